@@ -1,0 +1,422 @@
+//! Data sets in memory and the loaders that fill them.
+//!
+//! Every loader returns a [`Dataset`]: samples as one row-major `f32` buffer plus
+//! their targets. File formats live one per module.
+
+pub mod csv;
+pub mod idx;
+pub mod mat;
+pub mod sarcos;
+pub mod source;
+
+use std::io::Read;
+use std::path::Path;
+
+use rand::SeedableRng;
+use rand::seq::SliceRandom;
+use rand_chacha::ChaCha8Rng;
+
+use crate::error::{AntError, Result};
+
+/// Samples in row-major f32, each sample of shape `sample_shape` (e.g. `[1,28,28]` for
+/// images C,H,W, or `[21]` for tabular rows).
+#[derive(Clone, Debug)]
+pub struct Dataset {
+    pub x: Vec<f32>,
+    pub sample_shape: Vec<usize>,
+    pub targets: Targets,
+}
+
+/// What each sample should predict.
+#[derive(Clone, Debug, PartialEq)]
+pub enum Targets {
+    /// Class index per sample, each `< n_classes`.
+    Classes { labels: Vec<u32>, n_classes: usize },
+    /// `dim` regression values per sample, row-major.
+    Values { values: Vec<f32>, dim: usize },
+}
+
+impl Targets {
+    /// Number of samples described.
+    pub fn len(&self) -> usize {
+        match self {
+            Targets::Classes { labels, .. } => labels.len(),
+            // `dim == 0` cannot describe any sample count; treat as empty.
+            Targets::Values { values, dim } => values.len().checked_div(*dim).unwrap_or(0),
+        }
+    }
+
+    pub fn is_empty(&self) -> bool {
+        self.len() == 0
+    }
+
+    /// Targets of the given samples, in the given order. Panics on an index out of range.
+    pub fn subset(&self, indices: &[usize]) -> Targets {
+        match self {
+            Targets::Classes { labels, n_classes } => Targets::Classes {
+                labels: indices.iter().map(|&i| labels[i]).collect(),
+                n_classes: *n_classes,
+            },
+            Targets::Values { values, dim } => Targets::Values {
+                values: gather_rows(values, *dim, indices),
+                dim: *dim,
+            },
+        }
+    }
+}
+
+/// Copies rows `indices` (each `width` long) of a row-major buffer, in that order.
+fn gather_rows<T: Copy>(data: &[T], width: usize, indices: &[usize]) -> Vec<T> {
+    let mut out = Vec::with_capacity(indices.len() * width);
+    for &i in indices {
+        out.extend_from_slice(&data[i * width..(i + 1) * width]);
+    }
+    out
+}
+
+/// Number of rows of `n` that `fraction` selects: `round(fraction * n)`.
+///
+/// Panics unless `fraction` is in `[0, 1]` (callers validate user input first).
+fn fraction_count(fraction: f64, n: usize) -> usize {
+    assert!(
+        (0.0..=1.0).contains(&fraction),
+        "split fraction must be in [0, 1], got {fraction}"
+    );
+    ((fraction * n as f64).round() as usize).min(n)
+}
+
+impl Dataset {
+    /// Builds a data set, checking that `x` holds a whole number of samples and that
+    /// the targets describe the same number of samples.
+    pub fn new(x: Vec<f32>, sample_shape: Vec<usize>, targets: Targets) -> Result<Dataset> {
+        let sample_len: usize = sample_shape.iter().product();
+        let n = targets.len();
+        if n.checked_mul(sample_len) != Some(x.len()) {
+            return Err(AntError::param(format!(
+                "{} input values do not form {n} samples of shape {sample_shape:?}",
+                x.len()
+            )));
+        }
+        if let Targets::Values { values, dim } = &targets
+            && (*dim == 0 || values.len() % dim != 0)
+        {
+            return Err(AntError::param(format!(
+                "{} target values do not form rows of dimension {dim}",
+                values.len()
+            )));
+        }
+        if let Targets::Classes { labels, n_classes } = &targets
+            && let Some(&bad) = labels.iter().find(|&&l| l as usize >= *n_classes)
+        {
+            return Err(AntError::param(format!(
+                "label {bad} out of range for {n_classes} classes"
+            )));
+        }
+        Ok(Dataset {
+            x,
+            sample_shape,
+            targets,
+        })
+    }
+
+    /// Number of samples.
+    pub fn len(&self) -> usize {
+        self.targets.len()
+    }
+
+    pub fn is_empty(&self) -> bool {
+        self.len() == 0
+    }
+
+    /// Number of f32 values per sample (product of `sample_shape`).
+    pub fn sample_len(&self) -> usize {
+        self.sample_shape.iter().product()
+    }
+
+    /// The values of sample `i`. Panics if `i >= len()`.
+    pub fn sample(&self, i: usize) -> &[f32] {
+        let w = self.sample_len();
+        &self.x[i * w..(i + 1) * w]
+    }
+
+    /// Number of classes for a classification set, `None` for regression.
+    pub fn n_classes(&self) -> Option<usize> {
+        match self.targets {
+            Targets::Classes { n_classes, .. } => Some(n_classes),
+            Targets::Values { .. } => None,
+        }
+    }
+
+    /// The given samples, in the given order (repeats allowed). Panics on an index
+    /// out of range.
+    pub fn subset(&self, indices: &[usize]) -> Dataset {
+        Dataset {
+            x: gather_rows(&self.x, self.sample_len(), indices),
+            sample_shape: self.sample_shape.clone(),
+            targets: self.targets.subset(indices),
+        }
+    }
+
+    /// The first `min(n, len())` samples.
+    pub fn take_first(&self, n: usize) -> Dataset {
+        let idx: Vec<usize> = (0..n.min(self.len())).collect();
+        self.subset(&idx)
+    }
+
+    /// Splits off the last `round(fraction * len())` samples as the tail (used as
+    /// the validation split); returns `(head, tail)`.
+    ///
+    /// Panics unless `fraction` is in `[0, 1]`.
+    pub fn split_tail(&self, fraction: f64) -> (Dataset, Dataset) {
+        let n = self.len();
+        let cut = n - fraction_count(fraction, n);
+        let head: Vec<usize> = (0..cut).collect();
+        let tail: Vec<usize> = (cut..n).collect();
+        (self.subset(&head), self.subset(&tail))
+    }
+
+    /// Holds out `round(fraction * len())` samples chosen by a ChaCha8 permutation
+    /// seeded with `seed`. Returns `(rest, held_out, held_out_indices)`; both parts
+    /// keep the original sample order and `held_out_indices` is ascending.
+    ///
+    /// Panics unless `fraction` is in `[0, 1]`.
+    pub fn seeded_split(&self, fraction: f64, seed: u64) -> (Dataset, Dataset, Vec<usize>) {
+        let n = self.len();
+        let k = fraction_count(fraction, n);
+        let mut perm: Vec<usize> = (0..n).collect();
+        perm.shuffle(&mut ChaCha8Rng::seed_from_u64(seed));
+        let mut held: Vec<usize> = perm[..k].to_vec();
+        let mut rest: Vec<usize> = perm[k..].to_vec();
+        held.sort_unstable();
+        rest.sort_unstable();
+        (self.subset(&rest), self.subset(&held), held)
+    }
+
+    /// Refuses NaN or infinite values in the inputs or in regression targets.
+    /// The error names `path` and the 0-based row and column of the first bad value.
+    pub fn check_finite(&self, path: &Path) -> Result<()> {
+        let w = self.sample_len();
+        if let Some(i) = self.x.iter().position(|v| !v.is_finite()) {
+            return Err(AntError::data(
+                path,
+                format!(
+                    "non-finite input value {} at row {}, column {}",
+                    self.x[i],
+                    i / w.max(1),
+                    i % w.max(1)
+                ),
+            ));
+        }
+        if let Targets::Values { values, dim } = &self.targets
+            && let Some(i) = values.iter().position(|v| !v.is_finite())
+        {
+            return Err(AntError::data(
+                path,
+                format!(
+                    "non-finite target value {} at row {}, target column {}",
+                    values[i],
+                    i / dim.max(&1),
+                    i % dim.max(&1)
+                ),
+            ));
+        }
+        Ok(())
+    }
+}
+
+/// Hex MD5 of the raw bytes of `path` (not decompressed).
+pub fn file_md5(path: &Path) -> Result<String> {
+    use md5::{Digest, Md5};
+    let mut file = std::fs::File::open(path).map_err(|e| AntError::io(path, e))?;
+    let mut hasher = Md5::new();
+    let mut buf = vec![0u8; 1 << 16];
+    loop {
+        let n = file.read(&mut buf).map_err(|e| AntError::io(path, e))?;
+        if n == 0 {
+            break;
+        }
+        hasher.update(&buf[..n]);
+    }
+    Ok(hasher
+        .finalize()
+        .iter()
+        .map(|b| format!("{b:02x}"))
+        .collect())
+}
+
+/// gzip magic bytes (RFC 1952).
+const GZIP_MAGIC: [u8; 2] = [0x1f, 0x8b];
+
+/// Reads a whole file, transparently gunzipping it when it starts with the gzip
+/// magic bytes (the extension is not consulted). A corrupt or truncated gzip
+/// stream is a [`AntError::Data`] error.
+pub fn read_maybe_gz(path: &Path) -> Result<Vec<u8>> {
+    let raw = std::fs::read(path).map_err(|e| AntError::io(path, e))?;
+    if !raw.starts_with(&GZIP_MAGIC) {
+        return Ok(raw);
+    }
+    let mut out = Vec::new();
+    // Multi-member aware: some tools write concatenated gzip members.
+    flate2::read::MultiGzDecoder::new(raw.as_slice())
+        .read_to_end(&mut out)
+        .map_err(|e| AntError::data(path, format!("corrupt gzip stream: {e}")))?;
+    Ok(out)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn toy(n: usize) -> Dataset {
+        // Sample i is [i, 10*i]; label i % 3.
+        let x = (0..n).flat_map(|i| [i as f32, 10.0 * i as f32]).collect();
+        let labels = (0..n).map(|i| (i % 3) as u32).collect();
+        Dataset::new(
+            x,
+            vec![2],
+            Targets::Classes {
+                labels,
+                n_classes: 3,
+            },
+        )
+        .unwrap()
+    }
+
+    fn first_inputs(d: &Dataset) -> Vec<usize> {
+        (0..d.len()).map(|i| d.sample(i)[0] as usize).collect()
+    }
+
+    #[test]
+    fn new_validates_shapes() {
+        let t = Targets::Classes {
+            labels: vec![0, 1],
+            n_classes: 2,
+        };
+        assert!(Dataset::new(vec![0.0; 5], vec![2], t.clone()).is_err());
+        assert!(Dataset::new(vec![0.0; 4], vec![2], t).is_ok());
+        let bad_label = Targets::Classes {
+            labels: vec![0, 2],
+            n_classes: 2,
+        };
+        assert!(Dataset::new(vec![0.0; 4], vec![2], bad_label).is_err());
+        let v = Targets::Values {
+            values: vec![0.0; 6],
+            dim: 3,
+        };
+        let d = Dataset::new(vec![0.0; 4], vec![2], v).unwrap();
+        assert_eq!(d.len(), 2);
+        assert_eq!(d.n_classes(), None);
+    }
+
+    #[test]
+    fn subset_gathers_in_order() {
+        let d = toy(6);
+        let s = d.subset(&[4, 1, 4]);
+        assert_eq!(s.x, vec![4.0, 40.0, 1.0, 10.0, 4.0, 40.0]);
+        assert_eq!(
+            s.targets,
+            Targets::Classes {
+                labels: vec![1, 1, 1],
+                n_classes: 3
+            }
+        );
+        assert_eq!(s.sample_shape, vec![2]);
+        assert_eq!(d.take_first(2).x, vec![0.0, 0.0, 1.0, 10.0]);
+        assert_eq!(d.take_first(100).len(), 6);
+    }
+
+    #[test]
+    fn split_tail_rounds() {
+        let d = toy(10);
+        let (h, t) = d.split_tail(0.25); // round(2.5) = 3
+        assert_eq!((h.len(), t.len()), (7, 3));
+        assert_eq!(first_inputs(&t), vec![7, 8, 9]);
+        let (h, t) = d.split_tail(0.0);
+        assert_eq!((h.len(), t.len()), (10, 0));
+        let (h, t) = d.split_tail(1.0);
+        assert_eq!((h.len(), t.len()), (0, 10));
+    }
+
+    #[test]
+    #[should_panic(expected = "split fraction")]
+    fn split_tail_rejects_bad_fraction() {
+        toy(3).split_tail(1.5);
+    }
+
+    #[test]
+    fn seeded_split_deterministic_disjoint_covering() {
+        let d = toy(100);
+        let (r1, h1, i1) = d.seeded_split(0.2, 7);
+        let (r2, h2, i2) = d.seeded_split(0.2, 7);
+        let (_, _, i3) = d.seeded_split(0.2, 8);
+        assert_eq!(i1, i2);
+        assert_eq!(h1.x, h2.x);
+        assert_eq!(r1.x, r2.x);
+        assert_ne!(i1, i3, "another seed should give another split");
+        assert_eq!(h1.len(), 20);
+        assert_eq!(r1.len(), 80);
+        // Held-out rows are exactly the reported indices, in ascending order.
+        assert_eq!(first_inputs(&h1), i1);
+        assert!(i1.windows(2).all(|w| w[0] < w[1]));
+        // Disjoint and covering, rest also in original order.
+        let rest = first_inputs(&r1);
+        assert!(rest.windows(2).all(|w| w[0] < w[1]));
+        let mut all: Vec<usize> = rest.iter().chain(&i1).copied().collect();
+        all.sort_unstable();
+        assert_eq!(all, (0..100).collect::<Vec<_>>());
+        // Not simply the first or last rows.
+        assert_ne!(i1, (0..20).collect::<Vec<_>>());
+        assert_ne!(i1, (80..100).collect::<Vec<_>>());
+    }
+
+    #[test]
+    fn check_finite_names_row_and_column() {
+        let p = Path::new("/some/file.csv");
+        let mut d = toy(4);
+        assert!(d.check_finite(p).is_ok());
+        d.x[2 * 2 + 1] = f32::NAN;
+        let msg = d.check_finite(p).unwrap_err().to_string();
+        assert!(msg.contains("/some/file.csv"), "{msg}");
+        assert!(msg.contains("row 2, column 1"), "{msg}");
+
+        let d = Dataset::new(
+            vec![0.0; 4],
+            vec![2],
+            Targets::Values {
+                values: vec![1.0, 2.0, 3.0, f32::INFINITY],
+                dim: 2,
+            },
+        )
+        .unwrap();
+        let e = d.check_finite(p).unwrap_err();
+        assert!(matches!(e, AntError::Data { .. }));
+        assert!(e.to_string().contains("row 1, target column 1"), "{e}");
+    }
+
+    #[test]
+    fn md5_and_gzip_detection() {
+        use std::io::Write;
+        let dir = tempfile::tempdir().unwrap();
+        let p = dir.path().join("a.bin");
+        std::fs::write(&p, b"abc").unwrap();
+        assert_eq!(file_md5(&p).unwrap(), "900150983cd24fb0d6963f7d28e17f72");
+        assert_eq!(read_maybe_gz(&p).unwrap(), b"abc");
+
+        // gzip detected by content, whatever the name.
+        let g = dir.path().join("plain_name");
+        let mut enc = flate2::write::GzEncoder::new(Vec::new(), flate2::Compression::default());
+        enc.write_all(b"hello gz").unwrap();
+        let gz = enc.finish().unwrap();
+        std::fs::write(&g, &gz).unwrap();
+        assert_eq!(read_maybe_gz(&g).unwrap(), b"hello gz");
+
+        // Truncated gzip -> Data error naming the file.
+        std::fs::write(&g, &gz[..gz.len() - 6]).unwrap();
+        let e = read_maybe_gz(&g).unwrap_err();
+        assert!(matches!(e, AntError::Data { .. }), "{e}");
+        assert!(e.to_string().contains("plain_name"));
+
+        let e = file_md5(&dir.path().join("missing")).unwrap_err();
+        assert!(matches!(e, AntError::Io { .. }));
+    }
+}

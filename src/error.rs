@@ -1,0 +1,69 @@
+//! The crate-wide error type.
+
+use std::path::PathBuf;
+
+#[derive(Debug, thiserror::Error)]
+pub enum AntError {
+    #[error("{path}: {source}")]
+    Io {
+        path: PathBuf,
+        #[source]
+        source: std::io::Error,
+    },
+    /// A data file is malformed: names the file and the problem.
+    #[error("{path}: {msg}")]
+    Data { path: PathBuf, msg: String },
+    #[error("invalid parameter: {0}")]
+    Param(String),
+    #[error("model: {0}")]
+    Model(String),
+}
+
+pub type Result<T> = std::result::Result<T, AntError>;
+
+impl AntError {
+    /// An I/O failure on `path`.
+    pub fn io(path: impl Into<PathBuf>, source: std::io::Error) -> Self {
+        AntError::Io {
+            path: path.into(),
+            source,
+        }
+    }
+
+    /// A malformed data file: `path` is the file, `msg` says what is wrong.
+    pub fn data(path: impl Into<PathBuf>, msg: impl Into<String>) -> Self {
+        AntError::Data {
+            path: path.into(),
+            msg: msg.into(),
+        }
+    }
+
+    /// An invalid user-supplied parameter.
+    pub fn param(msg: impl Into<String>) -> Self {
+        AntError::Param(msg.into())
+    }
+
+    /// A model-level failure.
+    pub fn model(msg: impl Into<String>) -> Self {
+        AntError::Model(msg.into())
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn messages_name_the_path() {
+        let e = AntError::data("/tmp/x.idx", "truncated");
+        assert_eq!(e.to_string(), "/tmp/x.idx: truncated");
+        let e = AntError::io(
+            "/tmp/y",
+            std::io::Error::new(std::io::ErrorKind::NotFound, "gone"),
+        );
+        assert_eq!(e.to_string(), "/tmp/y: gone");
+        assert!(std::error::Error::source(&e).is_some());
+        assert_eq!(AntError::param("k").to_string(), "invalid parameter: k");
+        assert_eq!(AntError::model("m").to_string(), "model: m");
+    }
+}

@@ -1,0 +1,527 @@
+//! The fitted model: a grown and refined tree plus everything needed to use it on new
+//! data (normalisation, task, provenance), saved as `tree.json` + `model.safetensors`.
+
+use std::path::Path;
+
+use burn::module::Module;
+use burn::prelude::*;
+use burn::store::{ModuleSnapshot, SafetensorsStore};
+use serde::{Deserialize, Serialize};
+
+use crate::data::{Dataset, Targets};
+use crate::error::{AntError, Result};
+use crate::loss::{Target, leaf_prediction, mixture_prediction};
+use crate::modules::Repr;
+use crate::observe::{Decision, Observer};
+use crate::params::{AntParams, TrainConfig};
+use crate::persist::write_atomic;
+use crate::preset::{Preset, Task};
+use crate::spec::Shape;
+use crate::train::{DeviceSet, EVAL_CHUNK, MetricCtx, evaluate, grow, refine};
+use crate::tree::{Topology, Tree, TreeModules};
+
+pub const TREE_FILE: &str = "tree.json";
+pub const WEIGHTS_FILE: &str = "model.safetensors";
+const FORMAT: &str = "ant-model-1";
+
+/// Input and target scaling learned from the training split.
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
+pub struct Normalisation {
+    /// Subtracted from inputs: per channel (images) or per feature.
+    pub x_mean: Vec<f32>,
+    /// Inputs are divided by this: 1 for images (mean subtraction, as the paper), the
+    /// per-feature standard deviation for flat data.
+    pub x_std: Vec<f32>,
+    /// Regression targets are standardised with these (empty for classification).
+    pub y_mean: Vec<f32>,
+    pub y_std: Vec<f32>,
+}
+
+impl Normalisation {
+    /// Statistics of `data` for inputs of shape `shape`.
+    pub fn fit(data: &Dataset, shape: Shape) -> Normalisation {
+        let n = data.len().max(1);
+        let (x_mean, x_std) = match shape {
+            Shape::Image { c, h, w } => {
+                let hw = h * w;
+                let mut m = vec![0f64; c];
+                for s in data.x.chunks(c * hw) {
+                    for (ch, plane) in s.chunks(hw).enumerate() {
+                        m[ch] += plane.iter().map(|&v| v as f64).sum::<f64>();
+                    }
+                }
+                (
+                    m.iter().map(|v| (v / (n * hw) as f64) as f32).collect(),
+                    vec![1.0; c],
+                )
+            }
+            Shape::Flat { d } => column_stats(&data.x, d),
+        };
+        let (y_mean, y_std) = match &data.targets {
+            Targets::Values { values, dim } => column_stats(values, *dim),
+            Targets::Classes { .. } => (vec![], vec![]),
+        };
+        Normalisation {
+            x_mean,
+            x_std,
+            y_mean,
+            y_std,
+        }
+    }
+
+    fn apply_x(&self, x: &[f32], shape: Shape) -> Vec<f32> {
+        match shape {
+            Shape::Image { c, h, w } => {
+                let hw = h * w;
+                let mut out = x.to_vec();
+                for s in out.chunks_mut(c * hw) {
+                    for (ch, plane) in s.chunks_mut(hw).enumerate() {
+                        plane
+                            .iter_mut()
+                            .for_each(|v| *v = (*v - self.x_mean[ch]) / self.x_std[ch]);
+                    }
+                }
+                out
+            }
+            Shape::Flat { d } => standardise(x, d, &self.x_mean, &self.x_std),
+        }
+    }
+}
+
+fn column_stats(v: &[f32], d: usize) -> (Vec<f32>, Vec<f32>) {
+    let n = (v.len() / d.max(1)).max(1) as f64;
+    let mut mean = vec![0f64; d];
+    for row in v.chunks(d) {
+        row.iter()
+            .enumerate()
+            .for_each(|(j, &x)| mean[j] += x as f64);
+    }
+    mean.iter_mut().for_each(|m| *m /= n);
+    let mut var = vec![0f64; d];
+    for row in v.chunks(d) {
+        row.iter()
+            .enumerate()
+            .for_each(|(j, &x)| var[j] += (x as f64 - mean[j]).powi(2));
+    }
+    let std = var.iter().map(|s| {
+        let s = (s / n).sqrt();
+        if s > 1e-8 { s as f32 } else { 1.0 }
+    });
+    (mean.iter().map(|&m| m as f32).collect(), std.collect())
+}
+
+fn standardise(v: &[f32], d: usize, mean: &[f32], std: &[f32]) -> Vec<f32> {
+    let mut out = v.to_vec();
+    for row in out.chunks_mut(d) {
+        row.iter_mut()
+            .enumerate()
+            .for_each(|(j, x)| *x = (*x - mean[j]) / std[j]);
+    }
+    out
+}
+
+/// How the test set of a data source was chosen (so `eval` picks the same rows).
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
+#[serde(tag = "kind", rename_all = "snake_case")]
+pub enum TestSplit {
+    /// The data's own test files (IDX / CIFAR).
+    Files,
+    /// A separate test file given with `--test-data`.
+    File { path: String },
+    /// A seeded fraction of the training file, identified by its checksum.
+    Fraction {
+        fraction: f64,
+        seed: u64,
+        file_md5: String,
+    },
+    /// Not recorded (library use).
+    Unknown,
+}
+
+/// Where the model's data came from.
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
+pub struct Provenance {
+    pub data: String,
+    pub test_split: TestSplit,
+    pub train_limit: Option<usize>,
+    pub n_train: usize,
+    pub n_valid: usize,
+}
+
+/// Everything in `tree.json`.
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
+pub struct ModelMeta {
+    pub format: String,
+    pub preset: Preset,
+    pub task: Task,
+    pub topology: Topology,
+    pub normalisation: Normalisation,
+    pub class_names: Option<Vec<String>>,
+    pub config: TrainConfig,
+    pub provenance: Provenance,
+    pub valid_nll: f64,
+    /// Validation error % or MSE of the kept model.
+    pub valid_metric: f64,
+    pub decisions: Vec<Decision>,
+}
+
+/// Multi-path (all leaves, weighted) or greedy single-path prediction.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize, Deserialize, clap::ValueEnum)]
+#[serde(rename_all = "kebab-case")]
+pub enum Inference {
+    MultiPath,
+    SinglePath,
+}
+
+/// Predictions for a batch of samples.
+#[derive(Clone, Debug, PartialEq)]
+pub struct Predictions {
+    /// `[N,K]` row-major: class probabilities, or regression values in original units.
+    pub values: Vec<f32>,
+    pub k: usize,
+    /// The leaf each sample's greedy path reaches.
+    pub leaf: Vec<usize>,
+}
+
+impl Predictions {
+    /// Arg-max class per sample (classification).
+    pub fn classes(&self) -> Vec<usize> {
+        self.values
+            .chunks(self.k)
+            .map(|r| {
+                r.iter()
+                    .enumerate()
+                    .fold(0, |b, (i, v)| if *v > r[b] { i } else { b })
+            })
+            .collect()
+    }
+}
+
+/// Test-set scores of a model.
+#[derive(Clone, Debug, PartialEq, Serialize)]
+pub struct Evaluation {
+    pub task: String,
+    /// Error % (classification) or MSE (regression), multi-path.
+    pub multi_path: f64,
+    pub single_path: f64,
+    pub test_samples: usize,
+}
+
+/// A fitted Adaptive Neural Tree.
+#[derive(Clone, Debug)]
+pub struct Ant {
+    pub tree: Tree,
+    pub meta: ModelMeta,
+    device: Device,
+}
+
+fn task_of(data: &Dataset) -> Task {
+    match &data.targets {
+        Targets::Classes { n_classes, .. } => Task::Classification {
+            classes: *n_classes,
+        },
+        Targets::Values { dim, .. } => Task::Regression { dim: *dim },
+    }
+}
+
+impl Ant {
+    /// Grow and refine an ANT on `data` (the last `valid_fraction` of it is held out for
+    /// validation). `device` is a plain device (e.g. `Device::flex()`); autodiff is added
+    /// for training.
+    pub fn fit(
+        params: AntParams,
+        data: &Dataset,
+        device: &Device,
+        observer: &mut dyn Observer,
+    ) -> Result<Ant> {
+        let cfg = params.check()?;
+        let input = Shape::from_dims(&data.sample_shape).ok_or_else(|| {
+            AntError::param(format!("unsupported sample shape {:?}", data.sample_shape))
+        })?;
+        let preset = cfg.preset;
+        match (preset.wants_images(), input) {
+            (true, Shape::Flat { .. }) => {
+                return Err(AntError::param(format!(
+                    "preset {preset} needs images, the data has flat rows"
+                )));
+            }
+            (false, Shape::Image { .. }) => {
+                return Err(AntError::param(format!(
+                    "preset {preset} needs flat rows, the data has images"
+                )));
+            }
+            _ => {}
+        }
+        if data.len() < 10 {
+            return Err(AntError::param(format!(
+                "need at least 10 training samples, got {}",
+                data.len()
+            )));
+        }
+        let task = task_of(data);
+        let (train, valid) = data.split_tail(cfg.valid_fraction);
+        let norm = Normalisation::fit(&train, input);
+        let metric = MetricCtx {
+            task,
+            y_std: norm.y_std.clone(),
+        };
+        let base = device.clone().without_autodiff();
+        let tset = to_device(&train, &norm, input, &base);
+        let vset = to_device(&valid, &norm, input, &base);
+        let ad = base.clone().autodiff();
+        ad.seed(cfg.seed);
+        let grown = grow(&cfg, task, input, &tset, &vset, &metric, &ad, observer);
+        let decisions = grown.decisions.clone();
+        let (tree, valid_nll, valid_metric) = refine(&cfg, grown, &tset, &vset, &metric, observer);
+        let modules = tree.modules.valid();
+        let meta = ModelMeta {
+            format: FORMAT.into(),
+            preset,
+            task,
+            topology: tree.topology.clone(),
+            normalisation: norm,
+            class_names: None,
+            config: cfg,
+            provenance: Provenance {
+                data: String::new(),
+                test_split: TestSplit::Unknown,
+                train_limit: None,
+                n_train: train.len(),
+                n_valid: valid.len(),
+            },
+            valid_nll,
+            valid_metric,
+            decisions,
+        };
+        Ok(Ant {
+            tree: Tree::new(tree.topology, modules),
+            meta,
+            device: base,
+        })
+    }
+
+    pub fn task(&self) -> Task {
+        self.meta.task
+    }
+
+    pub fn device(&self) -> &Device {
+        &self.device
+    }
+
+    fn input_shape(&self) -> Shape {
+        self.tree.topology.input
+    }
+
+    /// Check that `data` fits the model's input (and targets, when `with_targets`).
+    fn check_data(&self, data: &Dataset, with_targets: bool) -> Result<()> {
+        let want = self.input_shape().dims();
+        if data.sample_shape != want {
+            return Err(AntError::param(format!(
+                "the model takes samples of shape {:?}, the data has {:?}",
+                want, data.sample_shape
+            )));
+        }
+        if with_targets {
+            match (&data.targets, self.task()) {
+                (Targets::Classes { labels, .. }, Task::Classification { classes }) => {
+                    if let Some(l) = labels.iter().find(|&&l| l as usize >= classes) {
+                        return Err(AntError::param(format!(
+                            "label {l} out of range: the model has {classes} classes"
+                        )));
+                    }
+                }
+                (Targets::Values { dim, .. }, Task::Regression { dim: d }) if *dim == d => {}
+                _ => {
+                    return Err(AntError::param(
+                        "the data's targets do not match the model's task".to_string(),
+                    ));
+                }
+            }
+        }
+        Ok(())
+    }
+
+    /// Predict `data` (its targets are ignored).
+    pub fn predict(&self, data: &Dataset, mode: Inference) -> Result<Predictions> {
+        self.check_data(data, false)?;
+        let input = self.input_shape();
+        let x = self.normalised_inputs(data, input);
+        let task = self.task();
+        let k = task.outputs();
+        let view = self.tree.view();
+        let (mut values, mut leaf) = (
+            Vec::with_capacity(data.len() * k),
+            Vec::with_capacity(data.len()),
+        );
+        for (s, len) in crate::train::chunks(data.len(), EVAL_CHUNK) {
+            let xb = x.narrow(s, len);
+            let greedy = view.greedy_leaves(xb.clone());
+            let (leaves, _) = view.forward_leaves(xb, None);
+            let pred = match mode {
+                Inference::MultiPath => mixture_prediction(&leaves, task),
+                Inference::SinglePath => {
+                    // Dense single path: every leaf computed, each sample takes its own.
+                    let outs: Vec<Vec<f32>> = leaves
+                        .iter()
+                        .map(|l| {
+                            leaf_prediction(l.out.clone(), task)
+                                .into_data()
+                                .try_to_vec::<f32>()
+                                .expect("f32")
+                        })
+                        .collect();
+                    let pos =
+                        |node: usize| leaves.iter().position(|l| l.node == node).expect("leaf");
+                    let mut v = Vec::with_capacity(len * k);
+                    for (b, &g) in greedy.iter().enumerate() {
+                        v.extend_from_slice(&outs[pos(g)][b * k..(b + 1) * k]);
+                    }
+                    Tensor::from_data(TensorData::new(v, [len, k]), &self.device)
+                }
+            };
+            values.extend(pred.into_data().try_to_vec::<f32>().expect("f32"));
+            leaf.extend(greedy);
+        }
+        if let Task::Regression { dim } = task {
+            let n = &self.meta.normalisation;
+            for row in values.chunks_mut(dim) {
+                row.iter_mut()
+                    .enumerate()
+                    .for_each(|(j, v)| *v = *v * n.y_std[j] + n.y_mean[j]);
+            }
+        }
+        Ok(Predictions { values, k, leaf })
+    }
+
+    /// Test error % (or MSE in original units), multi-path and single-path.
+    pub fn evaluate(&self, data: &Dataset) -> Result<Evaluation> {
+        self.check_data(data, true)?;
+        let score = |mode| -> Result<f64> {
+            let p = self.predict(data, mode)?;
+            Ok(match &data.targets {
+                Targets::Classes { labels, .. } => {
+                    let wrong = p
+                        .classes()
+                        .iter()
+                        .zip(labels)
+                        .filter(|(a, b)| **a != **b as usize)
+                        .count();
+                    100.0 * wrong as f64 / data.len().max(1) as f64
+                }
+                Targets::Values { values, .. } => {
+                    let se: f64 = p
+                        .values
+                        .iter()
+                        .zip(values)
+                        .map(|(a, b)| ((a - b) as f64).powi(2))
+                        .sum();
+                    se / values.len().max(1) as f64
+                }
+            })
+        };
+        Ok(Evaluation {
+            task: if self.task().is_classification() {
+                "classification"
+            } else {
+                "regression"
+            }
+            .into(),
+            multi_path: score(Inference::MultiPath)?,
+            single_path: score(Inference::SinglePath)?,
+            test_samples: data.len(),
+        })
+    }
+
+    /// Mean NLL and metric on `data` (multi-path), as during training.
+    pub fn score_nll(&self, data: &Dataset) -> Result<(f64, f64)> {
+        self.check_data(data, true)?;
+        let set = to_device(
+            data,
+            &self.meta.normalisation,
+            self.input_shape(),
+            &self.device,
+        );
+        let metric = MetricCtx {
+            task: self.task(),
+            y_std: self.meta.normalisation.y_std.clone(),
+        };
+        Ok(evaluate(self.tree.view(), &set, &metric, EVAL_CHUNK))
+    }
+
+    fn normalised_inputs(&self, data: &Dataset, input: Shape) -> Repr {
+        let x = self.meta.normalisation.apply_x(&data.x, input);
+        Repr::from_vec(x, data.len(), input, &self.device)
+    }
+
+    /// Write `tree.json` and `model.safetensors` into `dir` (each atomically).
+    pub fn save(&self, dir: impl AsRef<Path>) -> Result<()> {
+        let dir = dir.as_ref();
+        std::fs::create_dir_all(dir).map_err(|e| AntError::io(dir, e))?;
+        let mut store = SafetensorsStore::from_bytes(None);
+        self.tree
+            .modules
+            .save_into(&mut store)
+            .map_err(|e| AntError::model(format!("saving weights: {e}")))?;
+        let bytes = store
+            .get_bytes()
+            .map_err(|e| AntError::model(format!("saving weights: {e}")))?;
+        write_atomic(&dir.join(WEIGHTS_FILE), &bytes)?;
+        let json =
+            serde_json::to_vec_pretty(&self.meta).map_err(|e| AntError::model(e.to_string()))?;
+        write_atomic(&dir.join(TREE_FILE), &json)
+    }
+
+    /// Load a model saved by [`Ant::save`].
+    pub fn load(dir: impl AsRef<Path>, device: &Device) -> Result<Ant> {
+        let dir = dir.as_ref();
+        let tp = dir.join(TREE_FILE);
+        let text = std::fs::read(&tp).map_err(|e| AntError::io(&tp, e))?;
+        let meta: ModelMeta = serde_json::from_slice(&text)
+            .map_err(|e| AntError::data(&tp, format!("not a model file: {e}")))?;
+        if meta.format != FORMAT {
+            return Err(AntError::data(
+                &tp,
+                format!("unknown format {:?}", meta.format),
+            ));
+        }
+        meta.topology
+            .validate()
+            .map_err(|m| AntError::data(&tp, m))?;
+        let wp = dir.join(WEIGHTS_FILE);
+        let bytes = std::fs::read(&wp).map_err(|e| AntError::io(&wp, e))?;
+        let device = device.clone().without_autodiff();
+        let mut modules = TreeModules::init(&meta.topology, &device);
+        let mut store = SafetensorsStore::from_bytes(Some(bytes));
+        let res = modules
+            .load_from(&mut store)
+            .map_err(|e| AntError::data(&wp, format!("bad weights: {e}")))?;
+        if !res.missing.is_empty() || !res.errors.is_empty() {
+            return Err(AntError::data(
+                &wp,
+                format!(
+                    "weights do not match tree.json (missing {:?}, errors {:?})",
+                    res.missing, res.errors
+                ),
+            ));
+        }
+        let tree = Tree::new(meta.topology.clone(), modules);
+        Ok(Ant { tree, meta, device })
+    }
+}
+
+/// Normalise `data` and put it on `device`.
+pub fn to_device(data: &Dataset, norm: &Normalisation, input: Shape, device: &Device) -> DeviceSet {
+    let n = data.len();
+    let x = Repr::from_vec(norm.apply_x(&data.x, input), n, input, device);
+    let y = match &data.targets {
+        Targets::Classes { labels, .. } => {
+            let v: Vec<i64> = labels.iter().map(|&l| l as i64).collect();
+            Target::Classes(Tensor::from_data(TensorData::new(v, [n, 1]), device))
+        }
+        Targets::Values { values, dim } => {
+            let v = standardise(values, *dim, &norm.y_mean, &norm.y_std);
+            Target::Values(Tensor::from_data(TensorData::new(v, [n, *dim]), device))
+        }
+    };
+    DeviceSet { x, y, n }
+}

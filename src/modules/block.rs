@@ -1,0 +1,266 @@
+//! One spec-driven burn module used for every transformer, router and solver.
+
+use burn::module::{Module, Param};
+use burn::nn::conv::{Conv2d, Conv2dConfig};
+use burn::nn::pool::MaxPool2dConfig;
+use burn::nn::{Linear, LinearConfig, PaddingConfig2d};
+use burn::prelude::*;
+use burn::tensor::Distribution;
+use burn::tensor::activation;
+
+use crate::spec::{BlockSpec, LayerSpec, Shape};
+
+/// A batch of representations: images `[B,C,H,W]` or flat features `[B,D]`.
+#[derive(Clone, Debug)]
+pub enum Repr {
+    Image(Tensor<4>),
+    Flat(Tensor<2>),
+}
+
+impl Repr {
+    pub fn batch(&self) -> usize {
+        match self {
+            Repr::Image(t) => t.dims()[0],
+            Repr::Flat(t) => t.dims()[0],
+        }
+    }
+    /// Rows `idx` (gathered along the batch dimension).
+    pub fn select(&self, idx: Tensor<1, Int>) -> Repr {
+        match self {
+            Repr::Image(t) => Repr::Image(t.clone().select(0, idx)),
+            Repr::Flat(t) => Repr::Flat(t.clone().select(0, idx)),
+        }
+    }
+    /// Rows `start..start+len`.
+    pub fn narrow(&self, start: usize, len: usize) -> Repr {
+        match self {
+            Repr::Image(t) => Repr::Image(t.clone().narrow(0, start, len)),
+            Repr::Flat(t) => Repr::Flat(t.clone().narrow(0, start, len)),
+        }
+    }
+    pub fn cat(parts: Vec<Repr>) -> Repr {
+        match parts.first() {
+            Some(Repr::Image(_)) => Repr::Image(Tensor::cat(
+                parts.into_iter().map(|p| p.into_image()).collect(),
+                0,
+            )),
+            _ => Repr::Flat(Tensor::cat(
+                parts.into_iter().map(|p| p.into_flat()).collect(),
+                0,
+            )),
+        }
+    }
+    pub fn detach(self) -> Repr {
+        match self {
+            Repr::Image(t) => Repr::Image(t.detach()),
+            Repr::Flat(t) => Repr::Flat(t.detach()),
+        }
+    }
+    /// The same values without autodiff (constants for a later graph).
+    pub fn without_autodiff(self) -> Repr {
+        match self {
+            Repr::Image(t) => Repr::Image(t.without_autodiff()),
+            Repr::Flat(t) => Repr::Flat(t.without_autodiff()),
+        }
+    }
+    pub fn into_flat(self) -> Tensor<2> {
+        match self {
+            Repr::Flat(t) => t,
+            Repr::Image(t) => t.flatten(1, 3),
+        }
+    }
+    fn into_image(self) -> Tensor<4> {
+        match self {
+            Repr::Image(t) => t,
+            Repr::Flat(_) => unreachable!("flat representation where an image was expected"),
+        }
+    }
+    /// Build from row-major data with per-sample shape `shape`.
+    pub fn from_vec(data: Vec<f32>, n: usize, shape: Shape, device: &Device) -> Repr {
+        match shape {
+            Shape::Image { c, h, w } => Repr::Image(Tensor::from_data(
+                TensorData::new(data, [n, c, h, w]),
+                device,
+            )),
+            Shape::Flat { d } => {
+                Repr::Flat(Tensor::from_data(TensorData::new(data, [n, d]), device))
+            }
+        }
+    }
+}
+
+/// A transformer, router or solver: the layers of its [`BlockSpec`] with their weights.
+#[derive(Module, Debug)]
+pub struct Block {
+    convs: Vec<Conv2d>,
+    linears: Vec<Linear>,
+    #[module(skip)]
+    spec: BlockSpec,
+}
+
+impl Block {
+    /// A freshly initialised block (PyTorch-style default initialisation).
+    pub fn init(spec: &BlockSpec, device: &Device) -> Block {
+        let mut convs = Vec::new();
+        let mut linears = Vec::new();
+        for l in &spec.layers {
+            match *l {
+                LayerSpec::Conv {
+                    c_in,
+                    c_out,
+                    k,
+                    pad,
+                } => convs.push(
+                    Conv2dConfig::new([c_in, c_out], [k, k])
+                        .with_padding(PaddingConfig2d::Explicit(pad, pad, pad, pad))
+                        .init(device),
+                ),
+                LayerSpec::Linear { d_in, d_out } => {
+                    linears.push(LinearConfig::new(d_in, d_out).init(device))
+                }
+                _ => {}
+            }
+        }
+        Block {
+            convs,
+            linears,
+            spec: spec.clone(),
+        }
+    }
+
+    /// A copy with new parameters: the same values plus Gaussian noise of standard
+    /// deviation `rel` times each weight tensor's mean magnitude (biases copied as is).
+    /// Used to start both children of a split from their parent's solver.
+    pub fn jittered(&self, rel: f64) -> Block {
+        // New leaf tensors: computed without autodiff, then re-attached if it was on.
+        fn noisy<const D: usize>(w: Tensor<D>, rel: f64) -> Tensor<D> {
+            let ad = w.is_autodiff();
+            let w = w.without_autodiff();
+            let scale = w.clone().abs().mean().into_scalar::<f32>() as f64 * rel;
+            let noise = Tensor::random(
+                w.shape(),
+                Distribution::Normal(0.0, scale.max(1e-8)),
+                &w.device(),
+            );
+            let v = w + noise;
+            if ad { v.autodiff() } else { v }
+        }
+        fn copied<const D: usize>(b: Tensor<D>) -> Tensor<D> {
+            let ad = b.is_autodiff();
+            let v = b.without_autodiff().clone().add_scalar(0.0);
+            if ad { v.autodiff() } else { v }
+        }
+        let convs = self
+            .convs
+            .iter()
+            .map(|c| {
+                let mut c = c.clone();
+                c.weight = Param::from_tensor(noisy(c.weight.val(), rel));
+                c.bias = c.bias.as_ref().map(|b| Param::from_tensor(copied(b.val())));
+                c
+            })
+            .collect();
+        let linears = self
+            .linears
+            .iter()
+            .map(|l| {
+                let mut l = l.clone();
+                l.weight = Param::from_tensor(noisy(l.weight.val(), rel));
+                l.bias = l.bias.as_ref().map(|b| Param::from_tensor(copied(b.val())));
+                l
+            })
+            .collect();
+        Block {
+            convs,
+            linears,
+            spec: self.spec.clone(),
+        }
+    }
+
+    pub fn spec(&self) -> &BlockSpec {
+        &self.spec
+    }
+
+    pub fn forward(&self, x: Repr) -> Repr {
+        let (mut ci, mut li) = (0, 0);
+        let mut x = x;
+        for l in &self.spec.layers {
+            x = match (l, x) {
+                (LayerSpec::Conv { .. }, Repr::Image(t)) => {
+                    ci += 1;
+                    Repr::Image(self.convs[ci - 1].forward(t))
+                }
+                (LayerSpec::Linear { .. }, r) => {
+                    li += 1;
+                    Repr::Flat(self.linears[li - 1].forward(r.into_flat()))
+                }
+                (LayerSpec::Relu, Repr::Image(t)) => Repr::Image(activation::relu(t)),
+                (LayerSpec::Relu, Repr::Flat(t)) => Repr::Flat(activation::relu(t)),
+                (LayerSpec::Tanh, Repr::Image(t)) => Repr::Image(fast_tanh(t)),
+                (LayerSpec::Tanh, Repr::Flat(t)) => Repr::Flat(fast_tanh(t)),
+                (LayerSpec::MaxPool2, Repr::Image(t)) => Repr::Image(
+                    MaxPool2dConfig::new([2, 2])
+                        .with_strides([2, 2])
+                        .init()
+                        .forward(t),
+                ),
+                (LayerSpec::Gap, Repr::Image(t)) => {
+                    let [b, c, _, _] = t.dims();
+                    Repr::Flat(t.mean_dim(3).mean_dim(2).reshape([b, c]))
+                }
+                (LayerSpec::Flatten, r) => Repr::Flat(r.into_flat()),
+                (l, r) => unreachable!("layer {l:?} on {r:?}: specs are shape-checked at build"),
+            };
+        }
+        x
+    }
+}
+
+/// tanh(x) = 2·sigmoid(2x) − 1: flex's tanh is scalar, its sigmoid vectorised.
+pub fn fast_tanh<const D: usize>(t: Tensor<D>) -> Tensor<D> {
+    activation::sigmoid(t.mul_scalar(2.0))
+        .mul_scalar(2.0)
+        .sub_scalar(1.0)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn param_count_matches_spec() {
+        let dev = Device::flex();
+        let spec = BlockSpec::new(vec![
+            LayerSpec::Conv {
+                c_in: 3,
+                c_out: 8,
+                k: 3,
+                pad: 1,
+            },
+            LayerSpec::Relu,
+            LayerSpec::Gap,
+            LayerSpec::Linear { d_in: 8, d_out: 5 },
+        ]);
+        let b = Block::init(&spec, &dev);
+        assert_eq!(b.num_params(), spec.num_params());
+        let x = Repr::Image(Tensor::zeros([2, 3, 6, 6], &dev));
+        match b.forward(x) {
+            Repr::Flat(t) => assert_eq!(t.dims(), [2, 5]),
+            _ => panic!("expected flat output"),
+        }
+    }
+
+    #[test]
+    fn fast_tanh_matches_tanh() {
+        let dev = Device::flex();
+        let x = Tensor::<1>::from_floats([-3.0, -0.5, 0.0, 0.7, 4.0], &dev);
+        let a = fast_tanh(x.clone())
+            .into_data()
+            .try_to_vec::<f32>()
+            .unwrap();
+        let b = x.tanh().into_data().try_to_vec::<f32>().unwrap();
+        for (p, q) in a.iter().zip(&b) {
+            assert!((p - q).abs() < 1e-6);
+        }
+    }
+}

@@ -1,0 +1,3 @@
+//! Burn modules built from [`crate::spec::BlockSpec`]s.
+mod block;
+pub use block::{Block, Repr};

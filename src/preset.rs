@@ -1,0 +1,392 @@
+//! The module presets of the paper's Table 2, plus ablation switches.
+//!
+//! Choices the paper leaves open follow the authors' code:
+//! - MNIST convolutions have no padding (`conv5` maps 28x28 to 24x24); CIFAR-10's 3x3
+//!   convolutions are padded by 1 (size kept). No batch normalisation anywhere.
+//! - MNIST routers are conv + ReLU + GAP + FC(c -> c/2+1) + ReLU + FC(-> 1); CIFAR-10
+//!   routers are 2 x (conv3 + ReLU) + GAP + FC(-> 1). The sigmoid is applied in the loss
+//!   (log-sigmoid), so a router block outputs one logit.
+//! - A router kernel larger than its input is shrunk to the input size (as the authors).
+//! - Downsampling: the k-th transformer on a root-to-leaf path (root = 1) ends in a 2x2
+//!   max pool when k is a multiple of the preset's frequency and the map is at least 2x2.
+//! - A transformer is not offered when the spatial size would fall below its kernel.
+
+use serde::{Deserialize, Serialize};
+
+use crate::spec::{BlockSpec, LayerSpec, Shape};
+
+/// A named set of module families (paper, Table 2).
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize, Deserialize, clap::ValueEnum)]
+#[serde(rename_all = "kebab-case")]
+#[value(rename_all = "kebab-case")]
+pub enum Preset {
+    Sarcos,
+    MnistA,
+    MnistB,
+    MnistC,
+    Cifar10A,
+    Cifar10B,
+    Cifar10C,
+}
+
+/// Which growth options exist (paper, section 4 ablations).
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq, Serialize, Deserialize, clap::ValueEnum)]
+#[serde(rename_all = "kebab-case")]
+#[value(rename_all = "kebab-case")]
+pub enum Ablation {
+    /// The full ANT: split and deepen.
+    #[default]
+    None,
+    /// No routers: only deepen (a grown CNN / MLP).
+    NoRouter,
+    /// No transformers: only split, every edge identity, the root's too (an HME).
+    NoTransformer,
+}
+
+/// What the solvers predict.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(tag = "kind", rename_all = "snake_case")]
+pub enum Task {
+    /// Softmax over `classes` classes.
+    Classification { classes: usize },
+    /// `dim` outputs, unit-variance Gaussian per leaf.
+    Regression { dim: usize },
+}
+
+impl Task {
+    pub fn outputs(&self) -> usize {
+        match *self {
+            Task::Classification { classes } => classes,
+            Task::Regression { dim } => dim,
+        }
+    }
+    pub fn is_classification(&self) -> bool {
+        matches!(self, Task::Classification { .. })
+    }
+}
+
+enum Family {
+    /// FC(width) + tanh transformers, FC(1) routers, linear solvers.
+    Fc { width: usize },
+    /// conv(k)-n + ReLU transformers (no padding), conv + GAP + 2 FC routers.
+    MnistConv {
+        k: usize,
+        trans: usize,
+        router: usize,
+        freq: usize,
+    },
+    /// 2 x conv3-n + ReLU (padding 1) transformers and routers.
+    CifarConv {
+        trans: usize,
+        router: usize,
+        freq: usize,
+        gap_solver: bool,
+    },
+}
+
+impl Preset {
+    fn family(self) -> Family {
+        match self {
+            Preset::Sarcos => Family::Fc { width: 256 },
+            Preset::MnistA => Family::MnistConv {
+                k: 5,
+                trans: 40,
+                router: 40,
+                freq: 1,
+            },
+            Preset::MnistB => Family::MnistConv {
+                k: 3,
+                trans: 40,
+                router: 40,
+                freq: 2,
+            },
+            Preset::MnistC => Family::MnistConv {
+                k: 5,
+                trans: 5,
+                router: 5,
+                freq: 2,
+            },
+            Preset::Cifar10A => Family::CifarConv {
+                trans: 128,
+                router: 128,
+                freq: 1,
+                gap_solver: true,
+            },
+            Preset::Cifar10B => Family::CifarConv {
+                trans: 96,
+                router: 96,
+                freq: 1,
+                gap_solver: false,
+            },
+            Preset::Cifar10C => Family::CifarConv {
+                trans: 96,
+                router: 48,
+                freq: 1,
+                gap_solver: true,
+            },
+        }
+    }
+
+    pub fn name(self) -> &'static str {
+        match self {
+            Preset::Sarcos => "sarcos",
+            Preset::MnistA => "mnist-a",
+            Preset::MnistB => "mnist-b",
+            Preset::MnistC => "mnist-c",
+            Preset::Cifar10A => "cifar10-a",
+            Preset::Cifar10B => "cifar10-b",
+            Preset::Cifar10C => "cifar10-c",
+        }
+    }
+
+    /// The paper's refinement epochs for this preset.
+    pub fn paper_refine_epochs(self) -> usize {
+        match self {
+            Preset::Sarcos => 300,
+            Preset::MnistA | Preset::MnistB | Preset::MnistC => 100,
+            _ => 200,
+        }
+    }
+
+    /// Whether the preset expects images (else flat features).
+    pub fn wants_images(self) -> bool {
+        !matches!(self.family(), Family::Fc { .. })
+    }
+
+    /// The transformer for an edge whose input has shape `input`, being the `k`-th
+    /// transformer on its root path (root = 1). `None` when it cannot apply.
+    pub fn transformer(self, input: Shape, k: usize) -> Option<BlockSpec> {
+        let spec = match (self.family(), input) {
+            (Family::Fc { width }, Shape::Flat { d }) => BlockSpec::new(vec![
+                LayerSpec::Linear {
+                    d_in: d,
+                    d_out: width,
+                },
+                LayerSpec::Tanh,
+            ]),
+            (
+                Family::MnistConv {
+                    k: ks, trans, freq, ..
+                },
+                Shape::Image { c, .. },
+            ) => {
+                let mut l = vec![
+                    LayerSpec::Conv {
+                        c_in: c,
+                        c_out: trans,
+                        k: ks,
+                        pad: 0,
+                    },
+                    LayerSpec::Relu,
+                ];
+                push_pool(&mut l, input, k, freq);
+                BlockSpec::new(l)
+            }
+            (Family::CifarConv { trans, freq, .. }, Shape::Image { c, .. }) => {
+                let mut l = vec![
+                    LayerSpec::Conv {
+                        c_in: c,
+                        c_out: trans,
+                        k: 3,
+                        pad: 1,
+                    },
+                    LayerSpec::Relu,
+                    LayerSpec::Conv {
+                        c_in: trans,
+                        c_out: trans,
+                        k: 3,
+                        pad: 1,
+                    },
+                    LayerSpec::Relu,
+                ];
+                push_pool(&mut l, input, k, freq);
+                BlockSpec::new(l)
+            }
+            _ => return None,
+        };
+        // Not offered when the map would be smaller than the kernel.
+        spec.out_shape(input).map(|_| spec)
+    }
+
+    /// The router for a node whose representation has shape `input`.
+    pub fn router(self, input: Shape) -> Option<BlockSpec> {
+        let spec = match (self.family(), input) {
+            (_, Shape::Flat { d }) => BlockSpec::new(vec![LayerSpec::Linear { d_in: d, d_out: 1 }]),
+            (Family::MnistConv { k, router, .. }, Shape::Image { c, h, w }) => {
+                let k = k.min(h.min(w));
+                let hidden = router / 2 + 1;
+                BlockSpec::new(vec![
+                    LayerSpec::Conv {
+                        c_in: c,
+                        c_out: router,
+                        k,
+                        pad: 0,
+                    },
+                    LayerSpec::Relu,
+                    LayerSpec::Gap,
+                    LayerSpec::Linear {
+                        d_in: router,
+                        d_out: hidden,
+                    },
+                    LayerSpec::Relu,
+                    LayerSpec::Linear {
+                        d_in: hidden,
+                        d_out: 1,
+                    },
+                ])
+            }
+            (Family::CifarConv { router, .. }, Shape::Image { c, .. }) => BlockSpec::new(vec![
+                LayerSpec::Conv {
+                    c_in: c,
+                    c_out: router,
+                    k: 3,
+                    pad: 1,
+                },
+                LayerSpec::Relu,
+                LayerSpec::Conv {
+                    c_in: router,
+                    c_out: router,
+                    k: 3,
+                    pad: 1,
+                },
+                LayerSpec::Relu,
+                LayerSpec::Gap,
+                LayerSpec::Linear {
+                    d_in: router,
+                    d_out: 1,
+                },
+            ]),
+            (Family::Fc { .. }, Shape::Image { .. }) => return None,
+        };
+        spec.out_shape(input).map(|_| spec)
+    }
+
+    /// The solver for a leaf whose representation has shape `input`.
+    pub fn solver(self, input: Shape, task: Task) -> BlockSpec {
+        let out = task.outputs();
+        let gap = matches!(
+            self.family(),
+            Family::CifarConv {
+                gap_solver: true,
+                ..
+            }
+        );
+        match input {
+            Shape::Flat { d } => BlockSpec::new(vec![LayerSpec::Linear {
+                d_in: d,
+                d_out: out,
+            }]),
+            Shape::Image { c, .. } if gap => BlockSpec::new(vec![
+                LayerSpec::Gap,
+                LayerSpec::Linear {
+                    d_in: c,
+                    d_out: out,
+                },
+            ]),
+            s @ Shape::Image { .. } => BlockSpec::new(vec![
+                LayerSpec::Flatten,
+                LayerSpec::Linear {
+                    d_in: s.numel(),
+                    d_out: out,
+                },
+            ]),
+        }
+    }
+}
+
+fn push_pool(layers: &mut Vec<LayerSpec>, input: Shape, k: usize, freq: usize) {
+    if k % freq.max(1) == 0 {
+        let probe = BlockSpec::new(layers.clone());
+        if let Some(Shape::Image { h, w, .. }) = probe.out_shape(input)
+            && h >= 2
+            && w >= 2
+        {
+            layers.push(LayerSpec::MaxPool2);
+        }
+    }
+}
+
+impl std::fmt::Display for Preset {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.write_str(self.name())
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    const MNIST: Shape = Shape::Image { c: 1, h: 28, w: 28 };
+
+    #[test]
+    fn mnist_a_modules_match_table_2() {
+        let t = Preset::MnistA.transformer(MNIST, 1).unwrap();
+        assert_eq!(t.label(), "conv5-40+relu+pool");
+        let s = t.out_shape(MNIST).unwrap();
+        assert_eq!(
+            s,
+            Shape::Image {
+                c: 40,
+                h: 12,
+                w: 12
+            }
+        );
+        let r = Preset::MnistA.router(s).unwrap();
+        // conv5 1000+... : 40*40*25+40, fc 40->21, fc 21->1
+        assert_eq!(r.num_params(), 40 * 40 * 25 + 40 + 40 * 21 + 21 + 21 + 1);
+        let sol = Preset::MnistA.solver(s, Task::Classification { classes: 10 });
+        assert_eq!(sol.num_params(), 40 * 12 * 12 * 10 + 10);
+    }
+
+    #[test]
+    fn downsample_frequency_two_alternates() {
+        let t1 = Preset::MnistC.transformer(MNIST, 1).unwrap();
+        assert!(!t1.downsamples());
+        let s1 = t1.out_shape(MNIST).unwrap();
+        let t2 = Preset::MnistC.transformer(s1, 2).unwrap();
+        assert!(t2.downsamples());
+        assert_eq!(t2.out_shape(s1), Some(Shape::Image { c: 5, h: 10, w: 10 }));
+    }
+
+    #[test]
+    fn transformer_not_offered_below_kernel() {
+        let tiny = Shape::Image { c: 40, h: 4, w: 4 };
+        assert!(Preset::MnistA.transformer(tiny, 3).is_none());
+        // the router shrinks its kernel instead
+        assert!(Preset::MnistA.router(tiny).is_some());
+    }
+
+    #[test]
+    fn cifar_and_sarcos_params() {
+        let c = Shape::Image { c: 3, h: 32, w: 32 };
+        let t = Preset::Cifar10A.transformer(c, 1).unwrap();
+        assert_eq!(t.num_params(), (3 * 128 * 9 + 128) + (128 * 128 * 9 + 128));
+        assert_eq!(
+            t.out_shape(c),
+            Some(Shape::Image {
+                c: 128,
+                h: 16,
+                w: 16
+            })
+        );
+        let sol = Preset::Cifar10A.solver(
+            Shape::Image {
+                c: 128,
+                h: 16,
+                w: 16,
+            },
+            Task::Classification { classes: 10 },
+        );
+        assert_eq!(sol.num_params(), 128 * 10 + 10);
+        let x = Shape::Flat { d: 21 };
+        let t = Preset::Sarcos.transformer(x, 1).unwrap();
+        assert_eq!(t.num_params(), 21 * 256 + 256);
+        assert_eq!(
+            Preset::Sarcos
+                .router(Shape::Flat { d: 256 })
+                .unwrap()
+                .num_params(),
+            257
+        );
+    }
+}

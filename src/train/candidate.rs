@@ -1,0 +1,253 @@
+//! Growth candidates trained on cached inputs (exact local optimisation).
+//!
+//! With the tree frozen, the mixture likelihood of a sample splits into the part from
+//! the leaf being grown and a constant from every other leaf:
+//! `log p(y|x) = logaddexp(rest(x), log pi_leaf(x) + log p_candidate(y | h_leaf(x)))`.
+//! Computing `h_leaf`, `log pi_leaf` and `rest` once per growth step (without autodiff)
+//! and training the candidate on them gives the same loss and gradients as the full tree
+//! with frozen parameters, without recomputing or backpropagating through frozen modules.
+
+use burn::module::Module;
+use burn::prelude::*;
+use burn::tensor::activation;
+
+use super::eval::{MetricCtx, chunks};
+use super::fit::{Objective, index_tensor};
+use crate::loss::{Target, leaf_log_lik, leaf_prediction, logsumexp_rows};
+use crate::modules::{Block, Repr};
+use crate::preset::Task;
+use crate::tree::TreeView;
+
+/// Samples on a device: inputs (normalised) and targets.
+#[derive(Clone, Debug)]
+pub struct DeviceSet {
+    pub x: Repr,
+    pub y: Target,
+    pub n: usize,
+}
+
+/// What a candidate at one leaf needs from the frozen tree, for every sample.
+#[derive(Clone, Debug)]
+pub struct LeafCache {
+    /// Representation reaching the leaf.
+    pub h: Repr,
+    /// log reach probability of the leaf `[N,1]` (`None`: the root).
+    pub log_reach: Option<Tensor<2>>,
+    /// log of the other leaves' summed contribution `[N,1]` (`None`: no other leaf).
+    pub rest_ll: Option<Tensor<2>>,
+    /// The other leaves' summed prediction `[N,K]` (for the validation metric).
+    pub rest_pred: Option<Tensor<2>>,
+    pub y: Target,
+    pub n: usize,
+}
+
+impl LeafCache {
+    /// The cache for the root of an empty tree: the raw inputs, nothing else.
+    pub fn for_root(set: &DeviceSet) -> LeafCache {
+        LeafCache {
+            h: set.x.clone(),
+            log_reach: None,
+            rest_ll: None,
+            rest_pred: None,
+            y: set.y.clone(),
+            n: set.n,
+        }
+    }
+
+    /// Run the frozen tree (modules without autodiff) once over `set`.
+    pub fn compute(
+        tree: TreeView<'_>,
+        set: &DeviceSet,
+        leaf: usize,
+        task: Task,
+        chunk: usize,
+    ) -> LeafCache {
+        let (mut hs, mut reach, mut rest, mut rest_pred) = (vec![], vec![], vec![], vec![]);
+        for (s, len) in chunks(set.n, chunk) {
+            let x = set.x.narrow(s, len);
+            let y = set.y.narrow(s, len);
+            let (leaves, kept) = tree.forward_leaves(x, Some(leaf));
+            hs.push(kept.expect("leaf is in the tree"));
+            let mut terms = vec![];
+            let mut pred: Option<Tensor<2>> = None;
+            for l in leaves {
+                if l.node == leaf {
+                    if let Some(lr) = l.log_reach {
+                        reach.push(lr);
+                    }
+                    continue;
+                }
+                let lr = l.log_reach.expect("a tree with two leaves has routers");
+                terms.push(lr.clone() + leaf_log_lik(l.out.clone(), &y));
+                let p = leaf_prediction(l.out, task) * lr.exp();
+                pred = Some(match pred {
+                    Some(a) => a + p,
+                    None => p,
+                });
+            }
+            if !terms.is_empty() {
+                rest.push(logsumexp_rows(Tensor::cat(terms, 1)));
+                rest_pred.push(pred.expect("other leaves"));
+            }
+        }
+        let cat = |v: Vec<Tensor<2>>| (!v.is_empty()).then(|| Tensor::cat(v, 0));
+        LeafCache {
+            h: Repr::cat(hs),
+            log_reach: cat(reach),
+            rest_ll: cat(rest),
+            rest_pred: cat(rest_pred),
+            y: set.y.clone(),
+            n: set.n,
+        }
+    }
+
+    fn select(&self, idx: Tensor<1, Int>) -> LeafCache {
+        let sel = |t: &Option<Tensor<2>>| t.as_ref().map(|t| t.clone().select(0, idx.clone()));
+        LeafCache {
+            h: self.h.select(idx.clone()),
+            log_reach: sel(&self.log_reach),
+            rest_ll: sel(&self.rest_ll),
+            rest_pred: sel(&self.rest_pred),
+            y: self.y.select(idx.clone()),
+            n: idx.dims()[0],
+        }
+    }
+
+    fn narrow(&self, s: usize, len: usize) -> LeafCache {
+        let nar = |t: &Option<Tensor<2>>| t.as_ref().map(|t| t.clone().narrow(0, s, len));
+        LeafCache {
+            h: self.h.narrow(s, len),
+            log_reach: nar(&self.log_reach),
+            rest_ll: nar(&self.rest_ll),
+            rest_pred: nar(&self.rest_pred),
+            y: self.y.narrow(s, len),
+            n: len,
+        }
+    }
+
+    /// Full-tree log-likelihood per sample, given the candidate's local one.
+    pub fn combine(&self, local: Tensor<2>) -> Tensor<2> {
+        let own = match &self.log_reach {
+            Some(r) => r.clone() + local,
+            None => local,
+        };
+        match &self.rest_ll {
+            Some(rest) => logsumexp_rows(Tensor::cat(vec![rest.clone(), own], 1)),
+            None => own,
+        }
+    }
+
+    /// Full-tree prediction, given the candidate's local one.
+    pub fn combine_pred(&self, local: Tensor<2>) -> Tensor<2> {
+        let own = match &self.log_reach {
+            Some(r) => local * r.clone().exp(),
+            None => local,
+        };
+        match &self.rest_pred {
+            Some(p) => p.clone() + own,
+            None => own,
+        }
+    }
+}
+
+/// A set of new modules at one leaf.
+pub trait Candidate: Module {
+    /// `log p(y | h)` under the candidate's own sub-tree, `[B,1]`.
+    fn local_log_lik(&self, h: Repr, y: &Target) -> Tensor<2>;
+    /// The candidate's own prediction `[B,K]`.
+    fn local_pred(&self, h: Repr, task: Task) -> Tensor<2>;
+}
+
+/// Split: a router and two leaves with identity edges.
+#[derive(Module, Debug)]
+pub struct SplitCandidate {
+    pub router: Block,
+    pub left: Block,
+    pub right: Block,
+}
+
+impl SplitCandidate {
+    fn parts(&self, h: Repr) -> (Tensor<2>, Tensor<2>, Tensor<2>) {
+        let z = self.router.forward(h.clone()).into_flat();
+        (
+            z,
+            self.left.forward(h.clone()).into_flat(),
+            self.right.forward(h).into_flat(),
+        )
+    }
+}
+
+impl Candidate for SplitCandidate {
+    fn local_log_lik(&self, h: Repr, y: &Target) -> Tensor<2> {
+        let (z, l, r) = self.parts(h);
+        let tl = activation::log_sigmoid(z.clone()) + leaf_log_lik(l, y);
+        let tr = activation::log_sigmoid(z.neg()) + leaf_log_lik(r, y);
+        logsumexp_rows(Tensor::cat(vec![tl, tr], 1))
+    }
+    fn local_pred(&self, h: Repr, task: Task) -> Tensor<2> {
+        let (z, l, r) = self.parts(h);
+        let p = activation::sigmoid(z);
+        leaf_prediction(l, task) * p.clone() + leaf_prediction(r, task) * (p.neg() + 1.0)
+    }
+}
+
+/// Deepen: a new transformer on the leaf's edge and a new solver (also the root's shape).
+#[derive(Module, Debug)]
+pub struct DeepenCandidate {
+    /// `None`: identity (the root of a no-transformer tree).
+    pub transformer: Option<Block>,
+    pub solver: Block,
+}
+
+impl DeepenCandidate {
+    fn out(&self, h: Repr) -> Tensor<2> {
+        let h = match &self.transformer {
+            Some(t) => t.forward(h),
+            None => h,
+        };
+        self.solver.forward(h).into_flat()
+    }
+}
+
+impl Candidate for DeepenCandidate {
+    fn local_log_lik(&self, h: Repr, y: &Target) -> Tensor<2> {
+        leaf_log_lik(self.out(h), y)
+    }
+    fn local_pred(&self, h: Repr, task: Task) -> Tensor<2> {
+        leaf_prediction(self.out(h), task)
+    }
+}
+
+/// Trains a candidate against cached train / validation inputs.
+pub struct CachedObjective<'a> {
+    pub train: &'a LeafCache,
+    pub valid: &'a LeafCache,
+    pub metric: &'a MetricCtx,
+    pub chunk: usize,
+}
+
+impl<C: Candidate> Objective<C> for CachedObjective<'_> {
+    fn n_train(&self) -> usize {
+        self.train.n
+    }
+    fn batch_loss(&self, model: &C, idx: &[usize]) -> Tensor<1> {
+        let b = self.train.select(index_tensor(idx, &self.train.y.device()));
+        b.combine(model.local_log_lik(b.h.clone(), &b.y))
+            .mean()
+            .neg()
+    }
+    fn validate(&self, model: &C) -> (f64, f64) {
+        let (mut nll, mut m) = (0.0, self.metric.zero());
+        for (s, len) in chunks(self.valid.n, self.chunk) {
+            let b = self.valid.narrow(s, len);
+            let ll = b.combine(model.local_log_lik(b.h.clone(), &b.y));
+            nll -= ll.sum().into_scalar::<f32>() as f64;
+            let pred = b.combine_pred(model.local_pred(b.h.clone(), self.metric.task));
+            self.metric.accumulate(&mut m, pred, &b.y);
+        }
+        (
+            nll / self.valid.n as f64,
+            self.metric.finish(m, self.valid.n),
+        )
+    }
+}

@@ -1,0 +1,301 @@
+//! The growth phase: the root first, then leaves breadth-first, level by level.
+
+use burn::module::Module;
+use burn::prelude::*;
+
+use super::candidate::{
+    CachedObjective, Candidate, DeepenCandidate, DeviceSet, LeafCache, SplitCandidate,
+};
+use super::eval::{MetricCtx, TreeObjective};
+use super::fit::{FitOptions, Fitted, fit};
+use crate::modules::Block;
+use crate::observe::{Decision, Observer};
+use crate::params::{Init, TrainConfig};
+use crate::preset::{Ablation, Task};
+use crate::spec::Shape;
+use crate::tree::{NodeModules, Topology, Tree, TreeModules};
+
+/// Samples per chunk when running the frozen tree or scoring.
+pub const EVAL_CHUNK: usize = 1024;
+
+/// Relative size of the noise that makes inherited split children differ.
+const INHERIT_JITTER: f64 = 0.05;
+
+/// A tree after growth, with its validation scores and the decisions that made it.
+pub struct Grown {
+    pub tree: Tree,
+    pub valid_nll: f64,
+    pub valid_metric: f64,
+    pub decisions: Vec<Decision>,
+}
+
+/// A distinct, reproducible seed for each optimisation.
+fn sub_seed(seed: u64, node: usize, kind: u64) -> u64 {
+    let mut z = seed ^ ((node as u64) << 8 | kind).wrapping_mul(0x9E37_79B9_7F4A_7C15);
+    z = (z ^ (z >> 30)).wrapping_mul(0xBF58_476D_1CE4_E5B9);
+    z ^ (z >> 31)
+}
+
+struct Ctx<'a> {
+    cfg: &'a TrainConfig,
+    task: Task,
+    train: &'a DeviceSet,
+    valid: &'a DeviceSet,
+    metric: &'a MetricCtx,
+    device: &'a Device,
+}
+
+impl Ctx<'_> {
+    fn node_opts(&self, node: usize, kind: u64) -> FitOptions {
+        FitOptions {
+            max_epochs: self.cfg.epochs_node,
+            patience: Some(self.cfg.patience),
+            lr: self.cfg.lr,
+            batch_size: self.cfg.batch_size,
+            lr_step: None,
+            seed: sub_seed(self.cfg.seed, node, kind),
+        }
+    }
+
+    fn train_candidate<C: Candidate>(
+        &self,
+        c: C,
+        train: &LeafCache,
+        valid: &LeafCache,
+        node: usize,
+        name: &str,
+        kind: u64,
+        obs: &mut dyn Observer,
+    ) -> Fitted<C> {
+        let obj = CachedObjective {
+            train,
+            valid,
+            metric: self.metric,
+            chunk: EVAL_CHUNK,
+        };
+        fit(
+            c,
+            &obj,
+            &self.node_opts(node, kind),
+            None,
+            "growth",
+            Some(node),
+            Some(name),
+            obs,
+        )
+    }
+}
+
+/// Grow a tree on `train`, choosing by validation NLL on `valid`. `device` has autodiff.
+pub fn grow(
+    cfg: &TrainConfig,
+    task: Task,
+    input: Shape,
+    train: &DeviceSet,
+    valid: &DeviceSet,
+    metric: &MetricCtx,
+    device: &Device,
+    obs: &mut dyn Observer,
+) -> Grown {
+    let ctx = Ctx {
+        cfg,
+        task,
+        train,
+        valid,
+        metric,
+        device,
+    };
+    let preset = cfg.preset;
+
+    // The root: one transformer (identity without transformers) and one solver.
+    let root_t = match cfg.ablation {
+        Ablation::NoTransformer => None,
+        _ => preset.transformer(input, 1),
+    };
+    let root_shape = root_t
+        .as_ref()
+        .map_or(input, |t| t.out_shape(input).expect("checked"));
+    let root_solver = preset.solver(root_shape, task);
+    let cand = DeepenCandidate {
+        transformer: root_t.as_ref().map(|t| Block::init(t, device)),
+        solver: Block::init(&root_solver, device),
+    };
+    let (tc, vc) = (LeafCache::for_root(train), LeafCache::for_root(valid));
+    let fitted = ctx.train_candidate(cand, &tc, &vc, 0, "root", 0, obs);
+    drop((tc, vc));
+    let mut topo = Topology::root(input, root_t.into_iter().collect(), root_solver);
+    let mut modules = TreeModules {
+        nodes: vec![NodeModules {
+            edge: fitted.model.transformer.into_iter().collect(),
+            router: None,
+            solver: Some(fitted.model.solver),
+        }],
+    };
+    let (mut cur_nll, mut cur_metric) = (fitted.valid_nll, fitted.valid_metric);
+    let mut decisions = vec![];
+
+    let mut frontier = vec![0usize];
+    for level in 0..cfg.max_depth {
+        let mut next = vec![];
+        let mut changed = false;
+        for &leaf in &frontier {
+            let frozen = modules.valid();
+            let view = crate::tree::TreeView {
+                topology: &topo,
+                modules: &frozen,
+            };
+            let tc = LeafCache::compute(view, train, leaf, task, EVAL_CHUNK);
+            let vc = LeafCache::compute(view, valid, leaf, task, EVAL_CHUNK);
+            let shape = topo.shape_at(leaf);
+
+            let split = match (cfg.ablation, preset.router(shape)) {
+                (Ablation::NoRouter, _) | (_, None) => None,
+                (_, Some(r)) => {
+                    let solver = preset.solver(shape, task);
+                    let (left, right) = match cfg.init {
+                        Init::Inherit => {
+                            let parent = modules.nodes[leaf].solver.as_ref().expect("leaf");
+                            (
+                                parent.jittered(INHERIT_JITTER),
+                                parent.jittered(INHERIT_JITTER),
+                            )
+                        }
+                        Init::Fresh => (Block::init(&solver, device), Block::init(&solver, device)),
+                    };
+                    let c = SplitCandidate {
+                        router: Block::init(&r, device),
+                        left,
+                        right,
+                    };
+                    Some(ctx.train_candidate(c, &tc, &vc, leaf, "split", 1, obs))
+                }
+            };
+            let k = topo.transformers_on_path(leaf) + 1;
+            let deepen = match (cfg.ablation, preset.transformer(shape, k)) {
+                (Ablation::NoTransformer, _) | (_, None) => None,
+                (_, Some(t)) => {
+                    let out = t.out_shape(shape).expect("checked");
+                    let c = DeepenCandidate {
+                        transformer: Some(Block::init(&t, device)),
+                        solver: Block::init(&preset.solver(out, task), device),
+                    };
+                    Some(ctx.train_candidate(c, &tc, &vc, leaf, "deepen", 2, obs))
+                }
+            };
+            drop((tc, vc));
+
+            let (s_nll, d_nll) = (
+                split.as_ref().map(|f| f.valid_nll),
+                deepen.as_ref().map(|f| f.valid_nll),
+            );
+            let best_split = s_nll.is_some_and(|s| d_nll.is_none_or(|d| s <= d));
+            let before = cur_nll;
+            let action = if best_split && s_nll.is_some_and(|s| s < cur_nll) {
+                let f = split.expect("split trained");
+                let m = f.model;
+                let [l, r] = topo.split(
+                    leaf,
+                    m.router.spec().clone(),
+                    m.left.spec().clone(),
+                    m.right.spec().clone(),
+                );
+                let n = &mut modules.nodes[leaf];
+                n.router = Some(m.router);
+                n.solver = None;
+                for s in [m.left, m.right] {
+                    modules.nodes.push(NodeModules {
+                        edge: vec![],
+                        router: None,
+                        solver: Some(s),
+                    });
+                }
+                (cur_nll, cur_metric) = (f.valid_nll, f.valid_metric);
+                next.extend([l, r]);
+                "split"
+            } else if d_nll.is_some_and(|d| d < cur_nll) {
+                let f = deepen.expect("deepen trained");
+                let m = f.model;
+                let t = m.transformer.expect("deepen has a transformer");
+                topo.deepen(leaf, t.spec().clone(), m.solver.spec().clone());
+                let n = &mut modules.nodes[leaf];
+                n.edge.push(t);
+                n.solver = Some(m.solver);
+                (cur_nll, cur_metric) = (f.valid_nll, f.valid_metric);
+                next.push(leaf);
+                "deepen"
+            } else {
+                "keep"
+            };
+            changed |= action != "keep";
+            let d = Decision {
+                node: leaf,
+                level,
+                action: action.to_string(),
+                valid_before: before,
+                valid_after: cur_nll,
+                split: s_nll,
+                deepen: d_nll,
+            };
+            obs.decision(&d);
+            decisions.push(d);
+        }
+        if !changed {
+            break;
+        }
+        frontier = next;
+    }
+    Grown {
+        tree: Tree::new(topo, modules),
+        valid_nll: cur_nll,
+        valid_metric: cur_metric,
+        decisions,
+    }
+}
+
+/// Refinement: all parameters together for `cfg.refine_epochs` epochs, the learning
+/// rate divided by 10 at every multiple of 50. Returns the better of the grown tree and
+/// the best refined epoch (by validation NLL), with its scores.
+pub fn refine(
+    cfg: &TrainConfig,
+    grown: Grown,
+    train: &DeviceSet,
+    valid: &DeviceSet,
+    metric: &MetricCtx,
+    obs: &mut dyn Observer,
+) -> (Tree, f64, f64) {
+    if cfg.refine_epochs == 0 {
+        return (grown.tree, grown.valid_nll, grown.valid_metric);
+    }
+    let Tree { topology, modules } = grown.tree;
+    let obj = TreeObjective {
+        topology: &topology,
+        train,
+        valid,
+        metric,
+        chunk: EVAL_CHUNK,
+    };
+    let opts = FitOptions {
+        max_epochs: cfg.refine_epochs,
+        patience: None,
+        lr: cfg.lr,
+        batch_size: cfg.batch_size,
+        lr_step: Some(50),
+        seed: sub_seed(cfg.seed, usize::MAX >> 8, 3),
+    };
+    let start = (grown.valid_nll, grown.valid_metric);
+    let f = fit(
+        modules.clone(),
+        &obj,
+        &opts,
+        Some(start),
+        "refine",
+        None,
+        None,
+        obs,
+    );
+    if f.improved {
+        (Tree::new(topology, f.model), f.valid_nll, f.valid_metric)
+    } else {
+        (Tree::new(topology, modules), start.0, start.1)
+    }
+}

@@ -1,0 +1,12 @@
+//! Growth, refinement and the optimisation loop they share.
+mod candidate;
+mod eval;
+mod fit;
+mod growth;
+
+pub use candidate::{
+    CachedObjective, Candidate, DeepenCandidate, DeviceSet, LeafCache, SplitCandidate,
+};
+pub use eval::{MetricCtx, TreeObjective, chunks, evaluate};
+pub use fit::{FitOptions, Fitted, Objective, adam, fit, index_tensor};
+pub use growth::{EVAL_CHUNK, Grown, grow, refine};

@@ -1,0 +1,236 @@
+//! The tree as an arena: nodes in a `Vec`, linked by indices.
+
+use serde::{Deserialize, Serialize};
+
+use crate::spec::{BlockSpec, Shape};
+
+/// One node. The root's `edge` transforms the input itself.
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
+pub struct Node {
+    pub parent: Option<usize>,
+    /// `[left, right]` when internal.
+    pub children: Option<[usize; 2]>,
+    /// Transformers on the incoming edge, applied in order ("deepen" appends one).
+    /// Empty = identity.
+    pub edge: Vec<BlockSpec>,
+    /// Present on internal nodes: outputs the logit of going left.
+    pub router: Option<BlockSpec>,
+    /// Present on leaves.
+    pub solver: Option<BlockSpec>,
+}
+
+impl Node {
+    pub fn is_leaf(&self) -> bool {
+        self.children.is_none()
+    }
+}
+
+/// The structure of an ANT, without weights.
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
+pub struct Topology {
+    /// Per-sample input shape.
+    pub input: Shape,
+    pub nodes: Vec<Node>,
+}
+
+impl Topology {
+    /// A root-only tree.
+    pub fn root(input: Shape, edge: Vec<BlockSpec>, solver: BlockSpec) -> Self {
+        Topology {
+            input,
+            nodes: vec![Node {
+                parent: None,
+                children: None,
+                edge,
+                router: None,
+                solver: Some(solver),
+            }],
+        }
+    }
+
+    /// Node indices from the root to `i` (inclusive).
+    pub fn path(&self, i: usize) -> Vec<usize> {
+        let mut p = vec![i];
+        let mut c = i;
+        while let Some(q) = self.nodes[c].parent {
+            p.push(q);
+            c = q;
+        }
+        p.reverse();
+        p
+    }
+
+    /// Depth of node `i` in edges from the root.
+    pub fn depth_of(&self, i: usize) -> usize {
+        self.path(i).len() - 1
+    }
+
+    /// Representation shape at node `i` (after its edge's transformers).
+    pub fn shape_at(&self, i: usize) -> Shape {
+        let mut s = self.input;
+        for n in self.path(i) {
+            for t in &self.nodes[n].edge {
+                s = t
+                    .out_shape(s)
+                    .expect("topology shapes are checked when grown");
+            }
+        }
+        s
+    }
+
+    /// Non-identity transformers on the root path of `i` (inclusive).
+    pub fn transformers_on_path(&self, i: usize) -> usize {
+        self.path(i)
+            .iter()
+            .map(|&n| {
+                self.nodes[n]
+                    .edge
+                    .iter()
+                    .filter(|t| !t.is_identity())
+                    .count()
+            })
+            .sum()
+    }
+
+    /// Leaves in arena order (the order of mixture components everywhere).
+    pub fn leaves(&self) -> Vec<usize> {
+        (0..self.nodes.len())
+            .filter(|&i| self.nodes[i].is_leaf())
+            .collect()
+    }
+
+    pub fn routers(&self) -> usize {
+        self.nodes.iter().filter(|n| n.router.is_some()).count()
+    }
+
+    /// Non-identity transformer modules in the tree.
+    pub fn transformers(&self) -> usize {
+        self.nodes
+            .iter()
+            .flat_map(|n| &n.edge)
+            .filter(|t| !t.is_identity())
+            .count()
+    }
+
+    /// Maximum leaf depth (in edges).
+    pub fn depth(&self) -> usize {
+        self.leaves()
+            .iter()
+            .map(|&l| self.depth_of(l))
+            .max()
+            .unwrap_or(0)
+    }
+
+    /// Parameters of all modules.
+    pub fn num_params(&self) -> usize {
+        self.nodes
+            .iter()
+            .map(|n| {
+                n.edge.iter().map(BlockSpec::num_params).sum::<usize>()
+                    + n.router.as_ref().map_or(0, BlockSpec::num_params)
+                    + n.solver.as_ref().map_or(0, BlockSpec::num_params)
+            })
+            .sum()
+    }
+
+    /// Replace leaf `i` by an internal node with `router` and two leaves with identity
+    /// edges. Returns the children's indices.
+    pub fn split(
+        &mut self,
+        i: usize,
+        router: BlockSpec,
+        left: BlockSpec,
+        right: BlockSpec,
+    ) -> [usize; 2] {
+        let l = self.nodes.len();
+        for solver in [left, right] {
+            self.nodes.push(Node {
+                parent: Some(i),
+                children: None,
+                edge: vec![],
+                router: None,
+                solver: Some(solver),
+            });
+        }
+        let n = &mut self.nodes[i];
+        n.children = Some([l, l + 1]);
+        n.router = Some(router);
+        n.solver = None;
+        [l, l + 1]
+    }
+
+    /// Append a transformer to leaf `i`'s edge and give it a new solver.
+    pub fn deepen(&mut self, i: usize, transformer: BlockSpec, solver: BlockSpec) {
+        let n = &mut self.nodes[i];
+        n.edge.push(transformer);
+        n.solver = Some(solver);
+    }
+
+    /// Check the invariants a loaded file must satisfy; `Err` says what is wrong.
+    pub fn validate(&self) -> Result<(), String> {
+        if self.nodes.is_empty() {
+            return Err("tree has no nodes".into());
+        }
+        if self.nodes[0].parent.is_some() {
+            return Err("node 0 must be the root".into());
+        }
+        for (i, n) in self.nodes.iter().enumerate() {
+            match n.children {
+                Some([a, b]) => {
+                    for c in [a, b] {
+                        if c >= self.nodes.len() || c <= i || self.nodes[c].parent != Some(i) {
+                            return Err(format!("node {i}: bad child {c}"));
+                        }
+                    }
+                    if n.router.is_none() || n.solver.is_some() {
+                        return Err(format!(
+                            "node {i}: internal nodes need a router and no solver"
+                        ));
+                    }
+                }
+                None => {
+                    if n.solver.is_none() || n.router.is_some() {
+                        return Err(format!("node {i}: leaves need a solver and no router"));
+                    }
+                }
+            }
+            if i > 0 && n.parent.is_none_or(|p| p >= i) {
+                return Err(format!("node {i}: bad parent"));
+            }
+        }
+        // every module must accept the shape it receives
+        for i in 0..self.nodes.len() {
+            let mut s = if let Some(p) = self.nodes[i].parent {
+                self.shape_checked(p)?
+            } else {
+                self.input
+            };
+            for t in &self.nodes[i].edge {
+                s = t
+                    .out_shape(s)
+                    .ok_or_else(|| format!("node {i}: transformer does not fit {s}"))?;
+            }
+            for m in self.nodes[i]
+                .router
+                .iter()
+                .chain(self.nodes[i].solver.iter())
+            {
+                m.out_shape(s)
+                    .ok_or_else(|| format!("node {i}: module does not fit {s}"))?;
+            }
+        }
+        Ok(())
+    }
+
+    fn shape_checked(&self, i: usize) -> Result<Shape, String> {
+        let mut s = self.input;
+        for n in self.path(i) {
+            for t in &self.nodes[n].edge {
+                s = t
+                    .out_shape(s)
+                    .ok_or_else(|| format!("node {n}: transformer does not fit {s}"))?;
+            }
+        }
+        Ok(s)
+    }
+}
