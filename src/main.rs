@@ -56,6 +56,9 @@ struct TrainArgs {
     refine_epochs: Option<usize>,
     #[arg(long, default_value_t = 10)]
     max_depth: usize,
+    /// Width of FC transformers (sarcos, tabular).
+    #[arg(long, default_value_t = 256)]
+    width: usize,
     #[arg(long, default_value_t = 512)]
     batch_size: usize,
     #[arg(long, default_value_t = 1e-3)]
@@ -204,6 +207,7 @@ fn train(a: TrainArgs) -> Result<()> {
         .epochs_node(a.epochs_node)
         .patience(a.patience)
         .max_depth(a.max_depth)
+        .width(a.width)
         .batch_size(a.batch_size)
         .lr(a.lr)
         .ablation(a.ablation)

@@ -29,6 +29,8 @@ pub struct TrainConfig {
     pub patience: usize,
     pub refine_epochs: usize,
     pub max_depth: usize,
+    /// Width of FC transformers (sarcos, tabular).
+    pub width: usize,
     pub batch_size: usize,
     pub lr: f64,
     pub seed: u64,
@@ -51,6 +53,7 @@ impl AntParams {
             patience: 5,
             refine_epochs: preset.paper_refine_epochs(),
             max_depth: 10,
+            width: crate::preset::DEFAULT_WIDTH,
             batch_size: 512,
             lr: 1e-3,
             seed: 0,
@@ -81,6 +84,10 @@ impl AntParams {
         self.0.max_depth = n;
         self
     }
+    pub fn width(mut self, n: usize) -> Self {
+        self.0.width = n;
+        self
+    }
     pub fn batch_size(mut self, n: usize) -> Self {
         self.0.batch_size = n;
         self
@@ -107,6 +114,9 @@ impl AntParams {
         }
         if c.patience == 0 {
             return bad("--patience must be at least 1".into());
+        }
+        if c.width == 0 {
+            return bad("--width must be at least 1".into());
         }
         if c.batch_size == 0 {
             return bad("--batch-size must be at least 1".into());

@@ -20,7 +20,10 @@ use crate::spec::{BlockSpec, LayerSpec, Shape};
 #[serde(rename_all = "kebab-case")]
 #[value(rename_all = "kebab-case")]
 pub enum Preset {
+    /// SARCOS: FC(width) + tanh transformers, FC routers, linear regressors.
     Sarcos,
+    /// Generic tabular data: the SARCOS modules, for classification or regression.
+    Tabular,
     MnistA,
     MnistB,
     MnistC,
@@ -65,6 +68,9 @@ impl Task {
     }
 }
 
+/// Width of FC transformers unless `--width` says otherwise (SARCOS: 256).
+pub const DEFAULT_WIDTH: usize = 256;
+
 enum Family {
     /// FC(width) + tanh transformers, FC(1) routers, linear solvers.
     Fc { width: usize },
@@ -85,9 +91,9 @@ enum Family {
 }
 
 impl Preset {
-    fn family(self) -> Family {
+    fn family(self, width: usize) -> Family {
         match self {
-            Preset::Sarcos => Family::Fc { width: 256 },
+            Preset::Sarcos | Preset::Tabular => Family::Fc { width },
             Preset::MnistA => Family::MnistConv {
                 k: 5,
                 trans: 40,
@@ -130,6 +136,7 @@ impl Preset {
     pub fn name(self) -> &'static str {
         match self {
             Preset::Sarcos => "sarcos",
+            Preset::Tabular => "tabular",
             Preset::MnistA => "mnist-a",
             Preset::MnistB => "mnist-b",
             Preset::MnistC => "mnist-c",
@@ -142,7 +149,7 @@ impl Preset {
     /// The paper's refinement epochs for this preset.
     pub fn paper_refine_epochs(self) -> usize {
         match self {
-            Preset::Sarcos => 300,
+            Preset::Sarcos | Preset::Tabular => 300,
             Preset::MnistA | Preset::MnistB | Preset::MnistC => 100,
             _ => 200,
         }
@@ -150,13 +157,13 @@ impl Preset {
 
     /// Whether the preset expects images (else flat features).
     pub fn wants_images(self) -> bool {
-        !matches!(self.family(), Family::Fc { .. })
+        !matches!(self.family(DEFAULT_WIDTH), Family::Fc { .. })
     }
 
     /// The transformer for an edge whose input has shape `input`, being the `k`-th
     /// transformer on its root path (root = 1). `None` when it cannot apply.
-    pub fn transformer(self, input: Shape, k: usize) -> Option<BlockSpec> {
-        let spec = match (self.family(), input) {
+    pub fn transformer(self, input: Shape, k: usize, width: usize) -> Option<BlockSpec> {
+        let spec = match (self.family(width), input) {
             (Family::Fc { width }, Shape::Flat { d }) => BlockSpec::new(vec![
                 LayerSpec::Linear {
                     d_in: d,
@@ -210,7 +217,7 @@ impl Preset {
 
     /// The router for a node whose representation has shape `input`.
     pub fn router(self, input: Shape) -> Option<BlockSpec> {
-        let spec = match (self.family(), input) {
+        let spec = match (self.family(DEFAULT_WIDTH), input) {
             (_, Shape::Flat { d }) => BlockSpec::new(vec![LayerSpec::Linear { d_in: d, d_out: 1 }]),
             (Family::MnistConv { k, router, .. }, Shape::Image { c, h, w }) => {
                 let k = k.min(h.min(w));
@@ -265,7 +272,7 @@ impl Preset {
     pub fn solver(self, input: Shape, task: Task) -> BlockSpec {
         let out = task.outputs();
         let gap = matches!(
-            self.family(),
+            self.family(DEFAULT_WIDTH),
             Family::CifarConv {
                 gap_solver: true,
                 ..
@@ -320,7 +327,7 @@ mod tests {
 
     #[test]
     fn mnist_a_modules_match_table_2() {
-        let t = Preset::MnistA.transformer(MNIST, 1).unwrap();
+        let t = Preset::MnistA.transformer(MNIST, 1, 256).unwrap();
         assert_eq!(t.label(), "conv5-40+relu+pool");
         let s = t.out_shape(MNIST).unwrap();
         assert_eq!(
@@ -340,10 +347,10 @@ mod tests {
 
     #[test]
     fn downsample_frequency_two_alternates() {
-        let t1 = Preset::MnistC.transformer(MNIST, 1).unwrap();
+        let t1 = Preset::MnistC.transformer(MNIST, 1, 256).unwrap();
         assert!(!t1.downsamples());
         let s1 = t1.out_shape(MNIST).unwrap();
-        let t2 = Preset::MnistC.transformer(s1, 2).unwrap();
+        let t2 = Preset::MnistC.transformer(s1, 2, 256).unwrap();
         assert!(t2.downsamples());
         assert_eq!(t2.out_shape(s1), Some(Shape::Image { c: 5, h: 10, w: 10 }));
     }
@@ -351,7 +358,7 @@ mod tests {
     #[test]
     fn transformer_not_offered_below_kernel() {
         let tiny = Shape::Image { c: 40, h: 4, w: 4 };
-        assert!(Preset::MnistA.transformer(tiny, 3).is_none());
+        assert!(Preset::MnistA.transformer(tiny, 3, 256).is_none());
         // the router shrinks its kernel instead
         assert!(Preset::MnistA.router(tiny).is_some());
     }
@@ -359,7 +366,7 @@ mod tests {
     #[test]
     fn cifar_and_sarcos_params() {
         let c = Shape::Image { c: 3, h: 32, w: 32 };
-        let t = Preset::Cifar10A.transformer(c, 1).unwrap();
+        let t = Preset::Cifar10A.transformer(c, 1, 256).unwrap();
         assert_eq!(t.num_params(), (3 * 128 * 9 + 128) + (128 * 128 * 9 + 128));
         assert_eq!(
             t.out_shape(c),
@@ -379,7 +386,7 @@ mod tests {
         );
         assert_eq!(sol.num_params(), 128 * 10 + 10);
         let x = Shape::Flat { d: 21 };
-        let t = Preset::Sarcos.transformer(x, 1).unwrap();
+        let t = Preset::Sarcos.transformer(x, 1, 256).unwrap();
         assert_eq!(t.num_params(), 21 * 256 + 256);
         assert_eq!(
             Preset::Sarcos

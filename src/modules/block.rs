@@ -92,8 +92,10 @@ impl Repr {
 /// A transformer, router or solver: the layers of its [`BlockSpec`] with their weights.
 #[derive(Module, Debug)]
 pub struct Block {
-    convs: Vec<Conv2d>,
-    linears: Vec<Linear>,
+    /// The convolutions of the spec, in order.
+    pub convs: Vec<Conv2d>,
+    /// The fully connected layers of the spec, in order.
+    pub linears: Vec<Linear>,
     #[module(skip)]
     spec: BlockSpec,
 }

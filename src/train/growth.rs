@@ -38,11 +38,7 @@ fn sub_seed(seed: u64, node: usize, kind: u64) -> u64 {
 
 struct Ctx<'a> {
     cfg: &'a TrainConfig,
-    task: Task,
-    train: &'a DeviceSet,
-    valid: &'a DeviceSet,
     metric: &'a MetricCtx,
-    device: &'a Device,
 }
 
 impl Ctx<'_> {
@@ -86,7 +82,9 @@ impl Ctx<'_> {
     }
 }
 
-/// Grow a tree on `train`, choosing by validation NLL on `valid`. `device` has autodiff.
+/// Grow a tree on `train`, choosing by validation NLL on `valid`: the root first, then
+/// [`grow_from`] it. `device` has autodiff.
+#[allow(clippy::too_many_arguments)]
 pub fn grow(
     cfg: &TrainConfig,
     task: Task,
@@ -97,20 +95,29 @@ pub fn grow(
     device: &Device,
     obs: &mut dyn Observer,
 ) -> Grown {
-    let ctx = Ctx {
-        cfg,
-        task,
-        train,
-        valid,
-        metric,
-        device,
-    };
+    let root = train_root(cfg, task, input, train, valid, metric, device, obs);
+    grow_from(cfg, task, root, train, valid, metric, device, obs)
+}
+
+/// Train the root alone: one transformer (identity without transformers) and a solver.
+#[allow(clippy::too_many_arguments)]
+pub fn train_root(
+    cfg: &TrainConfig,
+    task: Task,
+    input: Shape,
+    train: &DeviceSet,
+    valid: &DeviceSet,
+    metric: &MetricCtx,
+    device: &Device,
+    obs: &mut dyn Observer,
+) -> Grown {
+    let ctx = Ctx { cfg, metric };
     let preset = cfg.preset;
 
     // The root: one transformer (identity without transformers) and one solver.
     let root_t = match cfg.ablation {
         Ablation::NoTransformer => None,
-        _ => preset.transformer(input, 1),
+        _ => preset.transformer(input, 1, cfg.width),
     };
     let root_shape = root_t
         .as_ref()
@@ -123,18 +130,39 @@ pub fn grow(
     let (tc, vc) = (LeafCache::for_root(train), LeafCache::for_root(valid));
     let fitted = ctx.train_candidate(cand, &tc, &vc, 0, "root", 0, obs);
     drop((tc, vc));
-    let mut topo = Topology::root(input, root_t.into_iter().collect(), root_solver);
-    let mut modules = TreeModules {
+    let topo = Topology::root(input, root_t.into_iter().collect(), root_solver);
+    let modules = TreeModules {
         nodes: vec![NodeModules {
             edge: fitted.model.transformer.into_iter().collect(),
             router: None,
             solver: Some(fitted.model.solver),
         }],
     };
-    let (mut cur_nll, mut cur_metric) = (fitted.valid_nll, fitted.valid_metric);
-    let mut decisions = vec![];
+    Grown { tree: Tree::new(topo, modules), valid_nll: fitted.valid_nll, valid_metric: fitted.valid_metric, decisions: vec![] }
+}
 
-    let mut frontier = vec![0usize];
+/// Grow `start` breadth-first, level by level, from its current leaves: at each leaf
+/// train a split and a deepen candidate on cached inputs and keep the better one if it
+/// beats the tree's validation NLL. Stops at `cfg.max_depth` levels or when a level
+/// changes nothing. Modules already in `start` are never modified.
+#[allow(clippy::too_many_arguments)]
+pub fn grow_from(
+    cfg: &TrainConfig,
+    task: Task,
+    start: Grown,
+    train: &DeviceSet,
+    valid: &DeviceSet,
+    metric: &MetricCtx,
+    device: &Device,
+    obs: &mut dyn Observer,
+) -> Grown {
+    let ctx = Ctx { cfg, metric };
+    let preset = cfg.preset;
+    let Tree { topology: mut topo, mut modules } = start.tree;
+    let (mut cur_nll, mut cur_metric) = (start.valid_nll, start.valid_metric);
+    let mut decisions = start.decisions;
+
+    let mut frontier = topo.leaves();
     for level in 0..cfg.max_depth {
         let mut next = vec![];
         let mut changed = false;
@@ -171,7 +199,7 @@ pub fn grow(
                 }
             };
             let k = topo.transformers_on_path(leaf) + 1;
-            let deepen = match (cfg.ablation, preset.transformer(shape, k)) {
+            let deepen = match (cfg.ablation, preset.transformer(shape, k, cfg.width)) {
                 (Ablation::NoTransformer, _) | (_, None) => None,
                 (_, Some(t)) => {
                     let out = t.out_shape(shape).expect("checked");

@@ -1,0 +1,44 @@
+//! Shared helpers: small synthetic data sets and tensors.
+#![allow(dead_code)]
+
+use ant::data::{Dataset, Targets};
+use ant::loss::Target;
+use ant::modules::Repr;
+use burn::prelude::*;
+use rand::{Rng, SeedableRng};
+use rand_chacha::ChaCha8Rng;
+
+/// `n` points uniform in [-1,1]^d.
+pub fn uniform(n: usize, d: usize, seed: u64) -> Vec<f32> {
+    let mut r = ChaCha8Rng::seed_from_u64(seed);
+    (0..n * d).map(|_| r.random_range(-1.0f32..1.0)).collect()
+}
+
+/// Regression data set from inputs and a function of each row.
+pub fn regression(x: Vec<f32>, d: usize, f: impl Fn(&[f32]) -> f32) -> Dataset {
+    let values: Vec<f32> = x.chunks(d).map(&f).collect();
+    Dataset { x, sample_shape: vec![d], targets: Targets::Values { values, dim: 1 } }
+}
+
+/// Classification data set from inputs and a labelling of each row.
+pub fn classification(x: Vec<f32>, d: usize, classes: usize, f: impl Fn(&[f32]) -> u32) -> Dataset {
+    let labels: Vec<u32> = x.chunks(d).map(&f).collect();
+    Dataset { x, sample_shape: vec![d], targets: Targets::Classes { labels, n_classes: classes } }
+}
+
+pub fn flat(x: Vec<f32>, n: usize, d: usize, dev: &Device) -> Repr {
+    Repr::Flat(Tensor::from_data(TensorData::new(x, [n, d]), dev))
+}
+
+pub fn classes(labels: Vec<i64>, dev: &Device) -> Target {
+    let n = labels.len();
+    Target::Classes(Tensor::from_data(TensorData::new(labels, [n, 1]), dev))
+}
+
+pub fn values(v: Vec<f32>, n: usize, d: usize, dev: &Device) -> Target {
+    Target::Values(Tensor::from_data(TensorData::new(v, [n, d]), dev))
+}
+
+pub fn to_vec<const D: usize>(t: Tensor<D>) -> Vec<f32> {
+    t.into_data().convert::<f32>().try_to_vec::<f32>().unwrap()
+}

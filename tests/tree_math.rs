@@ -1,0 +1,194 @@
+//! The mixture's mathematics: gradients, probabilities, and the exactness of the cached
+//! local optimisation used during growth.
+
+mod common;
+
+use ant::loss::{Target, mixture_nll, mixture_prediction, reach_probs};
+use ant::modules::{Block, Repr};
+use ant::preset::Task;
+use ant::spec::{BlockSpec, LayerSpec, Shape};
+use ant::train::{CachedObjective, DeepenCandidate, DeviceSet, LeafCache, MetricCtx, Objective, SplitCandidate};
+use ant::tree::{NodeModules, Topology, TreeModules, TreeView};
+use burn::module::{Module, Param};
+use burn::prelude::*;
+use common::*;
+
+const D: usize = 3;
+const H: usize = 4;
+
+fn fc(i: usize, o: usize) -> BlockSpec {
+    BlockSpec::new(vec![LayerSpec::Linear { d_in: i, d_out: o }])
+}
+fn fc_tanh(i: usize, o: usize) -> BlockSpec {
+    BlockSpec::new(vec![LayerSpec::Linear { d_in: i, d_out: o }, LayerSpec::Tanh])
+}
+
+/// Root FC+tanh, split; left child deepened and split again: leaves 3, 4 and 2.
+fn tiny_topology(k: usize) -> Topology {
+    let mut t = Topology::root(Shape::Flat { d: D }, vec![fc_tanh(D, H)], fc(H, k));
+    let [l, _r] = t.split(0, fc(H, 1), fc(H, k), fc(H, k));
+    t.deepen(l, fc_tanh(H, H), fc(H, k));
+    t.split(l, fc(H, 1), fc(H, k), fc(H, k));
+    t.validate().unwrap();
+    t
+}
+
+fn loss_of(topo: &Topology, m: &TreeModules, x: &Repr, y: &Target) -> Tensor<1> {
+    let (leaves, _) = TreeView { topology: topo, modules: m }.forward_leaves(x.clone(), None);
+    mixture_nll(&leaves, y)
+}
+
+type Pick = fn(&mut TreeModules) -> &mut Param<Tensor<2>>;
+
+fn check_gradients(task: Task, y: Target, dev: &Device) {
+    let k = task.outputs();
+    let topo = tiny_topology(k);
+    dev.seed(7);
+    let mut m = TreeModules::init(&topo, dev);
+    let x = flat(uniform(16, D, 1), 16, D, dev);
+    let picks: [(&str, Pick); 4] = [
+        ("root transformer", |m| &mut m.nodes[0].edge[0].linears[0].weight),
+        ("root router", |m| &mut m.nodes[0].router.as_mut().unwrap().linears[0].weight),
+        ("deep transformer", |m| &mut m.nodes[1].edge[0].linears[0].weight),
+        ("leaf solver", |m| &mut m.nodes[4].solver.as_mut().unwrap().linears[0].weight),
+    ];
+    let loss = loss_of(&topo, &m, &x, &y);
+    let grads = loss.backward();
+    for (name, pick) in picks {
+        let w = pick(&mut m).val();
+        let g = to_vec(w.grad(&grads).expect("gradient exists"));
+        let base = to_vec(w.clone());
+        let shape = w.shape();
+        for idx in [0, base.len() / 2, base.len() - 1] {
+            let eps = 1e-2f32;
+            let f = |delta: f32| {
+                let mut v = base.clone();
+                v[idx] += delta;
+                let mut m2 = m.clone();
+                *pick(&mut m2) = Param::from_tensor(Tensor::from_data(TensorData::new(v, shape.clone()), dev));
+                loss_of(&topo, &m2, &x, &y).into_scalar::<f32>() as f64
+            };
+            let fd = (f(eps) - f(-eps)) / (2.0 * eps as f64);
+            let an = g[idx] as f64;
+            assert!(
+                (fd - an).abs() < 2e-3 + 2e-2 * an.abs(),
+                "{name}[{idx}]: finite difference {fd} vs autodiff {an}"
+            );
+        }
+    }
+}
+
+#[test]
+fn mixture_nll_gradients_match_finite_differences() {
+    let dev = Device::flex().autodiff();
+    let y = classes((0..16).map(|i| i % 3).collect(), &dev);
+    check_gradients(Task::Classification { classes: 3 }, y, &dev);
+    let y = values(uniform(16, 2, 9), 16, 2, &dev);
+    check_gradients(Task::Regression { dim: 2 }, y, &dev);
+}
+
+#[test]
+fn reach_and_class_probabilities_sum_to_one() {
+    let dev = Device::flex();
+    let topo = tiny_topology(5);
+    let m = TreeModules::init(&topo, &dev);
+    let n = 64;
+    // large inputs push routers towards 0/1: sums must still be exact
+    let x: Vec<f32> = uniform(n, D, 3).iter().map(|v| v * 20.0).collect();
+    let (leaves, _) = TreeView { topology: &topo, modules: &m }.forward_leaves(flat(x, n, D, &dev), None);
+    assert_eq!(leaves.iter().map(|l| l.node).collect::<Vec<_>>(), vec![2, 3, 4]);
+    for t in [reach_probs(&leaves, n, &dev), mixture_prediction(&leaves, Task::Classification { classes: 5 })] {
+        let cols = t.dims()[1];
+        let v = to_vec(t);
+        for row in v.chunks(cols) {
+            let s: f32 = row.iter().sum();
+            assert!((s - 1.0).abs() < 1e-5, "row sums to {s}");
+            assert!(row.iter().all(|p| *p >= 0.0));
+        }
+    }
+}
+
+/// Places candidate modules at `leaf` to form the full tree they would make.
+fn with_split(topo: &Topology, m: &TreeModules, leaf: usize, c: &SplitCandidate) -> (Topology, TreeModules) {
+    let mut t = topo.clone();
+    t.split(leaf, c.router.spec().clone(), c.left.spec().clone(), c.right.spec().clone());
+    let mut m = m.clone();
+    m.nodes[leaf].router = Some(c.router.clone());
+    m.nodes[leaf].solver = None;
+    for s in [&c.left, &c.right] {
+        m.nodes.push(NodeModules { edge: vec![], router: None, solver: Some(s.clone()) });
+    }
+    (t, m)
+}
+
+fn with_deepen(topo: &Topology, m: &TreeModules, leaf: usize, c: &DeepenCandidate) -> (Topology, TreeModules) {
+    let mut t = topo.clone();
+    let tr = c.transformer.clone().unwrap();
+    t.deepen(leaf, tr.spec().clone(), c.solver.spec().clone());
+    let mut m = m.clone();
+    m.nodes[leaf].edge.push(tr);
+    m.nodes[leaf].solver = Some(c.solver.clone());
+    (t, m)
+}
+
+fn assert_close(a: &[f32], b: &[f32], what: &str) {
+    assert_eq!(a.len(), b.len());
+    for (i, (p, q)) in a.iter().zip(b).enumerate() {
+        assert!((p - q).abs() <= 1e-5 + 1e-4 * q.abs(), "{what}[{i}]: cached {p} vs full tree {q}");
+    }
+}
+
+#[test]
+fn cached_local_optimisation_equals_full_tree() {
+    let ad = Device::flex().autodiff();
+    let base = Device::flex();
+    let k = 3;
+    let task = Task::Classification { classes: k };
+    let topo = tiny_topology(k);
+    ad.seed(11);
+    let frozen = TreeModules::init(&topo, &ad).freeze();
+    let n = 40;
+    let xv = uniform(n, D, 5);
+    let labels: Vec<i64> = (0..n as i64).map(|i| (i * 7) % 3).collect();
+    let set = DeviceSet { x: flat(xv.clone(), n, D, &base), y: classes(labels.clone(), &base), n };
+    let metric = MetricCtx { task, y_std: vec![] };
+    let idx: Vec<usize> = (0..n).rev().step_by(2).collect(); // a shuffled-looking batch
+    let x_ad = flat(idx.iter().flat_map(|&i| xv[i * D..(i + 1) * D].to_vec()).collect(), idx.len(), D, &ad);
+    let y_ad = classes(idx.iter().map(|&i| labels[i]).collect(), &ad);
+
+    for leaf in [2usize, 3] {
+        let cache = LeafCache::compute(TreeView { topology: &topo, modules: &frozen.valid() }, &set, leaf, task, 16);
+        let obj = CachedObjective { train: &cache, valid: &cache, metric: &metric, chunk: 16 };
+
+        let split = SplitCandidate {
+            router: Block::init(&fc(H, 1), &ad),
+            left: Block::init(&fc(H, k), &ad),
+            right: Block::init(&fc(H, k), &ad),
+        };
+        let cached = obj.batch_loss(&split, &idx);
+        let (t2, m2) = with_split(&topo, &frozen, leaf, &split);
+        let full = loss_of(&t2, &m2, &x_ad, &y_ad);
+        assert_close(&to_vec(cached.clone()), &to_vec(full.clone()), "split loss");
+        let (gc, gf) = (cached.backward(), full.backward());
+        for (name, w) in [("router", split.router.linears[0].weight.val()), ("left", split.left.linears[0].weight.val())] {
+            assert_close(&to_vec(w.grad(&gc).unwrap()), &to_vec(w.grad(&gf).unwrap()), name);
+        }
+        // frozen modules get no gradient in the full tree either
+        assert!(m2.nodes[0].edge[0].linears[0].weight.val().grad(&gf).is_none());
+
+        let deepen = DeepenCandidate { transformer: Some(Block::init(&fc_tanh(H, H), &ad)), solver: Block::init(&fc(H, k), &ad) };
+        let cached = obj.batch_loss(&deepen, &idx);
+        let (t3, m3) = with_deepen(&topo, &frozen, leaf, &deepen);
+        let full = loss_of(&t3, &m3, &x_ad, &y_ad);
+        assert_close(&to_vec(cached.clone()), &to_vec(full.clone()), "deepen loss");
+        let (gc, gf) = (cached.backward(), full.backward());
+        let w = deepen.transformer.as_ref().unwrap().linears[0].weight.val();
+        assert_close(&to_vec(w.grad(&gc).unwrap()), &to_vec(w.grad(&gf).unwrap()), "deepen transformer");
+
+        // validation through the cache equals the full tree's too
+        let (v_cached, _) = Objective::<SplitCandidate>::validate(&obj, &split.valid());
+        let (t2v, m2v) = with_split(&topo, &frozen.valid(), leaf, &split.valid());
+        let full_v = loss_of(&t2v, &m2v, &set.x, &set.y).into_scalar::<f32>() as f64;
+        assert!((v_cached - full_v).abs() < 1e-5 * full_v.abs().max(1.0), "valid {v_cached} vs {full_v}");
+    }
+}
