@@ -3,6 +3,38 @@
 //! A Rust implementation of Adaptive Neural Trees (Tanno, Arulkumaran, Alexander,
 //! Criminisi, Nori, ICML 2019) on [burn](https://burn.dev): trees of small neural
 //! modules, grown from the data and then refined end to end.
+//!
+//! Every edge holds a *transformer*, every internal node a *router* (the probability of
+//! going left) and every leaf a *solver*. Predictions mix all leaves, weighted by the
+//! probability of reaching them (multi-path), or follow the more likely branch at each
+//! router (single-path). Growth starts from a root and tries, level by level, to split
+//! or deepen each leaf, training only the new modules; refinement then trains all.
+//!
+//! ```
+//! use ant::{Ant, AntParams, Dataset, Inference, Preset, Targets};
+//! use ant::observe::Silent;
+//!
+//! # fn main() -> ant::Result<()> {
+//! // 400 points in [-1,1]^2, class 1 inside a circle.
+//! let x: Vec<f32> = (0..800).map(|i| ((i * 7919) % 2001) as f32 / 1000.0 - 1.0).collect();
+//! let labels = x.chunks(2).map(|p| u32::from(p[0] * p[0] + p[1] * p[1] < 0.5)).collect();
+//! let data = Dataset::new(x, vec![2], Targets::Classes { labels, n_classes: 2 })?;
+//!
+//! // Unchecked parameters (the paper's defaults, shortened here) -> fitted model.
+//! let params = AntParams::preset(Preset::Tabular).width(16).epochs_node(20).refine_epochs(5).max_depth(2).batch_size(64);
+//! let device = ant::default_device();
+//! let model = Ant::fit(params, &data, &device, &mut Silent)?;
+//!
+//! let dir = std::env::temp_dir().join(format!("ant-doc-{}", std::process::id()));
+//! model.save(&dir)?;
+//! let same = Ant::load(&dir, &device)?;
+//! let p = same.predict(&data, Inference::SinglePath)?;
+//! assert_eq!(p, model.predict(&data, Inference::SinglePath)?);
+//! assert_eq!(p.classes().len(), 400);
+//! # std::fs::remove_dir_all(&dir).ok();
+//! # Ok(())
+//! # }
+//! ```
 pub mod data;
 pub mod error;
 pub mod loss;

@@ -29,7 +29,10 @@ fn sets(data: &Dataset, task: Task) -> Sets {
     Sets {
         train: to_device(&tr, &norm, input, &dev),
         valid: to_device(&va, &norm, input, &dev),
-        metric: MetricCtx { task, y_std: norm.y_std.clone() },
+        metric: MetricCtx {
+            task,
+            y_std: norm.y_std.clone(),
+        },
         task,
         input,
     }
@@ -39,20 +42,34 @@ fn sets(data: &Dataset, task: Task) -> Sets {
 fn one_level_from_linear_root(s: &Sets, width: usize) -> (Grown, Collect) {
     let ad = Device::flex().autodiff();
     ad.seed(3);
-    let params = AntParams::preset(Preset::Tabular).width(width).batch_size(32).epochs_node(60).seed(1);
-    let root_cfg = params.clone().ablation(Ablation::NoTransformer).check().unwrap();
+    let params = AntParams::preset(Preset::Tabular)
+        .width(width)
+        .batch_size(32)
+        .epochs_node(60)
+        .seed(1);
+    let root_cfg = params
+        .clone()
+        .ablation(Ablation::NoTransformer)
+        .check()
+        .unwrap();
     let mut obs = Collect::default();
-    let root = train_root(&root_cfg, s.task, s.input, &s.train, &s.valid, &s.metric, &ad, &mut obs);
+    let root = train_root(
+        &root_cfg, s.task, s.input, &s.train, &s.valid, &s.metric, &ad, &mut obs,
+    );
     assert_eq!(root.tree.topology.transformers(), 0);
     let cfg = params.max_depth(1).check().unwrap();
-    let grown = grow_from(&cfg, s.task, root, &s.train, &s.valid, &s.metric, &ad, &mut obs);
+    let grown = grow_from(
+        &cfg, s.task, root, &s.train, &s.valid, &s.metric, &ad, &mut obs,
+    );
     (grown, obs)
 }
 
 #[test]
 fn growth_splits_data_made_of_two_regions() {
     // y = x1 on one side of x0 = 0, -x1 on the other: two linear regions.
-    let data = regression(uniform(1500, 2, 21), 2, |r| if r[0] > 0.0 { 2.0 * r[1] } else { -2.0 * r[1] });
+    let data = regression(uniform(1500, 2, 21), 2, |r| {
+        if r[0] > 0.0 { 2.0 * r[1] } else { -2.0 * r[1] }
+    });
     let s = sets(&data, Task::Regression { dim: 1 });
     let (grown, obs) = one_level_from_linear_root(&s, 2);
     let d = &obs.decisions[0];
@@ -65,60 +82,112 @@ fn growth_splits_data_made_of_two_regions() {
 #[test]
 fn growth_deepens_data_needing_a_nonlinear_feature() {
     // inside vs outside a circle: no two linear classifiers separate it.
-    let data = classification(uniform(1500, 2, 22), 2, 2, |r| u32::from(r[0] * r[0] + r[1] * r[1] < 0.5));
+    let data = classification(uniform(1500, 2, 22), 2, 2, |r| {
+        u32::from(r[0] * r[0] + r[1] * r[1] < 0.5)
+    });
     let s = sets(&data, Task::Classification { classes: 2 });
     let (grown, obs) = one_level_from_linear_root(&s, 16);
     let d = &obs.decisions[0];
     assert_eq!(d.action, "deepen", "{d}");
     assert!(d.deepen.unwrap() < d.split.unwrap(), "{d}");
-    assert!(grown.valid_metric < 10.0, "validation error {}%", grown.valid_metric);
+    assert!(
+        grown.valid_metric < 10.0,
+        "validation error {}%",
+        grown.valid_metric
+    );
     assert_eq!(grown.tree.topology.transformers(), 1);
 }
 
-fn weights(m: &ant::tree::TreeModules, pick: impl Fn(&ant::tree::TreeModules) -> Vec<Tensor<2>>) -> Vec<Vec<f32>> {
+fn weights(
+    m: &ant::tree::TreeModules,
+    pick: impl Fn(&ant::tree::TreeModules) -> Vec<Tensor<2>>,
+) -> Vec<Vec<f32>> {
     pick(m).into_iter().map(to_vec).collect()
 }
 
 #[test]
 fn growth_leaves_existing_modules_bit_identical() {
-    let data = regression(uniform(1200, 2, 23), 2, |r| if r[0] > 0.0 { 2.0 * r[1] } else { -2.0 * r[1] + r[0] * r[0] });
+    let data = regression(uniform(1200, 2, 23), 2, |r| {
+        if r[0] > 0.0 {
+            2.0 * r[1]
+        } else {
+            -2.0 * r[1] + r[0] * r[0]
+        }
+    });
     let s = sets(&data, Task::Regression { dim: 1 });
     let (grown, _) = one_level_from_linear_root(&s, 8);
     let before = grown.tree.clone();
     let ad = Device::flex().autodiff();
-    let cfg = AntParams::preset(Preset::Tabular).width(8).batch_size(32).epochs_node(20).max_depth(1).seed(2).check().unwrap();
+    let cfg = AntParams::preset(Preset::Tabular)
+        .width(8)
+        .batch_size(32)
+        .epochs_node(20)
+        .max_depth(1)
+        .seed(2)
+        .check()
+        .unwrap();
     let mut obs = Collect::default();
-    let after = grow_from(&cfg, s.task, grown, &s.train, &s.valid, &s.metric, &ad, &mut obs);
+    let after = grow_from(
+        &cfg, s.task, grown, &s.train, &s.valid, &s.metric, &ad, &mut obs,
+    );
     assert!(!obs.decisions.is_empty());
     // Every module present before the step is still there with the very same bits.
     for (i, n) in before.topology.nodes.iter().enumerate() {
         let (b, a) = (&before.modules.nodes[i], &after.tree.modules.nodes[i]);
-        let lin = |blk: &ant::modules::Block| blk.linears.iter().map(|l| l.weight.val()).collect::<Vec<_>>();
+        let lin = |blk: &ant::modules::Block| {
+            blk.linears
+                .iter()
+                .map(|l| l.weight.val())
+                .collect::<Vec<_>>()
+        };
         for (k, t) in b.edge.iter().enumerate() {
-            assert_eq!(weights(&before.modules, |_| lin(t)), weights(&after.tree.modules, |_| lin(&a.edge[k])));
+            assert_eq!(
+                weights(&before.modules, |_| lin(t)),
+                weights(&after.tree.modules, |_| lin(&a.edge[k]))
+            );
         }
         if let Some(r) = &b.router {
-            assert_eq!(weights(&before.modules, |_| lin(r)), weights(&after.tree.modules, |_| lin(a.router.as_ref().unwrap())));
+            assert_eq!(
+                weights(&before.modules, |_| lin(r)),
+                weights(&after.tree.modules, |_| lin(a.router.as_ref().unwrap()))
+            );
         }
-        let kept = after.tree.topology.nodes[i].is_leaf() && after.tree.topology.nodes[i].edge.len() == n.edge.len();
+        let kept = after.tree.topology.nodes[i].is_leaf()
+            && after.tree.topology.nodes[i].edge.len() == n.edge.len();
         if let (Some(sb), true) = (&b.solver, kept) {
-            assert_eq!(weights(&before.modules, |_| lin(sb)), weights(&after.tree.modules, |_| lin(a.solver.as_ref().unwrap())));
+            assert_eq!(
+                weights(&before.modules, |_| lin(sb)),
+                weights(&after.tree.modules, |_| lin(a.solver.as_ref().unwrap()))
+            );
         }
     }
 }
 
 #[test]
 fn save_and_load_give_bit_identical_predictions() {
-    let data = regression(uniform(600, 3, 24), 3, |r| if r[0] > 0.0 { r[1] } else { r[2] * r[2] });
-    let params = AntParams::preset(Preset::Tabular).width(8).epochs_node(8).refine_epochs(3).max_depth(2).batch_size(64);
+    let data = regression(uniform(600, 3, 24), 3, |r| {
+        if r[0] > 0.0 { r[1] } else { r[2] * r[2] }
+    });
+    let params = AntParams::preset(Preset::Tabular)
+        .width(8)
+        .epochs_node(8)
+        .refine_epochs(3)
+        .max_depth(2)
+        .batch_size(64);
     let model = Ant::fit(params, &data, &Device::flex(), &mut Collect::default()).unwrap();
     let dir = tempfile::tempdir().unwrap();
     model.save(dir.path()).unwrap();
     let loaded = Ant::load(dir.path(), &Device::flex()).unwrap();
     assert_eq!(loaded.meta, model.meta);
     for mode in [Inference::MultiPath, Inference::SinglePath] {
-        let (a, b) = (model.predict(&data, mode).unwrap(), loaded.predict(&data, mode).unwrap());
-        assert_eq!(a.values.iter().map(|v| v.to_bits()).collect::<Vec<_>>(), b.values.iter().map(|v| v.to_bits()).collect::<Vec<_>>());
+        let (a, b) = (
+            model.predict(&data, mode).unwrap(),
+            loaded.predict(&data, mode).unwrap(),
+        );
+        assert_eq!(
+            a.values.iter().map(|v| v.to_bits()).collect::<Vec<_>>(),
+            b.values.iter().map(|v| v.to_bits()).collect::<Vec<_>>()
+        );
         assert_eq!(a.leaf, b.leaf);
     }
     // saving over an existing model works and stays loadable
@@ -132,13 +201,26 @@ fn mnist_subset_grows_and_beats_a_linear_classifier() {
     let (train, test) = load_idx_dir(&dir).expect("the repository ships MNIST in data/mnist");
     let (train, test) = (train.take_first(2000), test.take_first(2000));
     let dev = Device::flex();
-    let linear = AntParams::preset(Preset::MnistC).ablation(Ablation::NoTransformer).max_depth(0).refine_epochs(0).epochs_node(30);
+    let linear = AntParams::preset(Preset::MnistC)
+        .ablation(Ablation::NoTransformer)
+        .max_depth(0)
+        .refine_epochs(0)
+        .epochs_node(30);
     let linear = Ant::fit(linear, &train, &dev, &mut Collect::default()).unwrap();
     assert_eq!(linear.tree.topology.nodes.len(), 1);
-    let params = AntParams::preset(Preset::MnistC).epochs_node(30).refine_epochs(0).max_depth(2);
+    let params = AntParams::preset(Preset::MnistC)
+        .epochs_node(30)
+        .refine_epochs(0)
+        .max_depth(2);
     let ant = Ant::fit(params, &train, &dev, &mut Collect::default()).unwrap();
     let t = &ant.tree.topology;
-    assert!(t.nodes.len() > 1 || t.transformers() > 1, "growth added nothing");
-    let (e_lin, e_ant) = (linear.evaluate(&test).unwrap().multi_path, ant.evaluate(&test).unwrap().multi_path);
+    assert!(
+        t.nodes.len() > 1 || t.transformers() > 1,
+        "growth added nothing"
+    );
+    let (e_lin, e_ant) = (
+        linear.evaluate(&test).unwrap().multi_path,
+        ant.evaluate(&test).unwrap().multi_path,
+    );
     assert!(e_ant < e_lin, "ANT {e_ant}% vs linear {e_lin}%");
 }

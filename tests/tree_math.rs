@@ -7,7 +7,9 @@ use ant::loss::{Target, mixture_nll, mixture_prediction, reach_probs};
 use ant::modules::{Block, Repr};
 use ant::preset::Task;
 use ant::spec::{BlockSpec, LayerSpec, Shape};
-use ant::train::{CachedObjective, DeepenCandidate, DeviceSet, LeafCache, MetricCtx, Objective, SplitCandidate};
+use ant::train::{
+    CachedObjective, DeepenCandidate, DeviceSet, LeafCache, MetricCtx, Objective, SplitCandidate,
+};
 use ant::tree::{NodeModules, Topology, TreeModules, TreeView};
 use burn::module::{Module, Param};
 use burn::prelude::*;
@@ -20,7 +22,10 @@ fn fc(i: usize, o: usize) -> BlockSpec {
     BlockSpec::new(vec![LayerSpec::Linear { d_in: i, d_out: o }])
 }
 fn fc_tanh(i: usize, o: usize) -> BlockSpec {
-    BlockSpec::new(vec![LayerSpec::Linear { d_in: i, d_out: o }, LayerSpec::Tanh])
+    BlockSpec::new(vec![
+        LayerSpec::Linear { d_in: i, d_out: o },
+        LayerSpec::Tanh,
+    ])
 }
 
 /// Root FC+tanh, split; left child deepened and split again: leaves 3, 4 and 2.
@@ -34,7 +39,11 @@ fn tiny_topology(k: usize) -> Topology {
 }
 
 fn loss_of(topo: &Topology, m: &TreeModules, x: &Repr, y: &Target) -> Tensor<1> {
-    let (leaves, _) = TreeView { topology: topo, modules: m }.forward_leaves(x.clone(), None);
+    let (leaves, _) = TreeView {
+        topology: topo,
+        modules: m,
+    }
+    .forward_leaves(x.clone(), None);
     mixture_nll(&leaves, y)
 }
 
@@ -47,10 +56,18 @@ fn check_gradients(task: Task, y: Target, dev: &Device) {
     let mut m = TreeModules::init(&topo, dev);
     let x = flat(uniform(16, D, 1), 16, D, dev);
     let picks: [(&str, Pick); 4] = [
-        ("root transformer", |m| &mut m.nodes[0].edge[0].linears[0].weight),
-        ("root router", |m| &mut m.nodes[0].router.as_mut().unwrap().linears[0].weight),
-        ("deep transformer", |m| &mut m.nodes[1].edge[0].linears[0].weight),
-        ("leaf solver", |m| &mut m.nodes[4].solver.as_mut().unwrap().linears[0].weight),
+        ("root transformer", |m| {
+            &mut m.nodes[0].edge[0].linears[0].weight
+        }),
+        ("root router", |m| {
+            &mut m.nodes[0].router.as_mut().unwrap().linears[0].weight
+        }),
+        ("deep transformer", |m| {
+            &mut m.nodes[1].edge[0].linears[0].weight
+        }),
+        ("leaf solver", |m| {
+            &mut m.nodes[4].solver.as_mut().unwrap().linears[0].weight
+        }),
     ];
     let loss = loss_of(&topo, &m, &x, &y);
     let grads = loss.backward();
@@ -65,7 +82,8 @@ fn check_gradients(task: Task, y: Target, dev: &Device) {
                 let mut v = base.clone();
                 v[idx] += delta;
                 let mut m2 = m.clone();
-                *pick(&mut m2) = Param::from_tensor(Tensor::from_data(TensorData::new(v, shape.clone()), dev));
+                *pick(&mut m2) =
+                    Param::from_tensor(Tensor::from_data(TensorData::new(v, shape.clone()), dev));
                 loss_of(&topo, &m2, &x, &y).into_scalar::<f32>() as f64
             };
             let fd = (f(eps) - f(-eps)) / (2.0 * eps as f64);
@@ -95,9 +113,19 @@ fn reach_and_class_probabilities_sum_to_one() {
     let n = 64;
     // large inputs push routers towards 0/1: sums must still be exact
     let x: Vec<f32> = uniform(n, D, 3).iter().map(|v| v * 20.0).collect();
-    let (leaves, _) = TreeView { topology: &topo, modules: &m }.forward_leaves(flat(x, n, D, &dev), None);
-    assert_eq!(leaves.iter().map(|l| l.node).collect::<Vec<_>>(), vec![2, 3, 4]);
-    for t in [reach_probs(&leaves, n, &dev), mixture_prediction(&leaves, Task::Classification { classes: 5 })] {
+    let (leaves, _) = TreeView {
+        topology: &topo,
+        modules: &m,
+    }
+    .forward_leaves(flat(x, n, D, &dev), None);
+    assert_eq!(
+        leaves.iter().map(|l| l.node).collect::<Vec<_>>(),
+        vec![2, 3, 4]
+    );
+    for t in [
+        reach_probs(&leaves, n, &dev),
+        mixture_prediction(&leaves, Task::Classification { classes: 5 }),
+    ] {
         let cols = t.dims()[1];
         let v = to_vec(t);
         for row in v.chunks(cols) {
@@ -109,19 +137,38 @@ fn reach_and_class_probabilities_sum_to_one() {
 }
 
 /// Places candidate modules at `leaf` to form the full tree they would make.
-fn with_split(topo: &Topology, m: &TreeModules, leaf: usize, c: &SplitCandidate) -> (Topology, TreeModules) {
+fn with_split(
+    topo: &Topology,
+    m: &TreeModules,
+    leaf: usize,
+    c: &SplitCandidate,
+) -> (Topology, TreeModules) {
     let mut t = topo.clone();
-    t.split(leaf, c.router.spec().clone(), c.left.spec().clone(), c.right.spec().clone());
+    t.split(
+        leaf,
+        c.router.spec().clone(),
+        c.left.spec().clone(),
+        c.right.spec().clone(),
+    );
     let mut m = m.clone();
     m.nodes[leaf].router = Some(c.router.clone());
     m.nodes[leaf].solver = None;
     for s in [&c.left, &c.right] {
-        m.nodes.push(NodeModules { edge: vec![], router: None, solver: Some(s.clone()) });
+        m.nodes.push(NodeModules {
+            edge: vec![],
+            router: None,
+            solver: Some(s.clone()),
+        });
     }
     (t, m)
 }
 
-fn with_deepen(topo: &Topology, m: &TreeModules, leaf: usize, c: &DeepenCandidate) -> (Topology, TreeModules) {
+fn with_deepen(
+    topo: &Topology,
+    m: &TreeModules,
+    leaf: usize,
+    c: &DeepenCandidate,
+) -> (Topology, TreeModules) {
     let mut t = topo.clone();
     let tr = c.transformer.clone().unwrap();
     t.deepen(leaf, tr.spec().clone(), c.solver.spec().clone());
@@ -134,7 +181,10 @@ fn with_deepen(topo: &Topology, m: &TreeModules, leaf: usize, c: &DeepenCandidat
 fn assert_close(a: &[f32], b: &[f32], what: &str) {
     assert_eq!(a.len(), b.len());
     for (i, (p, q)) in a.iter().zip(b).enumerate() {
-        assert!((p - q).abs() <= 1e-5 + 1e-4 * q.abs(), "{what}[{i}]: cached {p} vs full tree {q}");
+        assert!(
+            (p - q).abs() <= 1e-5 + 1e-4 * q.abs(),
+            "{what}[{i}]: cached {p} vs full tree {q}"
+        );
     }
 }
 
@@ -150,15 +200,43 @@ fn cached_local_optimisation_equals_full_tree() {
     let n = 40;
     let xv = uniform(n, D, 5);
     let labels: Vec<i64> = (0..n as i64).map(|i| (i * 7) % 3).collect();
-    let set = DeviceSet { x: flat(xv.clone(), n, D, &base), y: classes(labels.clone(), &base), n };
-    let metric = MetricCtx { task, y_std: vec![] };
+    let set = DeviceSet {
+        x: flat(xv.clone(), n, D, &base),
+        y: classes(labels.clone(), &base),
+        n,
+    };
+    let metric = MetricCtx {
+        task,
+        y_std: vec![],
+    };
     let idx: Vec<usize> = (0..n).rev().step_by(2).collect(); // a shuffled-looking batch
-    let x_ad = flat(idx.iter().flat_map(|&i| xv[i * D..(i + 1) * D].to_vec()).collect(), idx.len(), D, &ad);
+    let x_ad = flat(
+        idx.iter()
+            .flat_map(|&i| xv[i * D..(i + 1) * D].to_vec())
+            .collect(),
+        idx.len(),
+        D,
+        &ad,
+    );
     let y_ad = classes(idx.iter().map(|&i| labels[i]).collect(), &ad);
 
     for leaf in [2usize, 3] {
-        let cache = LeafCache::compute(TreeView { topology: &topo, modules: &frozen.valid() }, &set, leaf, task, 16);
-        let obj = CachedObjective { train: &cache, valid: &cache, metric: &metric, chunk: 16 };
+        let cache = LeafCache::compute(
+            TreeView {
+                topology: &topo,
+                modules: &frozen.valid(),
+            },
+            &set,
+            leaf,
+            task,
+            16,
+        );
+        let obj = CachedObjective {
+            train: &cache,
+            valid: &cache,
+            metric: &metric,
+            chunk: 16,
+        };
 
         let split = SplitCandidate {
             router: Block::init(&fc(H, 1), &ad),
@@ -170,25 +248,52 @@ fn cached_local_optimisation_equals_full_tree() {
         let full = loss_of(&t2, &m2, &x_ad, &y_ad);
         assert_close(&to_vec(cached.clone()), &to_vec(full.clone()), "split loss");
         let (gc, gf) = (cached.backward(), full.backward());
-        for (name, w) in [("router", split.router.linears[0].weight.val()), ("left", split.left.linears[0].weight.val())] {
-            assert_close(&to_vec(w.grad(&gc).unwrap()), &to_vec(w.grad(&gf).unwrap()), name);
+        for (name, w) in [
+            ("router", split.router.linears[0].weight.val()),
+            ("left", split.left.linears[0].weight.val()),
+        ] {
+            assert_close(
+                &to_vec(w.grad(&gc).unwrap()),
+                &to_vec(w.grad(&gf).unwrap()),
+                name,
+            );
         }
         // frozen modules get no gradient in the full tree either
-        assert!(m2.nodes[0].edge[0].linears[0].weight.val().grad(&gf).is_none());
+        assert!(
+            m2.nodes[0].edge[0].linears[0]
+                .weight
+                .val()
+                .grad(&gf)
+                .is_none()
+        );
 
-        let deepen = DeepenCandidate { transformer: Some(Block::init(&fc_tanh(H, H), &ad)), solver: Block::init(&fc(H, k), &ad) };
+        let deepen = DeepenCandidate {
+            transformer: Some(Block::init(&fc_tanh(H, H), &ad)),
+            solver: Block::init(&fc(H, k), &ad),
+        };
         let cached = obj.batch_loss(&deepen, &idx);
         let (t3, m3) = with_deepen(&topo, &frozen, leaf, &deepen);
         let full = loss_of(&t3, &m3, &x_ad, &y_ad);
-        assert_close(&to_vec(cached.clone()), &to_vec(full.clone()), "deepen loss");
+        assert_close(
+            &to_vec(cached.clone()),
+            &to_vec(full.clone()),
+            "deepen loss",
+        );
         let (gc, gf) = (cached.backward(), full.backward());
         let w = deepen.transformer.as_ref().unwrap().linears[0].weight.val();
-        assert_close(&to_vec(w.grad(&gc).unwrap()), &to_vec(w.grad(&gf).unwrap()), "deepen transformer");
+        assert_close(
+            &to_vec(w.grad(&gc).unwrap()),
+            &to_vec(w.grad(&gf).unwrap()),
+            "deepen transformer",
+        );
 
         // validation through the cache equals the full tree's too
         let (v_cached, _) = Objective::<SplitCandidate>::validate(&obj, &split.valid());
         let (t2v, m2v) = with_split(&topo, &frozen.valid(), leaf, &split.valid());
         let full_v = loss_of(&t2v, &m2v, &set.x, &set.y).into_scalar::<f32>() as f64;
-        assert!((v_cached - full_v).abs() < 1e-5 * full_v.abs().max(1.0), "valid {v_cached} vs {full_v}");
+        assert!(
+            (v_cached - full_v).abs() < 1e-5 * full_v.abs().max(1.0),
+            "valid {v_cached} vs {full_v}"
+        );
     }
 }

@@ -138,7 +138,12 @@ pub fn train_root(
             solver: Some(fitted.model.solver),
         }],
     };
-    Grown { tree: Tree::new(topo, modules), valid_nll: fitted.valid_nll, valid_metric: fitted.valid_metric, decisions: vec![] }
+    Grown {
+        tree: Tree::new(topo, modules),
+        valid_nll: fitted.valid_nll,
+        valid_metric: fitted.valid_metric,
+        decisions: vec![],
+    }
 }
 
 /// Grow `start` breadth-first, level by level, from its current leaves: at each leaf
@@ -158,7 +163,10 @@ pub fn grow_from(
 ) -> Grown {
     let ctx = Ctx { cfg, metric };
     let preset = cfg.preset;
-    let Tree { topology: mut topo, mut modules } = start.tree;
+    let Tree {
+        topology: mut topo,
+        mut modules,
+    } = start.tree;
     let (mut cur_nll, mut cur_metric) = (start.valid_nll, start.valid_metric);
     let mut decisions = start.decisions;
 

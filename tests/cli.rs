@@ -1,0 +1,209 @@
+//! The `ant` binary end to end: training on SARCOS, eval's JSON, and clear errors.
+
+use std::path::Path;
+use std::process::{Command, Output};
+
+fn ant(args: &[&str]) -> Output {
+    Command::new(env!("CARGO_BIN_EXE_ant"))
+        .args(args)
+        .output()
+        .expect("runs")
+}
+
+fn stderr(o: &Output) -> String {
+    String::from_utf8_lossy(&o.stderr).into_owned()
+}
+
+fn repo(p: &str) -> String {
+    Path::new(env!("CARGO_MANIFEST_DIR"))
+        .join(p)
+        .display()
+        .to_string()
+}
+
+#[test]
+fn sarcos_trains_with_a_test_fraction_and_eval_reports_json() {
+    let out = tempfile::tempdir().unwrap();
+    let o = out.path().to_str().unwrap();
+    let data = repo("data/sarcos_inv_test.mat");
+    let r = ant(&[
+        "train",
+        "--preset",
+        "sarcos",
+        "--data",
+        &data,
+        "--out",
+        o,
+        "--test-fraction",
+        "0.2",
+        "--epochs-node",
+        "15",
+        "--refine-epochs",
+        "5",
+        "--max-depth",
+        "1",
+        "--width",
+        "32",
+    ]);
+    assert!(r.status.success(), "{}", stderr(&r));
+    for f in [
+        "tree.json",
+        "model.safetensors",
+        "records.jsonl",
+        "report.json",
+    ] {
+        assert!(out.path().join(f).exists(), "{f} missing");
+    }
+    let e = ant(&["eval", "--model", o, "--data", &data, "--json"]);
+    assert!(e.status.success(), "{}", stderr(&e));
+    let v: serde_json::Value =
+        serde_json::from_slice(&e.stdout).expect("stdout is one JSON object");
+    for k in [
+        "multi_path_mse",
+        "single_path_mse",
+        "params_total",
+        "nodes",
+        "leaves",
+        "routers",
+        "transformers",
+        "depth",
+        "test_samples",
+    ] {
+        assert!(v[k].is_number(), "{k} missing in {v}");
+    }
+    assert_eq!(v["task"], "regression");
+    // only the held-out 20% of the 4,449 rows are scored
+    assert_eq!(v["test_samples"], 890);
+    // predicting each torque's mean scores about 133 (the mean variance): far better
+    let mse = v["multi_path_mse"].as_f64().unwrap();
+    assert!(mse < 40.0, "mse {mse}");
+    let report: serde_json::Value =
+        serde_json::from_slice(&std::fs::read(out.path().join("report.json")).unwrap()).unwrap();
+    assert_eq!(report["multi_path_mse"], v["multi_path_mse"]);
+    // each records line is one JSON object with the documented fields
+    let recs = std::fs::read_to_string(out.path().join("records.jsonl")).unwrap();
+    let first: serde_json::Value = serde_json::from_str(recs.lines().next().unwrap()).unwrap();
+    for k in [
+        "phase",
+        "node",
+        "candidate",
+        "train_loss",
+        "valid_loss",
+        "valid_metric",
+        "seconds",
+    ] {
+        assert!(first.get(k).is_some(), "{k} missing in records");
+    }
+}
+
+fn assert_clean_error(o: &Output, needle: &str) {
+    let e = stderr(o);
+    assert_eq!(o.status.code(), Some(2), "{e}");
+    assert!(e.contains(needle), "error should mention {needle:?}: {e}");
+    assert!(!e.contains("panicked"), "{e}");
+}
+
+#[test]
+fn bad_input_gives_one_clear_error_and_exit_code_2() {
+    let d = tempfile::tempdir().unwrap();
+    let o = d.path().join("out");
+    let o = o.to_str().unwrap();
+    // missing data
+    assert_clean_error(
+        &ant(&[
+            "train",
+            "--preset",
+            "mnist-c",
+            "--data",
+            "/no/such/dir",
+            "--out",
+            o,
+        ]),
+        "/no/such/dir",
+    );
+    // an IDX directory with a corrupt image file
+    let bad = d.path().join("bad");
+    std::fs::create_dir(&bad).unwrap();
+    for f in [
+        "train-images-idx3-ubyte",
+        "train-labels-idx1-ubyte",
+        "t10k-images-idx3-ubyte",
+        "t10k-labels-idx1-ubyte",
+    ] {
+        std::fs::write(bad.join(f), [0u8, 0, 8, 3, 0, 0, 0, 9]).unwrap();
+    }
+    assert_clean_error(
+        &ant(&[
+            "train",
+            "--preset",
+            "mnist-c",
+            "--data",
+            bad.to_str().unwrap(),
+            "--out",
+            o,
+        ]),
+        "train-images",
+    );
+    // a CSV with a NaN
+    let csv = d.path().join("s.csv");
+    let row: Vec<String> = (0..28)
+        .map(|i| if i == 5 { "nan".into() } else { i.to_string() })
+        .collect();
+    std::fs::write(&csv, format!("{}\n", row.join(","))).unwrap();
+    assert_clean_error(
+        &ant(&[
+            "train",
+            "--preset",
+            "sarcos",
+            "--data",
+            csv.to_str().unwrap(),
+            "--out",
+            o,
+        ]),
+        "s.csv",
+    );
+    // a preset that does not fit the data
+    assert_clean_error(
+        &ant(&[
+            "train",
+            "--preset",
+            "sarcos",
+            "--data",
+            &repo("data/mnist"),
+            "--out",
+            o,
+        ]),
+        "sarcos",
+    );
+    // nonsense flags
+    assert_eq!(
+        ant(&["train", "--preset", "nope", "--data", "x", "--out", o])
+            .status
+            .code(),
+        Some(2)
+    );
+    assert_clean_error(
+        &ant(&[
+            "train",
+            "--preset",
+            "sarcos",
+            "--data",
+            &repo("data/sarcos_inv_test.mat"),
+            "--out",
+            o,
+            "--lr=-1",
+        ]),
+        "--lr",
+    );
+    // a model that does not exist
+    assert_clean_error(
+        &ant(&[
+            "eval",
+            "--model",
+            "/no/model",
+            "--data",
+            &repo("data/mnist"),
+        ]),
+        "/no/model",
+    );
+}
