@@ -75,7 +75,7 @@ struct TrainArgs {
     #[arg(long, value_enum, default_value_t = Ablation::None)]
     ablation: Ablation,
     /// How split children start: from the parent's solver, or fresh.
-    #[arg(long, value_enum, default_value_t = Init::Inherit)]
+    #[arg(long, value_enum, default_value_t = Init::Fresh)]
     init: Init,
 }
 

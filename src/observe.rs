@@ -33,6 +33,10 @@ pub struct Decision {
     /// Best validation NLL of each candidate tried.
     pub split: Option<f64>,
     pub deepen: Option<f64>,
+    /// With inherited initialisation: the parent's solver trained on alone, the bar an
+    /// inherited split must clear.
+    #[serde(default)]
+    pub continued: Option<f64>,
 }
 
 impl std::fmt::Display for Decision {
@@ -42,7 +46,7 @@ impl std::fmt::Display for Decision {
             "node {}: {} (valid NLL {:.4} -> {:.4}",
             self.node, self.action, self.valid_before, self.valid_after
         )?;
-        let others: Vec<String> = [("split", self.split), ("deepen", self.deepen)]
+        let others: Vec<String> = [("split", self.split), ("deepen", self.deepen), ("continued", self.continued)]
             .iter()
             .filter(|(n, _)| *n != self.action)
             .filter_map(|(n, v)| v.map(|v| format!("{n} {v:.4}")))

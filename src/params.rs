@@ -11,10 +11,11 @@ use crate::preset::{Ablation, Preset};
 #[serde(rename_all = "kebab-case")]
 pub enum Init {
     /// Both children start from the parent's solver (with a little noise, so the router
-    /// gets a gradient).
-    #[default]
+    /// gets a gradient). Such a split must also beat the parent's solver trained on
+    /// alone for as long, so that its gain comes from routing.
     Inherit,
-    /// Freshly initialised solvers.
+    /// Freshly initialised solvers (the default: as good on MNIST, smaller and faster).
+    #[default]
     Fresh,
 }
 

@@ -184,6 +184,16 @@ pub fn grow_from(
             let vc = LeafCache::compute(view, valid, leaf, task, EVAL_CHUNK);
             let shape = topo.shape_at(leaf);
 
+            // An inherited split also just continues training the parent's solver; to
+            // win it must beat that too, so its gain comes from routing.
+            let baseline = match (cfg.init, cfg.ablation, preset.router(shape)) {
+                (Init::Inherit, a, Some(_)) if a != Ablation::NoRouter => {
+                    let parent = modules.nodes[leaf].solver.as_ref().expect("leaf");
+                    let c = DeepenCandidate { transformer: None, solver: parent.jittered(0.0) };
+                    Some(ctx.train_candidate(c, &tc, &vc, leaf, "continue", 3, obs).valid_nll)
+                }
+                _ => None,
+            };
             let split = match (cfg.ablation, preset.router(shape)) {
                 (Ablation::NoRouter, _) | (_, None) => None,
                 (_, Some(r)) => {
@@ -226,7 +236,8 @@ pub fn grow_from(
             );
             let best_split = s_nll.is_some_and(|s| d_nll.is_none_or(|d| s <= d));
             let before = cur_nll;
-            let action = if best_split && s_nll.is_some_and(|s| s < cur_nll) {
+            let split_bar = baseline.map_or(cur_nll, |b| b.min(cur_nll));
+            let action = if best_split && s_nll.is_some_and(|s| s < split_bar) {
                 let f = split.expect("split trained");
                 let m = f.model;
                 let [l, r] = topo.split(
@@ -271,6 +282,7 @@ pub fn grow_from(
                 valid_after: cur_nll,
                 split: s_nll,
                 deepen: d_nll,
+                continued: baseline,
             };
             obs.decision(&d);
             decisions.push(d);
