@@ -38,12 +38,14 @@
 pub mod data;
 pub mod error;
 pub mod loss;
+pub mod metrics;
 pub mod model;
 pub mod modules;
 pub mod observe;
 pub mod params;
 pub mod persist;
 pub mod preset;
+pub mod prune;
 pub mod spec;
 pub mod train;
 pub mod tree;

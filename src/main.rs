@@ -8,7 +8,7 @@ use clap::{Parser, Subcommand};
 use indicatif::{ProgressBar, ProgressStyle};
 
 use ant::data::source::{load_source, load_test_for};
-use ant::model::Provenance;
+use ant::model::{Provenance, TestSplit};
 use ant::observe::{Decision, EpochRecord, Observer};
 use ant::persist::write_atomic;
 use ant::{Ablation, Ant, AntError, AntParams, Init, Preset, Result};
@@ -30,6 +30,22 @@ enum Cmd {
     Train(TrainArgs),
     /// Score a saved model on the test set of a data path.
     Eval(EvalArgs),
+    /// Remove starved branches (mean validation reach below --min-reach).
+    Prune(PruneArgs),
+}
+
+#[derive(clap::Args)]
+struct PruneArgs {
+    #[arg(long)]
+    model: PathBuf,
+    /// The data the model was trained on (its recorded validation rows are used).
+    #[arg(long)]
+    data: PathBuf,
+    /// Remove subtrees whose mean reach probability over validation is below this.
+    #[arg(long)]
+    min_reach: f64,
+    #[arg(long)]
+    out: PathBuf,
 }
 
 #[derive(clap::Args)]
@@ -170,22 +186,31 @@ fn describe(ant: &Ant) -> String {
 
 fn report_json(ant: &Ant, ev: &ant::Evaluation) -> serde_json::Value {
     let t = &ant.tree.topology;
-    let (mk, sk) = if ant.task().is_classification() {
-        ("multi_path_error", "single_path_error")
+    let (mk, sk, lk) = if ant.task().is_classification() {
+        (
+            "multi_path_error",
+            "single_path_error",
+            "least_likely_path_error",
+        )
     } else {
-        ("multi_path_mse", "single_path_mse")
+        ("multi_path_mse", "single_path_mse", "least_likely_path_mse")
     };
     serde_json::json!({
         "task": ev.task,
         mk: ev.multi_path,
         sk: ev.single_path,
-        "params_total": t.num_params(),
+        lk: ev.least_likely_path,
+        "params_total": ev.params_total,
+        "params_single_path_avg": ev.params_single_path_avg,
+        "flops_multi_path": ev.flops_multi_path,
+        "flops_single_path": ev.flops_single_path,
         "nodes": t.nodes.len(),
         "leaves": t.leaves().len(),
         "routers": t.routers(),
         "transformers": t.transformers(),
         "depth": t.depth(),
         "test_samples": ev.test_samples,
+        "leaf_reach": ev.leaf_reach,
         "preset": ant.meta.preset.name(),
         "valid_nll": ant.meta.valid_nll,
         "valid_metric": ant.meta.valid_metric,
@@ -283,6 +308,53 @@ fn eval(a: EvalArgs) -> Result<()> {
     Ok(())
 }
 
+/// The validation and test rows a model was trained with, rebuilt from its provenance.
+fn recorded_split(model: &Ant, data: &std::path::Path) -> Result<(ant::Dataset, ant::Dataset)> {
+    let prov = &model.meta.provenance;
+    let src = match &prov.test_split {
+        TestSplit::Fraction { fraction, seed, .. } => load_source(data, None, *fraction, *seed)?,
+        TestSplit::File { path } => load_source(data, Some(std::path::Path::new(path)), 0.2, 0)?,
+        TestSplit::Files | TestSplit::Unknown => {
+            load_source(data, None, 0.2, model.meta.config.seed)?
+        }
+    };
+    let mut train = src.train;
+    if let Some(n) = prov.train_limit {
+        train = train.take_first(n);
+    }
+    let (_, valid) = train.split_tail(model.meta.config.valid_fraction);
+    let test = load_test_for(data, &prov.test_split)?;
+    Ok((valid, test))
+}
+
+fn prune(a: PruneArgs) -> Result<()> {
+    let model = Ant::load(&a.model, &ant::default_device())?;
+    let (valid, test) = recorded_split(&model, &a.data)?;
+    let (pruned, report) = model.pruned(&valid, a.min_reach)?;
+    pruned.save(&a.out)?;
+    let (v0, v1) = (model.evaluate(&valid)?, pruned.evaluate(&valid)?);
+    let (t0, t1) = (model.evaluate(&test)?, pruned.evaluate(&test)?);
+    let summary = serde_json::json!({
+        "min_reach": a.min_reach,
+        "removed": report.removed,
+        "nodes_removed": report.nodes_removed,
+        "params_removed": report.params_removed,
+        "params_before": model.tree.topology.num_params(),
+        "params_after": pruned.tree.topology.num_params(),
+        "valid_multi_path_before": v0.multi_path, "valid_multi_path_after": v1.multi_path,
+        "test_multi_path_before": t0.multi_path, "test_multi_path_after": t1.multi_path,
+        "test_single_path_before": t0.single_path, "test_single_path_after": t1.single_path,
+    });
+    write_atomic(
+        &a.out.join("prune.json"),
+        serde_json::to_string_pretty(&summary)
+            .expect("json")
+            .as_bytes(),
+    )?;
+    println!("{}", serde_json::to_string_pretty(&summary).expect("json"));
+    Ok(())
+}
+
 fn main() -> ExitCode {
     tracing_subscriber::fmt()
         .with_writer(std::io::stderr)
@@ -292,6 +364,7 @@ fn main() -> ExitCode {
     let res = match cli.cmd {
         Cmd::Train(a) => train(a),
         Cmd::Eval(a) => eval(a),
+        Cmd::Prune(a) => prune(a),
     };
     match res {
         Ok(()) => ExitCode::SUCCESS,

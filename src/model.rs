@@ -1,6 +1,7 @@
 //! The fitted model: a grown and refined tree plus everything needed to use it on new
 //! data (normalisation, task, provenance), saved as `tree.json` + `model.safetensors`.
 
+use std::collections::BTreeMap;
 use std::path::Path;
 
 use burn::module::Module;
@@ -10,15 +11,16 @@ use serde::{Deserialize, Serialize};
 
 use crate::data::{Dataset, Targets};
 use crate::error::{AntError, Result};
-use crate::loss::{Target, leaf_prediction, mixture_prediction};
+use crate::loss::{Target, leaf_prediction, mixture_prediction, reach_probs};
 use crate::modules::Repr;
 use crate::observe::{Decision, Observer};
 use crate::params::{AntParams, TrainConfig};
 use crate::persist::write_atomic;
 use crate::preset::{Preset, Task};
+use crate::prune::{PruneReport, prune};
 use crate::spec::Shape;
 use crate::train::{DeviceSet, EVAL_CHUNK, MetricCtx, evaluate, grow, refine};
-use crate::tree::{Topology, Tree, TreeModules};
+use crate::tree::{Routing, Topology, Tree, TreeModules};
 
 pub const TREE_FILE: &str = "tree.json";
 pub const WEIGHTS_FILE: &str = "model.safetensors";
@@ -165,12 +167,21 @@ pub struct ModelMeta {
     pub decisions: Vec<Decision>,
 }
 
-/// Multi-path (all leaves, weighted) or greedy single-path prediction.
-#[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize, Deserialize, clap::ValueEnum)]
+/// How a prediction is made.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize, Deserialize)]
 #[serde(rename_all = "kebab-case")]
 pub enum Inference {
+    /// Every leaf, weighted by its reach probability (the paper's multi-path).
     MultiPath,
+    /// The more likely branch at each router; each sample runs only its path's modules.
     SinglePath,
+    /// Bernoulli routing with the routers' probabilities (seeded), conditional too.
+    Stochastic { seed: u64 },
+    /// Greedy single path computed densely (every module run): the reference that
+    /// conditional single-path inference must equal.
+    DenseSinglePath,
+    /// The leaf with the smallest reach probability (the paper's Table 5 sanity check).
+    LeastLikelyPath,
 }
 
 /// Predictions for a batch of samples.
@@ -204,7 +215,17 @@ pub struct Evaluation {
     /// Error % (classification) or MSE (regression), multi-path.
     pub multi_path: f64,
     pub single_path: f64,
+    /// Predicting with each sample's least likely leaf.
+    pub least_likely_path: f64,
     pub test_samples: usize,
+    pub params_total: usize,
+    /// Parameters on the path each test sample uses, averaged.
+    pub params_single_path_avg: f64,
+    /// FLOPs per sample (see [`crate::metrics`]).
+    pub flops_multi_path: f64,
+    pub flops_single_path: f64,
+    /// Test samples reaching each leaf under greedy single-path routing.
+    pub leaf_reach: BTreeMap<String, usize>,
 }
 
 /// A fitted Adaptive Neural Tree.
@@ -349,38 +370,56 @@ impl Ant {
         let task = self.task();
         let k = task.outputs();
         let view = self.tree.view();
+        let post = |t: Tensor<2>| leaf_prediction(t, task);
         let (mut values, mut leaf) = (
             Vec::with_capacity(data.len() * k),
             Vec::with_capacity(data.len()),
         );
-        for (s, len) in crate::train::chunks(data.len(), EVAL_CHUNK) {
+        for (c, (s, len)) in crate::train::chunks(data.len(), EVAL_CHUNK).enumerate() {
             let xb = x.narrow(s, len);
-            let greedy = view.greedy_leaves(xb.clone());
-            let (leaves, _) = view.forward_leaves(xb, None);
-            let pred = match mode {
-                Inference::MultiPath => mixture_prediction(&leaves, task),
-                Inference::SinglePath => {
-                    // Dense single path: every leaf computed, each sample takes its own.
-                    let outs: Vec<Vec<f32>> = leaves
-                        .iter()
-                        .map(|l| {
-                            leaf_prediction(l.out.clone(), task)
-                                .into_data()
-                                .try_to_vec::<f32>()
-                                .expect("f32")
-                        })
-                        .collect();
+            match mode {
+                Inference::SinglePath | Inference::Stochastic { .. } => {
+                    let routing = match mode {
+                        Inference::Stochastic { seed } => {
+                            Routing::Stochastic(seed.wrapping_add(c as u64))
+                        }
+                        _ => Routing::Greedy,
+                    };
+                    let p = view.single_path(xb, routing, post);
+                    values.extend(p.out);
+                    leaf.extend(p.leaf);
+                }
+                Inference::MultiPath => {
+                    leaf.extend(view.greedy_leaves(xb.clone()));
+                    let (leaves, _) = view.forward_leaves(xb, None);
+                    values.extend(to_f32(mixture_prediction(&leaves, task)));
+                }
+                Inference::DenseSinglePath | Inference::LeastLikelyPath => {
+                    // Every leaf computed; each sample then takes one leaf's prediction.
+                    let (leaves, _) = view.forward_leaves(xb.clone(), None);
+                    let chosen = if mode == Inference::DenseSinglePath {
+                        view.greedy_leaves(xb)
+                    } else {
+                        let reach = to_f32(reach_probs(&leaves, len, &self.device));
+                        let nl = leaves.len();
+                        reach
+                            .chunks(nl)
+                            .map(|r| {
+                                let j = (0..nl).fold(0, |b, j| if r[j] < r[b] { j } else { b });
+                                leaves[j].node
+                            })
+                            .collect()
+                    };
+                    let outs: Vec<Vec<f32>> =
+                        leaves.iter().map(|l| to_f32(post(l.out.clone()))).collect();
                     let pos =
                         |node: usize| leaves.iter().position(|l| l.node == node).expect("leaf");
-                    let mut v = Vec::with_capacity(len * k);
-                    for (b, &g) in greedy.iter().enumerate() {
-                        v.extend_from_slice(&outs[pos(g)][b * k..(b + 1) * k]);
+                    for (b, &g) in chosen.iter().enumerate() {
+                        values.extend_from_slice(&outs[pos(g)][b * k..(b + 1) * k]);
                     }
-                    Tensor::from_data(TensorData::new(v, [len, k]), &self.device)
+                    leaf.extend(chosen);
                 }
-            };
-            values.extend(pred.into_data().try_to_vec::<f32>().expect("f32"));
-            leaf.extend(greedy);
+            }
         }
         if let Task::Regression { dim } = task {
             let n = &self.meta.normalisation;
@@ -393,32 +432,49 @@ impl Ant {
         Ok(Predictions { values, k, leaf })
     }
 
-    /// Test error % (or MSE in original units), multi-path and single-path.
+    /// Error % or MSE (original units) of predictions against `data`'s targets.
+    fn score(&self, data: &Dataset, p: &Predictions) -> f64 {
+        match &data.targets {
+            Targets::Classes { labels, .. } => {
+                let wrong = p
+                    .classes()
+                    .iter()
+                    .zip(labels)
+                    .filter(|(a, b)| **a != **b as usize)
+                    .count();
+                100.0 * wrong as f64 / data.len().max(1) as f64
+            }
+            Targets::Values { values, .. } => {
+                let se: f64 = p
+                    .values
+                    .iter()
+                    .zip(values)
+                    .map(|(a, b)| ((a - b) as f64).powi(2))
+                    .sum();
+                se / values.len().max(1) as f64
+            }
+        }
+    }
+
+    /// Test scores (multi-path, single-path, least-likely path) and the paper's
+    /// accounting of parameters and FLOPs.
     pub fn evaluate(&self, data: &Dataset) -> Result<Evaluation> {
         self.check_data(data, true)?;
-        let score = |mode| -> Result<f64> {
-            let p = self.predict(data, mode)?;
-            Ok(match &data.targets {
-                Targets::Classes { labels, .. } => {
-                    let wrong = p
-                        .classes()
-                        .iter()
-                        .zip(labels)
-                        .filter(|(a, b)| **a != **b as usize)
-                        .count();
-                    100.0 * wrong as f64 / data.len().max(1) as f64
-                }
-                Targets::Values { values, .. } => {
-                    let se: f64 = p
-                        .values
-                        .iter()
-                        .zip(values)
-                        .map(|(a, b)| ((a - b) as f64).powi(2))
-                        .sum();
-                    se / values.len().max(1) as f64
-                }
-            })
-        };
+        let t = &self.tree.topology;
+        let multi = self.predict(data, Inference::MultiPath)?;
+        let single = self.predict(data, Inference::SinglePath)?;
+        let least = self.predict(data, Inference::LeastLikelyPath)?;
+        let n = data.len().max(1) as f64;
+        let mut leaf_reach: BTreeMap<String, usize> =
+            t.leaves().iter().map(|l| (l.to_string(), 0)).collect();
+        let (mut params, mut flops) = (0.0, 0.0);
+        for &l in &single.leaf {
+            *leaf_reach.entry(l.to_string()).or_default() += 1;
+            let c = t.path_cost(l);
+            params += c.params as f64;
+            flops += c.flops as f64;
+        }
+        let total = t.total_cost();
         Ok(Evaluation {
             task: if self.task().is_classification() {
                 "classification"
@@ -426,10 +482,62 @@ impl Ant {
                 "regression"
             }
             .into(),
-            multi_path: score(Inference::MultiPath)?,
-            single_path: score(Inference::SinglePath)?,
+            multi_path: self.score(data, &multi),
+            single_path: self.score(data, &single),
+            least_likely_path: self.score(data, &least),
             test_samples: data.len(),
+            params_total: total.params,
+            params_single_path_avg: params / n,
+            flops_multi_path: total.flops as f64,
+            flops_single_path: flops / n,
+            leaf_reach,
         })
+    }
+
+    /// Mean reach probability of every node over `data`'s samples.
+    pub fn node_reach(&self, data: &Dataset) -> Result<Vec<f64>> {
+        self.check_data(data, false)?;
+        let x = self.normalised_inputs(data, self.input_shape());
+        let view = self.tree.view();
+        let leaves_idx = self.tree.topology.leaves();
+        let mut sums = vec![0f64; leaves_idx.len()];
+        for (s, len) in crate::train::chunks(data.len(), EVAL_CHUNK) {
+            let (leaves, _) = view.forward_leaves(x.narrow(s, len), None);
+            let r = to_f32(reach_probs(&leaves, len, &self.device));
+            for row in r.chunks(leaves.len()) {
+                row.iter()
+                    .enumerate()
+                    .for_each(|(j, p)| sums[j] += *p as f64);
+            }
+        }
+        let n = data.len().max(1) as f64;
+        let leaf_reach: Vec<(usize, f64)> = leaves_idx
+            .into_iter()
+            .zip(sums)
+            .map(|(l, s)| (l, s / n))
+            .collect();
+        Ok(self.tree.topology.node_reach(&leaf_reach))
+    }
+
+    /// A copy without the subtrees whose mean reach over `valid` is below `min_reach`.
+    pub fn pruned(&self, valid: &Dataset, min_reach: f64) -> Result<(Ant, PruneReport)> {
+        if !(0.0..=1.0).contains(&min_reach) {
+            return Err(AntError::param(format!(
+                "--min-reach must be in [0, 1], got {min_reach}"
+            )));
+        }
+        let reach = self.node_reach(valid)?;
+        let (tree, report) = prune(&self.tree, &reach, min_reach);
+        let mut meta = self.meta.clone();
+        meta.topology = tree.topology.clone();
+        Ok((
+            Ant {
+                tree,
+                meta,
+                device: self.device.clone(),
+            },
+            report,
+        ))
     }
 
     /// Mean NLL and metric on `data` (multi-path), as during training.
@@ -507,6 +615,13 @@ impl Ant {
         let tree = Tree::new(meta.topology.clone(), modules);
         Ok(Ant { tree, meta, device })
     }
+}
+
+fn to_f32(t: Tensor<2>) -> Vec<f32> {
+    t.into_data()
+        .convert::<f32>()
+        .try_to_vec::<f32>()
+        .expect("f32 data")
 }
 
 /// Normalise `data` and put it on `device`.

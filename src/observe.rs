@@ -46,11 +46,15 @@ impl std::fmt::Display for Decision {
             "node {}: {} (valid NLL {:.4} -> {:.4}",
             self.node, self.action, self.valid_before, self.valid_after
         )?;
-        let others: Vec<String> = [("split", self.split), ("deepen", self.deepen), ("continued", self.continued)]
-            .iter()
-            .filter(|(n, _)| *n != self.action)
-            .filter_map(|(n, v)| v.map(|v| format!("{n} {v:.4}")))
-            .collect();
+        let others: Vec<String> = [
+            ("split", self.split),
+            ("deepen", self.deepen),
+            ("continued", self.continued),
+        ]
+        .iter()
+        .filter(|(n, _)| *n != self.action)
+        .filter_map(|(n, v)| v.map(|v| format!("{n} {v:.4}")))
+        .collect();
         if !others.is_empty() {
             write!(f, "; {}", others.join(", "))?;
         }

@@ -205,22 +205,73 @@ fn mnist_subset_grows_and_beats_a_linear_classifier() {
         .ablation(Ablation::NoTransformer)
         .max_depth(0)
         .refine_epochs(0)
-        .epochs_node(30);
+        .epochs_node(40)
+        .batch_size(128); // 1,800 samples: enough steps per epoch for both models
     let linear = Ant::fit(linear, &train, &dev, &mut Collect::default()).unwrap();
     assert_eq!(linear.tree.topology.nodes.len(), 1);
     let params = AntParams::preset(Preset::MnistC)
-        .epochs_node(30)
+        .epochs_node(40)
+        .batch_size(128)
         .refine_epochs(0)
         .max_depth(2);
     let ant = Ant::fit(params, &train, &dev, &mut Collect::default()).unwrap();
     let t = &ant.tree.topology;
     assert!(
         t.nodes.len() > 1 || t.transformers() > 1,
-        "growth added nothing"
+        "growth added nothing: {:?}",
+        ant.meta.decisions
     );
     let (e_lin, e_ant) = (
         linear.evaluate(&test).unwrap().multi_path,
         ant.evaluate(&test).unwrap().multi_path,
     );
     assert!(e_ant < e_lin, "ANT {e_ant}% vs linear {e_lin}%");
+}
+
+#[test]
+fn ablations_restrict_the_growth_options() {
+    let data = regression(uniform(800, 2, 25), 2, |r| {
+        if r[0] > 0.0 {
+            2.0 * r[1]
+        } else {
+            (3.0 * r[1]).sin()
+        }
+    });
+    let dev = Device::flex();
+    let base = AntParams::preset(Preset::Tabular)
+        .width(8)
+        .epochs_node(15)
+        .refine_epochs(0)
+        .max_depth(3)
+        .batch_size(64);
+    let hme = Ant::fit(
+        base.clone().ablation(Ablation::NoTransformer),
+        &data,
+        &dev,
+        &mut Collect::default(),
+    )
+    .unwrap();
+    let t = &hme.tree.topology;
+    assert_eq!(t.transformers(), 0, "an HME has no transformers");
+    assert!(
+        hme.meta
+            .decisions
+            .iter()
+            .all(|d| d.action != "deepen" && d.deepen.is_none())
+    );
+    let cnn = Ant::fit(
+        base.ablation(Ablation::NoRouter),
+        &data,
+        &dev,
+        &mut Collect::default(),
+    )
+    .unwrap();
+    let t = &cnn.tree.topology;
+    assert_eq!(
+        (t.routers(), t.nodes.len()),
+        (0, 1),
+        "without routers the tree is a chain of transformers"
+    );
+    assert!(cnn.meta.decisions.iter().all(|d| d.split.is_none()));
+    assert!(t.transformers() >= 1);
 }

@@ -189,8 +189,14 @@ pub fn grow_from(
             let baseline = match (cfg.init, cfg.ablation, preset.router(shape)) {
                 (Init::Inherit, a, Some(_)) if a != Ablation::NoRouter => {
                     let parent = modules.nodes[leaf].solver.as_ref().expect("leaf");
-                    let c = DeepenCandidate { transformer: None, solver: parent.jittered(0.0) };
-                    Some(ctx.train_candidate(c, &tc, &vc, leaf, "continue", 3, obs).valid_nll)
+                    let c = DeepenCandidate {
+                        transformer: None,
+                        solver: parent.jittered(0.0),
+                    };
+                    Some(
+                        ctx.train_candidate(c, &tc, &vc, leaf, "continue", 3, obs)
+                            .valid_nll,
+                    )
                 }
                 _ => None,
             };

@@ -1,6 +1,8 @@
 //! The ANT itself: topology (arena) + weights, with multi-path and single-path forward.
 mod forward;
+mod route;
 mod topology;
 
 pub use forward::{LeafOutput, NodeModules, Tree, TreeModules, TreeView};
+pub use route::{PathOutput, Routing};
 pub use topology::{Node, Topology};

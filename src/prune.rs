@@ -1,0 +1,183 @@
+//! Pruning starved branches: refinement polarises routers, so some subtrees end up
+//! reached by almost no sample; removing them collapses their parent router.
+
+use serde::Serialize;
+
+use crate::tree::{Node, NodeModules, Topology, Tree, TreeModules};
+
+/// Where a node of a pruned tree came from in the original one.
+#[derive(Clone, Debug)]
+struct Origin {
+    /// (old node, edge index) of each transformer on the new edge.
+    edge: Vec<(usize, usize)>,
+    /// The old node whose router or solver (and children) the new node has.
+    head: usize,
+}
+
+impl Topology {
+    /// The tree without the subtree rooted at `cut` (not the root): its parent's router
+    /// goes, and the sibling takes the parent's place, its edge appended to the parent's.
+    pub fn without_subtree(&self, cut: usize) -> (Topology, Vec<(usize, Vec<(usize, usize)>)>) {
+        let mut nodes: Vec<Node> = vec![];
+        let mut origins: Vec<Origin> = vec![];
+        self.rebuild(0, None, cut, &mut nodes, &mut origins);
+        let origins = origins.into_iter().map(|o| (o.head, o.edge)).collect();
+        (
+            Topology {
+                input: self.input,
+                nodes,
+            },
+            origins,
+        )
+    }
+
+    fn rebuild(
+        &self,
+        old: usize,
+        parent: Option<usize>,
+        cut: usize,
+        nodes: &mut Vec<Node>,
+        origins: &mut Vec<Origin>,
+    ) -> usize {
+        let mut edge: Vec<(usize, usize)> =
+            (0..self.nodes[old].edge.len()).map(|k| (old, k)).collect();
+        let mut head = old;
+        while let Some([l, r]) = self.nodes[head].children {
+            let keep = if l == cut {
+                r
+            } else if r == cut {
+                l
+            } else {
+                break;
+            };
+            edge.extend((0..self.nodes[keep].edge.len()).map(|k| (keep, k)));
+            head = keep;
+        }
+        let h = &self.nodes[head];
+        let me = nodes.len();
+        nodes.push(Node {
+            parent,
+            children: None,
+            edge: edge
+                .iter()
+                .map(|&(n, k)| self.nodes[n].edge[k].clone())
+                .collect(),
+            router: h.router.clone(),
+            solver: h.solver.clone(),
+        });
+        origins.push(Origin { edge, head });
+        if let Some([l, r]) = h.children {
+            let a = self.rebuild(l, Some(me), cut, nodes, origins);
+            let b = self.rebuild(r, Some(me), cut, nodes, origins);
+            nodes[me].children = Some([a, b]);
+        }
+        me
+    }
+
+    /// Mean reach probability of every node, from the mean reach of each leaf.
+    pub fn node_reach(&self, leaf_reach: &[(usize, f64)]) -> Vec<f64> {
+        let mut r = vec![0.0; self.nodes.len()];
+        for &(leaf, p) in leaf_reach {
+            for n in self.path(leaf) {
+                r[n] += p;
+            }
+        }
+        r
+    }
+}
+
+/// What pruning removed.
+#[derive(Clone, Debug, Default, PartialEq, Serialize)]
+pub struct PruneReport {
+    /// Original indices of the roots of the removed subtrees, with their reach.
+    pub removed: Vec<(usize, f64)>,
+    pub nodes_removed: usize,
+    pub params_removed: usize,
+}
+
+/// Remove every subtree whose mean reach probability is below `min_reach` (given per
+/// node of `tree`), keeping at least one child of every router.
+pub fn prune(tree: &Tree, reach: &[f64], min_reach: f64) -> (Tree, PruneReport) {
+    let topo = &tree.topology;
+    // Top-down: a starved child is cut whole; its descendants need no visit.
+    let mut cuts = vec![];
+    let mut stack = vec![0usize];
+    while let Some(i) = stack.pop() {
+        if let Some([l, r]) = topo.nodes[i].children {
+            let (lo, hi) = if reach[l] <= reach[r] { (l, r) } else { (r, l) };
+            if reach[lo] < min_reach {
+                cuts.push(lo);
+                stack.push(hi);
+            } else {
+                stack.extend([l, r]);
+            }
+        }
+    }
+    let mut report = PruneReport::default();
+    let (mut t, mut m) = (topo.clone(), tree.modules.clone());
+    // Map original indices through each rebuild.
+    let mut index: Vec<Option<usize>> = (0..topo.nodes.len()).map(Some).collect();
+    for &c in &cuts {
+        let cur = index[c].expect("cut subtrees are disjoint");
+        let before = (t.nodes.len(), t.num_params());
+        let (nt, origins) = t.without_subtree(cur);
+        let nm = TreeModules {
+            nodes: origins
+                .iter()
+                .map(|(head, edge)| NodeModules {
+                    edge: edge
+                        .iter()
+                        .map(|&(n, k)| m.nodes[n].edge[k].clone())
+                        .collect(),
+                    router: m.nodes[*head].router.clone(),
+                    solver: m.nodes[*head].solver.clone(),
+                })
+                .collect(),
+        };
+        let mut new_of_old = vec![None; t.nodes.len()];
+        for (new, (head, _)) in origins.iter().enumerate() {
+            new_of_old[*head] = Some(new);
+        }
+        index = index
+            .iter()
+            .map(|o| o.and_then(|i| new_of_old[i]))
+            .collect();
+        report.removed.push((c, reach[c]));
+        report.nodes_removed += before.0 - nt.nodes.len();
+        report.params_removed += before.1 - nt.num_params();
+        (t, m) = (nt, nm);
+    }
+    (Tree::new(t, m), report)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::spec::{BlockSpec, LayerSpec, Shape};
+
+    fn fc(i: usize, o: usize) -> BlockSpec {
+        BlockSpec::new(vec![
+            LayerSpec::Linear { d_in: i, d_out: o },
+            LayerSpec::Tanh,
+        ])
+    }
+
+    #[test]
+    fn cutting_a_subtree_collapses_its_parent() {
+        let mut t = Topology::root(Shape::Flat { d: 2 }, vec![fc(2, 4)], fc(4, 3));
+        let [a, b] = t.split(0, fc(4, 1), fc(4, 3), fc(4, 3));
+        t.deepen(b, fc(4, 4), fc(4, 3));
+        let [c, _d] = t.split(b, fc(4, 1), fc(4, 3), fc(4, 3));
+        // cut `a`: b's edge joins the root's, b's router becomes the root's
+        let (p, origins) = t.without_subtree(a);
+        p.validate().unwrap();
+        assert_eq!(p.nodes.len(), 3);
+        assert_eq!(p.nodes[0].edge.len(), 2);
+        assert_eq!(p.nodes[0].router, t.nodes[b].router);
+        assert_eq!(origins[0].0, b);
+        assert_eq!(t.num_params() - p.num_params(), 4 * 3 + 3 + 5);
+        // node reach adds leaves up the tree
+        let r = t.node_reach(&[(a, 0.5), (c, 0.3), (4, 0.2)]);
+        assert!((r[0] - 1.0).abs() < 1e-12 && (r[b] - 0.5).abs() < 1e-12);
+    }
+}
