@@ -519,6 +519,30 @@ impl Ant {
         Ok(self.tree.topology.node_reach(&leaf_reach))
     }
 
+    /// Per-sample reach probability of every node, row-major `[N][nodes]` (a node's
+    /// reach is the sum of its leaves'). A router's left-probability for a sample is
+    /// `reach[left] / reach[node]`.
+    pub fn node_reach_per_sample(&self, data: &Dataset) -> Result<Vec<f32>> {
+        self.check_data(data, false)?;
+        let t = &self.tree.topology;
+        let m = t.nodes.len();
+        let paths: Vec<Vec<usize>> = t.leaves().iter().map(|&l| t.path(l)).collect();
+        let x = self.normalised_inputs(data, self.input_shape());
+        let view = self.tree.view();
+        let mut out = vec![0f32; data.len() * m];
+        for (s, len) in crate::train::chunks(data.len(), EVAL_CHUNK) {
+            let (leaves, _) = view.forward_leaves(x.narrow(s, len), None);
+            let r = to_f32(reach_probs(&leaves, len, &self.device));
+            for (b, row) in r.chunks(leaves.len()).enumerate() {
+                let o = &mut out[(s + b) * m..(s + b + 1) * m];
+                for (j, p) in row.iter().enumerate() {
+                    paths[j].iter().for_each(|&n| o[n] += p);
+                }
+            }
+        }
+        Ok(out)
+    }
+
     /// A copy without the subtrees whose mean reach over `valid` is below `min_reach`.
     pub fn pruned(&self, valid: &Dataset, min_reach: f64) -> Result<(Ant, PruneReport)> {
         if !(0.0..=1.0).contains(&min_reach) {
