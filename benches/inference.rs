@@ -22,30 +22,60 @@ fn tree() -> Topology {
     let t0 = p.transformer(input, 1, 0).expect("root transformer");
     let s0 = t0.out_shape(input).expect("shape");
     let mut t = Topology::root(input, vec![t0], p.solver(s0, TASK));
-    let [a, b] = t.split(0, p.router(s0).expect("router"), p.solver(s0, TASK), p.solver(s0, TASK));
+    let [a, b] = t.split(
+        0,
+        p.router(s0).expect("router"),
+        p.solver(s0, TASK),
+        p.solver(s0, TASK),
+    );
     for n in [a, b] {
         let tr = p.transformer(s0, 2, 0).expect("second transformer");
         let s1 = tr.out_shape(s0).expect("shape");
         t.deepen(n, tr, p.solver(s1, TASK));
-        t.split(n, p.router(s1).expect("router"), p.solver(s1, TASK), p.solver(s1, TASK));
+        t.split(
+            n,
+            p.router(s1).expect("router"),
+            p.solver(s1, TASK),
+            p.solver(s1, TASK),
+        );
     }
     t
 }
 
 /// Centre every router on the samples that reach it, so paths are balanced.
 fn balance(topo: &Topology, m: &mut TreeModules, i: usize, x: Repr, dev: &Device) {
-    let Some([l, r]) = topo.nodes[i].children else { return };
-    let view = TreeView { topology: topo, modules: m };
+    let Some([l, r]) = topo.nodes[i].children else {
+        return;
+    };
+    let view = TreeView {
+        topology: topo,
+        modules: m,
+    };
     let h = view.edge_forward(i, x);
-    let z: Vec<f32> = view.router_logit(i, h.clone()).into_data().convert::<f32>().try_to_vec().expect("f32");
+    let z: Vec<f32> = view
+        .router_logit(i, h.clone())
+        .into_data()
+        .convert::<f32>()
+        .try_to_vec()
+        .expect("f32");
     let mut sorted = z.clone();
     sorted.sort_by(|a, b| a.total_cmp(b));
     let median = sorted[sorted.len() / 2];
-    let lin = m.nodes[i].router.as_mut().expect("router").linears.last_mut().expect("fc");
+    let lin = m.nodes[i]
+        .router
+        .as_mut()
+        .expect("router")
+        .linears
+        .last_mut()
+        .expect("fc");
     let bias = lin.bias.as_ref().expect("bias").val();
     lin.bias = Some(Param::from_tensor(bias.sub_scalar(median)));
     let rows = |left: bool| -> Vec<i64> {
-        z.iter().enumerate().filter(|(_, v)| (**v >= median) == left).map(|(j, _)| j as i64).collect()
+        z.iter()
+            .enumerate()
+            .filter(|(_, v)| (**v >= median) == left)
+            .map(|(j, _)| j as i64)
+            .collect()
     };
     for (child, left) in [(l, true), (r, false)] {
         let idx = rows(left);
@@ -60,13 +90,27 @@ fn inference(c: &mut Criterion) {
     dev.seed(1);
     let topo = tree();
     let mut m = TreeModules::init(&topo, &dev);
-    let x = Repr::Image(Tensor::random([N, 1, 28, 28], Distribution::Normal(0.0, 1.0), &dev));
+    let x = Repr::Image(Tensor::random(
+        [N, 1, 28, 28],
+        Distribution::Normal(0.0, 1.0),
+        &dev,
+    ));
     balance(&topo, &mut m, 0, x.clone(), &dev);
-    let view = TreeView { topology: &topo, modules: &m };
+    let view = TreeView {
+        topology: &topo,
+        modules: &m,
+    };
     let cost = topo.total_cost().flops as f64;
     let leaves = view.single_path(x.clone(), Routing::Greedy, |t| t).leaf;
-    let path: f64 = leaves.iter().map(|&l| topo.path_cost(l).flops as f64).sum::<f64>() / N as f64;
-    eprintln!("FLOPs per sample: multi-path {cost:.0}, single-path {path:.0} (ratio {:.2})", cost / path);
+    let path: f64 = leaves
+        .iter()
+        .map(|&l| topo.path_cost(l).flops as f64)
+        .sum::<f64>()
+        / N as f64;
+    eprintln!(
+        "FLOPs per sample: multi-path {cost:.0}, single-path {path:.0} (ratio {:.2})",
+        cost / path
+    );
     let mut g = c.benchmark_group("inference batch 1000 (4-leaf mnist-a tree)");
     g.throughput(Throughput::Elements(N as u64));
     g.sample_size(10);

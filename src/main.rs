@@ -90,6 +90,9 @@ struct TrainArgs {
     test_fraction: f64,
     #[arg(long, value_enum, default_value_t = Ablation::None)]
     ablation: Ablation,
+    /// Training-image augmentation (default: crop-flip for cifar10 presets, else none).
+    #[arg(long, value_enum)]
+    augment: Option<ant::train::Augment>,
     /// How split children start: from the parent's solver, or fresh.
     #[arg(long, value_enum, default_value_t = Init::Fresh)]
     init: Init,
@@ -237,6 +240,9 @@ fn train(a: TrainArgs) -> Result<()> {
         .lr(a.lr)
         .ablation(a.ablation)
         .init(a.init);
+    if let Some(aug) = a.augment {
+        params = params.augment(aug);
+    }
     if let Some(r) = a.refine_epochs {
         params = params.refine_epochs(r);
     }

@@ -3,6 +3,7 @@
 
 use std::collections::BTreeMap;
 use std::path::Path;
+use std::sync::Arc;
 
 use burn::module::Module;
 use burn::prelude::*;
@@ -19,7 +20,7 @@ use crate::persist::write_atomic;
 use crate::preset::{Preset, Task};
 use crate::prune::{PruneReport, prune};
 use crate::spec::Shape;
-use crate::train::{DeviceSet, EVAL_CHUNK, MetricCtx, evaluate, grow, refine};
+use crate::train::{Augment, Augmenter, DeviceSet, EVAL_CHUNK, MetricCtx, evaluate, grow, refine};
 use crate::tree::{Routing, Topology, Tree, TreeModules};
 
 pub const TREE_FILE: &str = "tree.json";
@@ -287,7 +288,11 @@ impl Ant {
             y_std: norm.y_std.clone(),
         };
         let base = device.clone().without_autodiff();
-        let tset = to_device(&train, &norm, input, &base);
+        let mut tset = to_device(&train, &norm, input, &base);
+        if let (Augment::CropFlip, Shape::Image { c, h, w }) = (cfg.augment, input) {
+            let x = norm.apply_x(&train.x, input);
+            tset.augment = Some(Arc::new(Augmenter::new(x, c, h, w, 4, cfg.seed ^ 0xA5A5)));
+        }
         let vset = to_device(&valid, &norm, input, &base);
         let ad = base.clone().autodiff();
         ad.seed(cfg.seed);
@@ -662,5 +667,5 @@ pub fn to_device(data: &Dataset, norm: &Normalisation, input: Shape, device: &De
             Target::Values(Tensor::from_data(TensorData::new(v, [n, *dim]), device))
         }
     };
-    DeviceSet { x, y, n }
+    DeviceSet::new(x, y, n)
 }

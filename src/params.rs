@@ -5,6 +5,7 @@ use serde::{Deserialize, Serialize};
 
 use crate::error::{AntError, Result};
 use crate::preset::{Ablation, Preset};
+use crate::train::Augment;
 
 /// How the two children of a split start.
 #[derive(Clone, Copy, Debug, Default, PartialEq, Eq, Serialize, Deserialize, clap::ValueEnum)]
@@ -37,6 +38,9 @@ pub struct TrainConfig {
     pub seed: u64,
     /// Fraction of the training samples held out (the last ones) for validation.
     pub valid_fraction: f64,
+    /// Augmentation of training images (the paper's for CIFAR-10: crop + flip).
+    #[serde(default)]
+    pub augment: Augment,
 }
 
 /// Unchecked training parameters with the paper's defaults.
@@ -59,6 +63,11 @@ impl AntParams {
             lr: 1e-3,
             seed: 0,
             valid_fraction: 0.1,
+            augment: if preset.name().starts_with("cifar") {
+                Augment::CropFlip
+            } else {
+                Augment::None
+            },
         })
     }
     pub fn ablation(mut self, a: Ablation) -> Self {
@@ -99,6 +108,10 @@ impl AntParams {
     }
     pub fn seed(mut self, s: u64) -> Self {
         self.0.seed = s;
+        self
+    }
+    pub fn augment(mut self, a: Augment) -> Self {
+        self.0.augment = a;
         self
     }
     pub fn valid_fraction(mut self, f: f64) -> Self {

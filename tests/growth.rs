@@ -275,3 +275,48 @@ fn ablations_restrict_the_growth_options() {
     assert!(cnn.meta.decisions.iter().all(|d| d.split.is_none()));
     assert!(t.transformers() >= 1);
 }
+
+#[test]
+fn augmented_images_grow_without_cached_training_inputs() {
+    use ant::Targets;
+    use ant::train::Augment;
+    // 8x8 RGB images: class = which colour channel is bright (survives crops and flips)
+    let n = 96;
+    let mut x = vec![0f32; n * 3 * 64];
+    let mut labels = vec![];
+    let noise = uniform(n * 3 * 64, 1, 26);
+    for i in 0..n {
+        let c = (i % 2) as u32;
+        for p in 0..3 * 64 {
+            let channel = p / 64;
+            let bright = (channel == 0) == (c == 0);
+            x[i * 192 + p] = if bright { 0.8 } else { 0.2 } + 0.1 * noise[i * 192 + p];
+        }
+        labels.push(c);
+    }
+    let data = ant::Dataset::new(
+        x,
+        vec![3, 8, 8],
+        Targets::Classes {
+            labels,
+            n_classes: 2,
+        },
+    )
+    .unwrap();
+    let params = AntParams::preset(Preset::Cifar10C)
+        .epochs_node(3)
+        .refine_epochs(2)
+        .max_depth(1)
+        .batch_size(32);
+    assert_eq!(params.clone().check().unwrap().augment, Augment::CropFlip);
+    let mut obs = Collect::default();
+    let model = Ant::fit(params, &data, &Device::flex(), &mut obs).unwrap();
+    assert!(
+        obs.epochs
+            .iter()
+            .all(|e| e.train_loss.is_finite() && e.valid_loss.is_finite())
+    );
+    assert!(obs.epochs.iter().any(|e| e.phase == "refine"));
+    assert!(!model.meta.decisions.is_empty());
+    assert!(model.evaluate(&data).unwrap().multi_path < 50.0);
+}

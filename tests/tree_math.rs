@@ -200,11 +200,11 @@ fn cached_local_optimisation_equals_full_tree() {
     let n = 40;
     let xv = uniform(n, D, 5);
     let labels: Vec<i64> = (0..n as i64).map(|i| (i * 7) % 3).collect();
-    let set = DeviceSet {
-        x: flat(xv.clone(), n, D, &base),
-        y: classes(labels.clone(), &base),
+    let set = DeviceSet::new(
+        flat(xv.clone(), n, D, &base),
+        classes(labels.clone(), &base),
         n,
-    };
+    );
     let metric = MetricCtx {
         task,
         y_std: vec![],
@@ -296,4 +296,58 @@ fn cached_local_optimisation_equals_full_tree() {
             "valid {v_cached} vs {full_v}"
         );
     }
+}
+
+#[test]
+fn live_objective_equals_cached_without_augmentation() {
+    use ant::train::LiveObjective;
+    let ad = Device::flex().autodiff();
+    let base = Device::flex();
+    let k = 3;
+    let task = Task::Classification { classes: k };
+    let topo = tiny_topology(k);
+    let frozen = TreeModules::init(&topo, &ad).valid();
+    let n = 30;
+    let set = DeviceSet::new(
+        flat(uniform(n, D, 8), n, D, &base),
+        classes((0..n as i64).map(|i| i % 3).collect(), &base),
+        n,
+    );
+    let metric = MetricCtx {
+        task,
+        y_std: vec![],
+    };
+    let view = TreeView {
+        topology: &topo,
+        modules: &frozen,
+    };
+    let cache = LeafCache::compute(view, &set, 3, task, 7);
+    let cached = CachedObjective {
+        train: &cache,
+        valid: &cache,
+        metric: &metric,
+        chunk: 7,
+    };
+    let live = LiveObjective {
+        frozen: Some(view),
+        leaf: 3,
+        train: &set,
+        valid: &cache,
+        metric: &metric,
+        chunk: 7,
+    };
+    let c = SplitCandidate {
+        router: Block::init(&fc(H, 1), &ad),
+        left: Block::init(&fc(H, k), &ad),
+        right: Block::init(&fc(H, k), &ad),
+    };
+    let idx = [4usize, 9, 1, 22, 17];
+    let (a, b) = (cached.batch_loss(&c, &idx), live.batch_loss(&c, &idx));
+    assert_close(&to_vec(a.clone()), &to_vec(b.clone()), "loss");
+    let w = c.router.linears[0].weight.val();
+    assert_close(
+        &to_vec(w.grad(&a.backward()).unwrap()),
+        &to_vec(w.grad(&b.backward()).unwrap()),
+        "router gradient",
+    );
 }

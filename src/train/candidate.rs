@@ -7,10 +7,13 @@
 //! and training the candidate on them gives the same loss and gradients as the full tree
 //! with frozen parameters, without recomputing or backpropagating through frozen modules.
 
+use std::sync::Arc;
+
 use burn::module::Module;
 use burn::prelude::*;
 use burn::tensor::activation;
 
+use super::augment::Augmenter;
 use super::eval::{MetricCtx, chunks};
 use super::fit::{Objective, index_tensor};
 use crate::loss::{Target, leaf_log_lik, leaf_prediction, logsumexp_rows};
@@ -24,6 +27,36 @@ pub struct DeviceSet {
     pub x: Repr,
     pub y: Target,
     pub n: usize,
+    /// When set, training batches are augmented copies drawn from here.
+    pub augment: Option<Arc<Augmenter>>,
+}
+
+impl DeviceSet {
+    pub fn new(x: Repr, y: Target, n: usize) -> Self {
+        DeviceSet {
+            x,
+            y,
+            n,
+            augment: None,
+        }
+    }
+
+    /// The training batch of samples `idx` (augmented when the set says so).
+    pub fn batch(&self, idx: &[usize]) -> DeviceSet {
+        let device = self.y.device();
+        let i = index_tensor(idx, &device);
+        let x = match (&self.augment, &self.x) {
+            (Some(a), Repr::Image(t)) => {
+                let [_, c, h, w] = t.dims();
+                Repr::Image(Tensor::from_data(
+                    TensorData::new(a.batch(idx), [idx.len(), c, h, w]),
+                    &device,
+                ))
+            }
+            _ => self.x.select(i.clone()),
+        };
+        DeviceSet::new(x, self.y.select(i), idx.len())
+    }
 }
 
 /// What a candidate at one leaf needs from the frozen tree, for every sample.
@@ -215,6 +248,44 @@ impl Candidate for DeepenCandidate {
     }
     fn local_pred(&self, h: Repr, task: Task) -> Tensor<2> {
         leaf_prediction(self.out(h), task)
+    }
+}
+
+/// Trains a candidate when training inputs change every epoch (augmentation): the
+/// frozen tree (modules without autodiff) runs on each batch, but nothing is
+/// back-propagated through it. Validation inputs are fixed, so they stay cached.
+pub struct LiveObjective<'a> {
+    /// The frozen tree; `None` while training the root (the input is its representation).
+    pub frozen: Option<TreeView<'a>>,
+    pub leaf: usize,
+    pub train: &'a DeviceSet,
+    pub valid: &'a LeafCache,
+    pub metric: &'a MetricCtx,
+    pub chunk: usize,
+}
+
+impl<C: Candidate> Objective<C> for LiveObjective<'_> {
+    fn n_train(&self) -> usize {
+        self.train.n
+    }
+    fn batch_loss(&self, model: &C, idx: &[usize]) -> Tensor<1> {
+        let set = self.train.batch(idx);
+        let b = match self.frozen {
+            Some(tree) => LeafCache::compute(tree, &set, self.leaf, self.metric.task, idx.len()),
+            None => LeafCache::for_root(&set),
+        };
+        b.combine(model.local_log_lik(b.h.clone(), &b.y))
+            .mean()
+            .neg()
+    }
+    fn validate(&self, model: &C) -> (f64, f64) {
+        let cached = CachedObjective {
+            train: self.valid,
+            valid: self.valid,
+            metric: self.metric,
+            chunk: self.chunk,
+        };
+        cached.validate(model)
     }
 }
 

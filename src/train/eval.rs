@@ -3,7 +3,7 @@
 use burn::prelude::*;
 
 use super::candidate::DeviceSet;
-use super::fit::{Objective, index_tensor};
+use super::fit::Objective;
 use crate::loss::{Target, mixture_log_lik, mixture_nll, mixture_prediction};
 use crate::preset::Task;
 use crate::tree::{Topology, TreeModules, TreeView};
@@ -91,13 +91,13 @@ impl Objective<TreeModules> for TreeObjective<'_> {
         self.train.n
     }
     fn batch_loss(&self, model: &TreeModules, idx: &[usize]) -> Tensor<1> {
-        let i = index_tensor(idx, &self.train.y.device());
+        let b = self.train.batch(idx);
         let tree = TreeView {
             topology: self.topology,
             modules: model,
         };
-        let (leaves, _) = tree.forward_leaves(self.train.x.select(i.clone()), None);
-        mixture_nll(&leaves, &self.train.y.select(i))
+        let (leaves, _) = tree.forward_leaves(b.x, None);
+        mixture_nll(&leaves, &b.y)
     }
     fn validate(&self, model: &TreeModules) -> (f64, f64) {
         evaluate(

@@ -4,7 +4,8 @@ use burn::module::Module;
 use burn::prelude::*;
 
 use super::candidate::{
-    CachedObjective, Candidate, DeepenCandidate, DeviceSet, LeafCache, SplitCandidate,
+    CachedObjective, Candidate, DeepenCandidate, DeviceSet, LeafCache, LiveObjective,
+    SplitCandidate,
 };
 use super::eval::{MetricCtx, TreeObjective};
 use super::fit::{FitOptions, Fitted, fit};
@@ -13,7 +14,7 @@ use crate::observe::{Decision, Observer};
 use crate::params::{Init, TrainConfig};
 use crate::preset::{Ablation, Task};
 use crate::spec::Shape;
-use crate::tree::{NodeModules, Topology, Tree, TreeModules};
+use crate::tree::{NodeModules, Topology, Tree, TreeModules, TreeView};
 
 /// Samples per chunk when running the frozen tree or scoring.
 pub const EVAL_CHUNK: usize = 1024;
@@ -56,30 +57,48 @@ impl Ctx<'_> {
     fn train_candidate<C: Candidate>(
         &self,
         c: C,
-        train: &LeafCache,
+        train: &TrainData<'_>,
         valid: &LeafCache,
         node: usize,
         name: &str,
         kind: u64,
         obs: &mut dyn Observer,
     ) -> Fitted<C> {
-        let obj = CachedObjective {
-            train,
-            valid,
-            metric: self.metric,
-            chunk: EVAL_CHUNK,
-        };
-        fit(
-            c,
-            &obj,
-            &self.node_opts(node, kind),
-            None,
-            "growth",
-            Some(node),
-            Some(name),
-            obs,
-        )
+        let opts = self.node_opts(node, kind);
+        let metric = self.metric;
+        match *train {
+            TrainData::Cached(train) => {
+                let obj = CachedObjective {
+                    train,
+                    valid,
+                    metric,
+                    chunk: EVAL_CHUNK,
+                };
+                fit(c, &obj, &opts, None, "growth", Some(node), Some(name), obs)
+            }
+            TrainData::Live { frozen, set } => {
+                let obj = LiveObjective {
+                    frozen,
+                    leaf: node,
+                    train: set,
+                    valid,
+                    metric,
+                    chunk: EVAL_CHUNK,
+                };
+                fit(c, &obj, &opts, None, "growth", Some(node), Some(name), obs)
+            }
+        }
     }
+}
+
+/// What a candidate trains on: inputs cached once per growth step, or, when training
+/// images are augmented (new inputs every epoch), the frozen tree run on each batch.
+enum TrainData<'a> {
+    Cached(&'a LeafCache),
+    Live {
+        frozen: Option<TreeView<'a>>,
+        set: &'a DeviceSet,
+    },
 }
 
 /// Grow a tree on `train`, choosing by validation NLL on `valid`: the root first, then
@@ -127,8 +146,17 @@ pub fn train_root(
         transformer: root_t.as_ref().map(|t| Block::init(t, device)),
         solver: Block::init(&root_solver, device),
     };
-    let (tc, vc) = (LeafCache::for_root(train), LeafCache::for_root(valid));
-    let fitted = ctx.train_candidate(cand, &tc, &vc, 0, "root", 0, obs);
+    let vc = LeafCache::for_root(valid);
+    let tc = train.augment.is_none().then(|| LeafCache::for_root(train));
+    let td = tc.as_ref().map_or(
+        TrainData::Live {
+            frozen: None,
+            set: train,
+        },
+        TrainData::Cached,
+    );
+    let fitted = ctx.train_candidate(cand, &td, &vc, 0, "root", 0, obs);
+    drop(td);
     drop((tc, vc));
     let topo = Topology::root(input, root_t.into_iter().collect(), root_solver);
     let modules = TreeModules {
@@ -176,12 +204,23 @@ pub fn grow_from(
         let mut changed = false;
         for &leaf in &frontier {
             let frozen = modules.valid();
-            let view = crate::tree::TreeView {
+            let view = TreeView {
                 topology: &topo,
                 modules: &frozen,
             };
-            let tc = LeafCache::compute(view, train, leaf, task, EVAL_CHUNK);
             let vc = LeafCache::compute(view, valid, leaf, task, EVAL_CHUNK);
+            // Without augmentation the training inputs never change: cache them once.
+            let tc = train
+                .augment
+                .is_none()
+                .then(|| LeafCache::compute(view, train, leaf, task, EVAL_CHUNK));
+            let td = tc.as_ref().map_or(
+                TrainData::Live {
+                    frozen: Some(view),
+                    set: train,
+                },
+                TrainData::Cached,
+            );
             let shape = topo.shape_at(leaf);
 
             // An inherited split also just continues training the parent's solver; to
@@ -194,7 +233,7 @@ pub fn grow_from(
                         solver: parent.jittered(0.0),
                     };
                     Some(
-                        ctx.train_candidate(c, &tc, &vc, leaf, "continue", 3, obs)
+                        ctx.train_candidate(c, &td, &vc, leaf, "continue", 3, obs)
                             .valid_nll,
                     )
                 }
@@ -219,7 +258,7 @@ pub fn grow_from(
                         left,
                         right,
                     };
-                    Some(ctx.train_candidate(c, &tc, &vc, leaf, "split", 1, obs))
+                    Some(ctx.train_candidate(c, &td, &vc, leaf, "split", 1, obs))
                 }
             };
             let k = topo.transformers_on_path(leaf) + 1;
@@ -231,9 +270,10 @@ pub fn grow_from(
                         transformer: Some(Block::init(&t, device)),
                         solver: Block::init(&preset.solver(out, task), device),
                     };
-                    Some(ctx.train_candidate(c, &tc, &vc, leaf, "deepen", 2, obs))
+                    Some(ctx.train_candidate(c, &td, &vc, leaf, "deepen", 2, obs))
                 }
             };
+            drop(td);
             drop((tc, vc));
 
             let (s_nll, d_nll) = (

@@ -1,11 +1,14 @@
 //! Growth, refinement and the optimisation loop they share.
+mod augment;
 mod candidate;
 mod eval;
 mod fit;
 mod growth;
 
+pub use augment::{Augment, Augmenter};
 pub use candidate::{
-    CachedObjective, Candidate, DeepenCandidate, DeviceSet, LeafCache, SplitCandidate,
+    CachedObjective, Candidate, DeepenCandidate, DeviceSet, LeafCache, LiveObjective,
+    SplitCandidate,
 };
 pub use eval::{MetricCtx, TreeObjective, chunks, evaluate};
 pub use fit::{FitOptions, Fitted, Objective, adam, fit, index_tensor};
