@@ -20,7 +20,9 @@ use crate::persist::write_atomic;
 use crate::preset::{Preset, Task};
 use crate::prune::{PruneReport, prune};
 use crate::spec::Shape;
-use crate::train::{Augment, Augmenter, DeviceSet, EVAL_CHUNK, MetricCtx, evaluate, grow, refine};
+use crate::train::{
+    Augment, Augmenter, DeviceSet, EVAL_CHUNK, GrowthData, MetricCtx, evaluate, grow, refine,
+};
 use crate::tree::{Routing, Topology, Tree, TreeModules};
 
 pub const TREE_FILE: &str = "tree.json";
@@ -296,7 +298,14 @@ impl Ant {
         let vset = to_device(&valid, &norm, input, &base);
         let ad = base.clone().autodiff();
         ad.seed(cfg.seed);
-        let grown = grow(&cfg, task, input, &tset, &vset, &metric, &ad, observer);
+        let data = GrowthData {
+            task,
+            train: &tset,
+            valid: &vset,
+            metric: &metric,
+            device: &ad,
+        };
+        let grown = grow(&cfg, data, input, observer);
         let decisions = grown.decisions.clone();
         let (tree, valid_nll, valid_metric) = refine(&cfg, grown, &tset, &vset, &metric, observer);
         let modules = tree.modules.valid();

@@ -8,7 +8,7 @@ use ant::model::{Normalisation, to_device};
 use ant::observe::Collect;
 use ant::preset::Task;
 use ant::spec::Shape;
-use ant::train::{DeviceSet, Grown, MetricCtx, grow_from, train_root};
+use ant::train::{DeviceSet, Grown, GrowthData, MetricCtx, grow_from, train_root};
 use ant::{Ablation, Ant, AntParams, Inference, Preset};
 use burn::prelude::*;
 use common::*;
@@ -19,6 +19,18 @@ struct Sets {
     metric: MetricCtx,
     task: Task,
     input: Shape,
+}
+
+impl Sets {
+    fn data<'a>(&'a self, device: &'a Device) -> GrowthData<'a> {
+        GrowthData {
+            task: self.task,
+            train: &self.train,
+            valid: &self.valid,
+            metric: &self.metric,
+            device,
+        }
+    }
 }
 
 fn sets(data: &Dataset, task: Task) -> Sets {
@@ -53,14 +65,10 @@ fn one_level_from_linear_root(s: &Sets, width: usize) -> (Grown, Collect) {
         .check()
         .unwrap();
     let mut obs = Collect::default();
-    let root = train_root(
-        &root_cfg, s.task, s.input, &s.train, &s.valid, &s.metric, &ad, &mut obs,
-    );
+    let root = train_root(&root_cfg, s.data(&ad), s.input, &mut obs);
     assert_eq!(root.tree.topology.transformers(), 0);
     let cfg = params.max_depth(1).check().unwrap();
-    let grown = grow_from(
-        &cfg, s.task, root, &s.train, &s.valid, &s.metric, &ad, &mut obs,
-    );
+    let grown = grow_from(&cfg, s.data(&ad), root, &mut obs);
     (grown, obs)
 }
 
@@ -127,9 +135,7 @@ fn growth_leaves_existing_modules_bit_identical() {
         .check()
         .unwrap();
     let mut obs = Collect::default();
-    let after = grow_from(
-        &cfg, s.task, grown, &s.train, &s.valid, &s.metric, &ad, &mut obs,
-    );
+    let after = grow_from(&cfg, s.data(&ad), grown, &mut obs);
     assert!(!obs.decisions.is_empty());
     // Every module present before the step is still there with the very same bits.
     for (i, n) in before.topology.nodes.iter().enumerate() {

@@ -101,35 +101,43 @@ enum TrainData<'a> {
     },
 }
 
-/// Grow a tree on `train`, choosing by validation NLL on `valid`: the root first, then
-/// [`grow_from`] it. `device` has autodiff.
-#[allow(clippy::too_many_arguments)]
+/// What growth trains on: the data, how it is scored, and the (autodiff) device that
+/// new modules live on.
+#[derive(Clone, Copy)]
+pub struct GrowthData<'a> {
+    pub task: Task,
+    pub train: &'a DeviceSet,
+    pub valid: &'a DeviceSet,
+    pub metric: &'a MetricCtx,
+    pub device: &'a Device,
+}
+
+/// Grow a tree on `data.train`, choosing by validation NLL on `data.valid`: the root
+/// first, then [`grow_from`] it.
 pub fn grow(
     cfg: &TrainConfig,
-    task: Task,
+    data: GrowthData<'_>,
     input: Shape,
-    train: &DeviceSet,
-    valid: &DeviceSet,
-    metric: &MetricCtx,
-    device: &Device,
     obs: &mut dyn Observer,
 ) -> Grown {
-    let root = train_root(cfg, task, input, train, valid, metric, device, obs);
-    grow_from(cfg, task, root, train, valid, metric, device, obs)
+    let root = train_root(cfg, data, input, obs);
+    grow_from(cfg, data, root, obs)
 }
 
 /// Train the root alone: one transformer (identity without transformers) and a solver.
-#[allow(clippy::too_many_arguments)]
 pub fn train_root(
     cfg: &TrainConfig,
-    task: Task,
+    data: GrowthData<'_>,
     input: Shape,
-    train: &DeviceSet,
-    valid: &DeviceSet,
-    metric: &MetricCtx,
-    device: &Device,
     obs: &mut dyn Observer,
 ) -> Grown {
+    let GrowthData {
+        task,
+        train,
+        valid,
+        metric,
+        device,
+    } = data;
     let ctx = Ctx { cfg, metric };
     let preset = cfg.preset;
 
@@ -178,17 +186,19 @@ pub fn train_root(
 /// train a split and a deepen candidate on cached inputs and keep the better one if it
 /// beats the tree's validation NLL. Stops at `cfg.max_depth` levels or when a level
 /// changes nothing. Modules already in `start` are never modified.
-#[allow(clippy::too_many_arguments)]
 pub fn grow_from(
     cfg: &TrainConfig,
-    task: Task,
+    data: GrowthData<'_>,
     start: Grown,
-    train: &DeviceSet,
-    valid: &DeviceSet,
-    metric: &MetricCtx,
-    device: &Device,
     obs: &mut dyn Observer,
 ) -> Grown {
+    let GrowthData {
+        task,
+        train,
+        valid,
+        metric,
+        device,
+    } = data;
     let ctx = Ctx { cfg, metric };
     let preset = cfg.preset;
     let Tree {

@@ -12,4 +12,4 @@ pub use candidate::{
 };
 pub use eval::{MetricCtx, TreeObjective, chunks, evaluate};
 pub use fit::{FitOptions, Fitted, Objective, adam, fit, index_tensor};
-pub use growth::{EVAL_CHUNK, Grown, grow, grow_from, refine, train_root};
+pub use growth::{EVAL_CHUNK, Grown, GrowthData, grow, grow_from, refine, train_root};
