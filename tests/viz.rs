@@ -129,7 +129,10 @@ fn histograms_of_a_hand_built_case() {
     assert_eq!(s[2].single_path_share, Some(0.25));
     assert_eq!(s[0].single_path_count, None);
     assert_eq!(s[0].top_classes(1), vec![(0, 0.5)]);
-    assert_eq!((prob_bin(1.0, 10), prob_bin(0.0, 10), prob_bin(0.55, 10)), (9, 0, 5));
+    assert_eq!(
+        (prob_bin(1.0, 10), prob_bin(0.0, 10), prob_bin(0.55, 10)),
+        (9, 0, 5)
+    );
 }
 
 #[test]
@@ -146,7 +149,11 @@ fn regression_moments_are_reach_weighted() {
     let m = s[1].target_mean.as_ref().unwrap()[0];
     assert!(close(m, 5.0 / 3.0, 1e-6));
     let var = (1.0 * (1.0 - m).powi(2) + 0.5 * (3.0 - m).powi(2)) / 1.5;
-    assert!(close(s[1].target_std.as_ref().unwrap()[0], var.sqrt(), 1e-6));
+    assert!(close(
+        s[1].target_std.as_ref().unwrap()[0],
+        var.sqrt(),
+        1e-6
+    ));
     assert!(s[0].class_hist.is_none());
 }
 
@@ -212,7 +219,9 @@ fn layout_grows_for_wide_trees_without_overlaps() {
 
 fn node_groups<'a>(doc: &'a roxmltree::Document) -> Vec<roxmltree::Node<'a, 'a>> {
     doc.descendants()
-        .filter(|n| n.has_tag_name("g") && n.attribute("id").is_some_and(|i| i.starts_with("node-")))
+        .filter(|n| {
+            n.has_tag_name("g") && n.attribute("id").is_some_and(|i| i.starts_with("node-"))
+        })
         .collect()
 }
 
@@ -290,7 +299,10 @@ fn svg_has_one_group_per_node_with_labels_and_histograms() {
             .count()
     };
     assert_eq!(dots("transformer"), t.transformers());
-    assert_eq!(dots("identity"), t.nodes.iter().filter(|n| n.edge.is_empty()).count());
+    assert_eq!(
+        dots("identity"),
+        t.nodes.iter().filter(|n| n.edge.is_empty()).count()
+    );
     assert_eq!(dots("router"), t.routers());
     assert_eq!(dots("solver"), t.leaves().len());
 }
@@ -301,7 +313,12 @@ fn svg_without_data_and_at_many_nodes() {
     let svg = tree_svg(&t, 1600.0, &TreePlot::default());
     let doc = roxmltree::Document::parse(&svg).unwrap();
     assert_eq!(node_groups(&doc).len(), 31);
-    let w: f64 = doc.root_element().attribute("width").unwrap().parse().unwrap();
+    let w: f64 = doc
+        .root_element()
+        .attribute("width")
+        .unwrap()
+        .parse()
+        .unwrap();
     assert!(w > 1600.0);
 }
 
@@ -319,7 +336,9 @@ fn png_decodes_to_the_requested_width() {
     }
     let svg = String::from_utf8(render_tree(&m, Some(&d), Format::Svg, 700, 10).unwrap()).unwrap();
     let png = raster::svg_to_png(&svg, Some(350)).unwrap();
-    let reader = png::Decoder::new(std::io::Cursor::new(png)).read_info().unwrap();
+    let reader = png::Decoder::new(std::io::Cursor::new(png))
+        .read_info()
+        .unwrap();
     assert_eq!(reader.info().width, 350);
 }
 
@@ -327,7 +346,8 @@ fn png_decodes_to_the_requested_width() {
 fn dot_is_structurally_sound() {
     let m = five_node_model();
     let d = data();
-    let text = String::from_utf8(render_tree(&m, Some(&d), Format::Dot, 1600, 10).unwrap()).unwrap();
+    let text =
+        String::from_utf8(render_tree(&m, Some(&d), Format::Dot, 1600, 10).unwrap()).unwrap();
     let t = &m.tree.topology;
     assert!(text.starts_with("digraph ant {"));
     assert_eq!(text.matches('{').count(), text.matches('}').count());
@@ -343,7 +363,12 @@ fn dot_is_structurally_sound() {
             None => "input".into(),
         };
         let edge = format!("{from} -> n{i} [");
-        assert_eq!(text.lines().filter(|l| l.trim_start().starts_with(&edge)).count(), 1);
+        assert_eq!(
+            text.lines()
+                .filter(|l| l.trim_start().starts_with(&edge))
+                .count(),
+            1
+        );
     }
     assert_eq!(text.matches(" -> ").count(), t.nodes.len());
     assert!(text.contains("label=\"fc4+tanh\""));
@@ -365,7 +390,13 @@ fn inspect_has_a_line_per_node_and_the_total() {
     assert!(text.contains("    ├── node 3 "), "{text}");
     // 2->4 (12) + router 4->1 (5), leaf 4->3 (15), router (5), leaf (15), 4->4 (20) + leaf (15)
     assert_eq!(t.num_params(), 12 + 5 + 15 + 5 + 15 + 20 + 15);
-    assert!(text.contains(&format!("total: 5 nodes, 3 leaves, 2 routers, 2 transformers, depth 2, {} params", t.num_params())), "{text}");
+    assert!(
+        text.contains(&format!(
+            "total: 5 nodes, 3 leaves, 2 routers, 2 transformers, depth 2, {} params",
+            t.num_params()
+        )),
+        "{text}"
+    );
     for i in 0..t.nodes.len() {
         assert!(text.contains(&format!("{} params", t.node_cost(i).params)));
     }
@@ -421,7 +452,13 @@ fn curve_segments_follow_the_records() {
     let svg = curves::curves_svg(&r, &[], "valid error %", "t", 1000, 560).unwrap();
     let doc = roxmltree::Document::parse(&svg).unwrap();
     let all: Vec<String> = texts(doc.root_element());
-    for l in ["n0 root *", "refine", "train loss", "valid loss", "valid error %"] {
+    for l in [
+        "n0 root *",
+        "refine",
+        "train loss",
+        "valid loss",
+        "valid error %",
+    ] {
         assert!(all.iter().any(|t| t == l), "{l} missing from {all:?}");
     }
     let (lo, hi) = curves::robust_range(&[1.0, 2.0, 3.0]);
@@ -443,7 +480,9 @@ fn curves_of_a_fitted_run_render() {
     roxmltree::Document::parse(&svg).unwrap();
     assert!(svg.contains("refine"));
     let png = render_curves(dir.path(), Format::Png, 800).unwrap();
-    let reader = png::Decoder::new(std::io::Cursor::new(png)).read_info().unwrap();
+    let reader = png::Decoder::new(std::io::Cursor::new(png))
+        .read_info()
+        .unwrap();
     assert_eq!(reader.info().width, 800);
     assert!(render_curves(dir.path(), Format::Dot, 800).is_err());
     // the fitted model itself draws too, whatever shape it grew

@@ -106,7 +106,10 @@ pub fn robust_range(v: &[f64]) -> (f64, f64) {
     let lo = s[0];
     let hi = s[((s.len() - 1) as f64 * 0.95).round() as usize].max(lo);
     let pad = ((hi - lo) * 0.08).max(1e-3 * hi.abs().max(1.0));
-    ((lo - pad).max(if lo >= 0.0 { 0.0 } else { f64::MIN }), hi + pad * 2.0)
+    (
+        (lo - pad).max(if lo >= 0.0 { 0.0 } else { f64::MIN }),
+        hi + pad * 2.0,
+    )
 }
 
 fn err<E: std::fmt::Display>(e: E) -> AntError {
@@ -134,7 +137,10 @@ pub fn curves_svg(
         let root = SVGBackend::with_string(&mut buf, (width, height)).into_drawing_area();
         root.fill(&WHITE).map_err(err)?;
         let root = root
-            .titled(title, ("sans-serif", f * 1.4).into_font().style(FontStyle::Bold))
+            .titled(
+                title,
+                ("sans-serif", f * 1.4).into_font().style(FontStyle::Bold),
+            )
             .map_err(err)?;
         let (upper, lower) = root.split_vertically((height as f64 * 0.55) as u32);
         let panels: [(&DrawingArea<_, _>, &str, Vec<(&str, RGBColor, Vec<f64>)>); 2] = [
@@ -211,7 +217,9 @@ pub fn curves_svg(
                         .map(|i| ((i + 1) as f64, values[i].clamp(lo, hi)))
                         .collect();
                     let style = ShapeStyle::from(color).stroke_width(2);
-                    let drawn = chart.draw_series(LineSeries::new(pts, style)).map_err(err)?;
+                    let drawn = chart
+                        .draw_series(LineSeries::new(pts, style))
+                        .map_err(err)?;
                     if j == 0 {
                         let c = *color;
                         drawn.label(*name).legend(move |(x, y)| {

@@ -32,7 +32,11 @@ fn edge_label(t: &Topology, i: usize) -> String {
 
 /// DOT text for `t`; `stats` (optional) adds reach, top classes or target moments and
 /// single-path shares to the labels; `class_names` names the classes.
-pub fn tree_dot(t: &Topology, stats: Option<&[NodeStats]>, class_names: Option<&[String]>) -> String {
+pub fn tree_dot(
+    t: &Topology,
+    stats: Option<&[NodeStats]>,
+    class_names: Option<&[String]>,
+) -> String {
     let mut s = String::from("digraph ant {\n");
     s.push_str("  graph [rankdir=TB];\n");
     s.push_str("  node [shape=box, style=\"rounded\", fontname=\"Helvetica\", fontsize=10];\n");

@@ -26,7 +26,11 @@ pub fn node_line(t: &Topology, i: usize) -> String {
     let edge = if n.edge.is_empty() {
         "identity".to_string()
     } else {
-        n.edge.iter().map(|e| e.label()).collect::<Vec<_>>().join(", ")
+        n.edge
+            .iter()
+            .map(|e| e.label())
+            .collect::<Vec<_>>()
+            .join(", ")
     };
     let what = match (&n.router, &n.solver) {
         (Some(r), _) => format!("router {}", r.label()),

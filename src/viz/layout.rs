@@ -63,7 +63,12 @@ pub fn layout(t: &Topology, min_width: f64, rows: BoxRows) -> Layout {
     let w = (slot * 0.9).min(26.0 * font);
     let width = min_width.max(leaves * slot + 2.0 * margin);
     let x0 = (width - leaves * slot) / 2.0;
-    let max_edge = t.nodes.iter().map(|n| n.edge.len().max(1)).max().unwrap_or(1) as f64;
+    let max_edge = t
+        .nodes
+        .iter()
+        .map(|n| n.edge.len().max(1))
+        .max()
+        .unwrap_or(1) as f64;
     let gap = font * (1.6 * (max_edge + 1.0)).max(4.0);
     let top = margin + rows.header * font;
     let box_h = rows.box_h * font;

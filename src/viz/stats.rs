@@ -49,7 +49,11 @@ impl NodeStats {
 
 /// Bin of probability `p` among `bins` equal bins over `[0, 1]` (1.0 goes to the last).
 pub fn prob_bin(p: f64, bins: usize) -> usize {
-    let p = if p.is_finite() { p.clamp(0.0, 1.0) } else { 0.5 };
+    let p = if p.is_finite() {
+        p.clamp(0.0, 1.0)
+    } else {
+        0.5
+    };
     ((p * bins as f64) as usize).min(bins - 1)
 }
 

@@ -208,9 +208,14 @@ fn node_group(t: &Topology, i: usize, b: &NodeBox, f: f64, p: &TreePlot) -> Grou
     let n = &t.nodes[i];
     let pad = 0.5 * f;
     let (x, inner) = (b.left() + pad, b.w - 2.0 * pad);
-    let mut g = Group::new()
-        .set("id", format!("node-{i}"))
-        .set("class", if n.is_leaf() { "node leaf" } else { "node internal" });
+    let mut g = Group::new().set("id", format!("node-{i}")).set(
+        "class",
+        if n.is_leaf() {
+            "node leaf"
+        } else {
+            "node internal"
+        },
+    );
     g = g.add(
         rect(b.left(), b.y, b.w, b.h, "white")
             .set("rx", r(0.4 * f))
@@ -277,7 +282,16 @@ fn node_group(t: &Topology, i: usize, b: &NodeBox, f: f64, p: &TreePlot) -> Grou
     if let Some(h) = &s.class_hist {
         let top = y;
         let reference = (i != 0).then(|| stats[0].class_hist.as_deref()).flatten();
-        g = g.add(bars_ref(h, reference, x, top, inner, 5.0 * f, RED, "class-hist"));
+        g = g.add(bars_ref(
+            h,
+            reference,
+            x,
+            top,
+            inner,
+            5.0 * f,
+            RED,
+            "class-hist",
+        ));
         let nb = h.len().max(1) as f64;
         let bw = inner / nb;
         let step = ((0.75 * f) / bw).ceil().max(1.0) as usize;
@@ -288,9 +302,14 @@ fn node_group(t: &Topology, i: usize, b: &NodeBox, f: f64, p: &TreePlot) -> Grou
                 .unwrap_or_else(|| j.to_string());
             let size = fit(&name, 0.68 * f, bw * step as f64 * 0.95);
             g = g.add(
-                text(x + (j as f64 + 0.5) * bw, top + 5.0 * f + 0.85 * f, size, name)
-                    .set("text-anchor", "middle")
-                    .set("class", "class-name"),
+                text(
+                    x + (j as f64 + 0.5) * bw,
+                    top + 5.0 * f + 0.85 * f,
+                    size,
+                    name,
+                )
+                .set("text-anchor", "middle")
+                .set("class", "class-name"),
             );
         }
         y = top + 6.2 * f;
@@ -451,7 +470,12 @@ fn legend(l: &Layout, p: &TreePlot) -> Group {
     g = item(g, dot("white", x, 0.5), "router", &mut x);
     g = item(g, dot(GREY, x, 0.5), "solver", &mut x);
     if p.stats.is_some() {
-        g = item(g, sq(RED, x), "class distribution (reach-weighted; tick: root's)", &mut x);
+        g = item(
+            g,
+            sq(RED, x),
+            "class distribution (reach-weighted; tick: root's)",
+            &mut x,
+        );
         g = item(g, sq(BLUE, x), "router P(left) (reach-weighted)", &mut x);
     }
     g
