@@ -499,3 +499,43 @@ fn formats_follow_the_flag_or_extension() {
     assert_eq!(Format::choose(Some("dot"), p).unwrap(), Format::Dot);
     assert!(Format::choose(None, std::path::Path::new("tree.jpg")).is_err());
 }
+
+#[test]
+fn cli_inspect_and_dot_without_data() {
+    let m = five_node_model();
+    let dir = tempfile::tempdir().unwrap();
+    m.save(dir.path()).unwrap();
+    let bin = env!("CARGO_BIN_EXE_ant");
+    let out = std::process::Command::new(bin)
+        .args(["inspect", "--model"])
+        .arg(dir.path())
+        .output()
+        .unwrap();
+    assert!(out.status.success());
+    let text = String::from_utf8(out.stdout).unwrap();
+    assert_eq!(text, inspect::inspect_text(&m.tree.topology));
+    let dot_path = dir.path().join("pics/tree.dot");
+    let out = std::process::Command::new(bin)
+        .args(["plot", "--model"])
+        .arg(dir.path())
+        .arg("--out")
+        .arg(&dot_path)
+        .output()
+        .unwrap();
+    assert!(
+        out.status.success(),
+        "{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    let dot = std::fs::read_to_string(&dot_path).unwrap();
+    assert_eq!(dot, dot::tree_dot(&m.tree.topology, None, None));
+    // svg needs data: a clean error, exit code 2
+    let out = std::process::Command::new(bin)
+        .args(["plot", "--model"])
+        .arg(dir.path())
+        .args(["--out", "/tmp/never.svg"])
+        .output()
+        .unwrap();
+    assert_eq!(out.status.code(), Some(2));
+    assert!(String::from_utf8_lossy(&out.stderr).contains("--data"));
+}
