@@ -95,9 +95,10 @@ pub fn render_tree(
         return Ok(dot::tree_dot(t, stats.as_deref(), names).into_bytes());
     }
     let title = format!(
-        "ANT {} ({} nodes, {} params){}",
+        "ANT {} ({} node{}, {} params){}",
         model.meta.preset.name(),
         t.nodes.len(),
+        if t.nodes.len() == 1 { "" } else { "s" },
         t.num_params(),
         data.map_or(String::new(), |d| format!(" on {} test samples", d.len()))
     );

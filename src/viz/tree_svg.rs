@@ -450,7 +450,7 @@ fn legend(l: &Layout, p: &TreePlot) -> Group {
     let item = |g: Group, mark: Group, label: &str, x: &mut f64| -> Group {
         let t = text(*x + 1.0 * f, y + 0.3 * f, 0.8 * f, label);
         let g = g.add(mark).add(t);
-        *x += 1.0 * f + 0.8 * 0.55 * f * label.chars().count() as f64 + 1.2 * f;
+        *x += 1.0 * f + 0.8 * 0.5 * f * label.chars().count() as f64 + 1.2 * f;
         g
     };
     let dot = |fill: &str, x: f64, rr: f64| {
