@@ -49,6 +49,7 @@ pub mod prune;
 pub mod spec;
 pub mod train;
 pub mod tree;
+pub mod viz;
 
 pub use data::{Dataset, Targets};
 pub use error::{AntError, Result};

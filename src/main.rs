@@ -32,6 +32,12 @@ enum Cmd {
     Eval(EvalArgs),
     /// Remove starved branches (mean validation reach below --min-reach).
     Prune(PruneArgs),
+    /// Draw the tree (SVG, PNG or Graphviz DOT) with per-node class distributions.
+    Plot(PlotArgs),
+    /// Print the tree: modules, output shapes and parameter counts.
+    Inspect(InspectArgs),
+    /// Plot training and validation curves from a run's records.jsonl.
+    Curves(CurvesArgs),
 }
 
 #[derive(clap::Args)]
@@ -361,6 +367,84 @@ fn prune(a: PruneArgs) -> Result<()> {
     Ok(())
 }
 
+#[derive(clap::Args)]
+struct PlotArgs {
+    #[arg(long)]
+    model: PathBuf,
+    /// Data whose test set is routed through the tree (histograms); optional for dot.
+    #[arg(long)]
+    data: Option<PathBuf>,
+    /// tree.svg, tree.png or tree.dot.
+    #[arg(long)]
+    out: PathBuf,
+    /// Picture width in pixels (grows when the tree needs more room).
+    #[arg(long, default_value_t = 1600)]
+    width: u32,
+    /// svg, png or dot (default: the extension of --out).
+    #[arg(long)]
+    format: Option<String>,
+    /// Bins of the routers' left-probability histograms.
+    #[arg(long, default_value_t = 10)]
+    bins: usize,
+}
+
+#[derive(clap::Args)]
+struct InspectArgs {
+    #[arg(long)]
+    model: PathBuf,
+}
+
+#[derive(clap::Args)]
+struct CurvesArgs {
+    /// A directory written by `ant train --out` (records.jsonl, tree.json).
+    #[arg(long)]
+    run: PathBuf,
+    /// curves.svg or curves.png.
+    #[arg(long)]
+    out: PathBuf,
+    #[arg(long, default_value_t = 1600)]
+    width: u32,
+    /// svg or png (default: the extension of --out).
+    #[arg(long)]
+    format: Option<String>,
+}
+
+fn plot(a: PlotArgs) -> Result<()> {
+    use ant::viz::{Format, render_tree, write_output};
+    let format = Format::choose(a.format.as_deref(), &a.out)?;
+    let model = Ant::load(&a.model, &ant::default_device())?;
+    let test = match &a.data {
+        Some(d) => Some(load_test_for(d, &model.meta.provenance.test_split)?),
+        None if format == Format::Dot => None,
+        None => return Err(AntError::param("--data is needed for svg and png pictures")),
+    };
+    if a.width < 100 {
+        return Err(AntError::param("--width must be at least 100"));
+    }
+    let bytes = render_tree(&model, test.as_ref(), format, a.width, a.bins.max(1))?;
+    write_output(&a.out, &bytes)?;
+    eprintln!("wrote {}", a.out.display());
+    Ok(())
+}
+
+fn inspect(a: InspectArgs) -> Result<()> {
+    let model = Ant::load(&a.model, &ant::default_device())?;
+    print!("{}", ant::viz::inspect::inspect_text(&model.tree.topology));
+    Ok(())
+}
+
+fn curves(a: CurvesArgs) -> Result<()> {
+    use ant::viz::{Format, render_curves, write_output};
+    let format = Format::choose(a.format.as_deref(), &a.out)?;
+    if a.width < 300 {
+        return Err(AntError::param("--width must be at least 300"));
+    }
+    let bytes = render_curves(&a.run, format, a.width)?;
+    write_output(&a.out, &bytes)?;
+    eprintln!("wrote {}", a.out.display());
+    Ok(())
+}
+
 fn main() -> ExitCode {
     tracing_subscriber::fmt()
         .with_writer(std::io::stderr)
@@ -371,6 +455,9 @@ fn main() -> ExitCode {
         Cmd::Train(a) => train(a),
         Cmd::Eval(a) => eval(a),
         Cmd::Prune(a) => prune(a),
+        Cmd::Plot(a) => plot(a),
+        Cmd::Inspect(a) => inspect(a),
+        Cmd::Curves(a) => curves(a),
     };
     match res {
         Ok(()) => ExitCode::SUCCESS,

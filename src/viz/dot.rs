@@ -1,0 +1,112 @@
+//! The tree as Graphviz DOT (`dot -Tsvg tree.dot > tree.svg`).
+//!
+//! One node statement per tree node (`n3 [label="..."]`), one edge per parent-child
+//! pair labelled with the child's incoming transformers, and the input as a plain node
+//! feeding the root.
+
+use super::stats::NodeStats;
+use crate::tree::Topology;
+
+/// Escape a string for a double-quoted DOT label (newlines become `\n`).
+pub fn escape(s: &str) -> String {
+    let mut o = String::with_capacity(s.len());
+    for c in s.chars() {
+        match c {
+            '"' => o.push_str("\\\""),
+            '\\' => o.push_str("\\\\"),
+            '\n' => o.push_str("\\n"),
+            c => o.push(c),
+        }
+    }
+    o
+}
+
+fn edge_label(t: &Topology, i: usize) -> String {
+    let e = &t.nodes[i].edge;
+    if e.is_empty() {
+        "identity".into()
+    } else {
+        e.iter().map(|b| b.label()).collect::<Vec<_>>().join("\n")
+    }
+}
+
+/// DOT text for `t`; `stats` (optional) adds reach, top classes or target moments and
+/// single-path shares to the labels; `class_names` names the classes.
+pub fn tree_dot(
+    t: &Topology,
+    stats: Option<&[NodeStats]>,
+    class_names: Option<&[String]>,
+) -> String {
+    let mut s = String::from("digraph ant {\n");
+    s.push_str("  graph [rankdir=TB];\n");
+    s.push_str("  node [shape=box, style=\"rounded\", fontname=\"Helvetica\", fontsize=10];\n");
+    s.push_str("  edge [fontname=\"Helvetica\", fontsize=9];\n");
+    s.push_str(&format!(
+        "  input [shape=plaintext, label=\"{}\"];\n",
+        escape(&format!("input {}", t.input))
+    ));
+    let root_mass = stats.map(|st| st[0].mass.max(f64::MIN_POSITIVE));
+    for (i, n) in t.nodes.iter().enumerate() {
+        let mut lines = vec![format!("node {i}")];
+        match (&n.router, &n.solver) {
+            (Some(m), _) => lines.push(format!("router: {}", m.label())),
+            (_, Some(m)) => lines.push(format!("solver: {}", m.label())),
+            _ => {}
+        }
+        lines.push(format!(
+            "out {} | {} params",
+            t.shape_at(i),
+            t.node_cost(i).params
+        ));
+        if let (Some(st), Some(m)) = (stats, root_mass) {
+            let x = &st[i];
+            lines.push(format!("reach {:.1}%", 100.0 * x.mass / m));
+            let top: Vec<String> = x
+                .top_classes(3)
+                .into_iter()
+                .filter(|(_, v)| *v > 0.0)
+                .map(|(c, v)| {
+                    let name = class_names
+                        .and_then(|n| n.get(c).cloned())
+                        .unwrap_or_else(|| c.to_string());
+                    format!("{name} {:.0}%", 100.0 * v)
+                })
+                .collect();
+            if !top.is_empty() {
+                lines.push(format!("top: {}", top.join(", ")));
+            }
+            if let (Some(mu), Some(sd)) = (&x.target_mean, &x.target_std) {
+                lines.push(format!("y0 {:.3} +- {:.3}", mu[0], sd[0]));
+            }
+            if let Some(share) = x.single_path_share {
+                lines.push(format!("single path {:.1}%", 100.0 * share));
+            }
+        }
+        let (fill, shape) = if n.is_leaf() {
+            ("#dddddd", "box")
+        } else {
+            ("white", "box")
+        };
+        s.push_str(&format!(
+            "  n{i} [shape={shape}, style=\"rounded,filled\", fillcolor=\"{fill}\", label=\"{}\"];\n",
+            escape(&lines.join("\n"))
+        ));
+    }
+    for (i, n) in t.nodes.iter().enumerate() {
+        let from = match n.parent {
+            Some(p) => format!("n{p}"),
+            None => "input".to_string(),
+        };
+        let side = match n.parent.and_then(|p| t.nodes[p].children) {
+            Some([l, _]) if l == i => ", taillabel=\"L\"",
+            Some(_) => ", taillabel=\"R\"",
+            None => "",
+        };
+        s.push_str(&format!(
+            "  {from} -> n{i} [label=\"{}\"{side}];\n",
+            escape(&edge_label(t, i))
+        ));
+    }
+    s.push_str("}\n");
+    s
+}

@@ -1,0 +1,142 @@
+//! Pictures of a grown ANT and of its training (issue 5).
+//!
+//! Numbers first, drawing second: [`stats`] turns per-sample reach probabilities and
+//! targets into per-node histograms, [`layout`] places the nodes, and the drawing
+//! modules ([`tree_svg`], [`dot`], [`inspect`], [`curves`]) only format them.
+//! [`raster`] turns any of the SVGs into a PNG with resvg.
+
+pub mod curves;
+pub mod dot;
+pub mod inspect;
+pub mod layout;
+pub mod raster;
+pub mod stats;
+pub mod tree_svg;
+
+use std::path::Path;
+
+use crate::data::Dataset;
+use crate::error::{AntError, Result};
+use crate::model::{Ant, Inference};
+
+/// Output format of `ant plot`, chosen by `--format` or the extension of `--out`.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum Format {
+    Svg,
+    Png,
+    Dot,
+}
+
+impl Format {
+    /// The format named by `name` (`svg`, `png`, `dot`/`gv`).
+    pub fn parse(name: &str) -> Option<Format> {
+        match name.to_ascii_lowercase().as_str() {
+            "svg" => Some(Format::Svg),
+            "png" => Some(Format::Png),
+            "dot" | "gv" => Some(Format::Dot),
+            _ => None,
+        }
+    }
+
+    /// `explicit` if given, else the extension of `out`.
+    pub fn choose(explicit: Option<&str>, out: &Path) -> Result<Format> {
+        let name = match explicit {
+            Some(f) => f.to_string(),
+            None => out
+                .extension()
+                .and_then(|e| e.to_str())
+                .unwrap_or("")
+                .to_string(),
+        };
+        Format::parse(&name).ok_or_else(|| {
+            AntError::param(format!(
+                "unknown picture format {name:?} (use svg, png or dot, by --format or the extension of --out)"
+            ))
+        })
+    }
+}
+
+/// Per-node statistics of `model` on `data`: reach-weighted class histograms (or target
+/// moments), router left-probability histograms and single-path leaf shares.
+pub fn model_stats(model: &Ant, data: &Dataset, bins: usize) -> Result<Vec<stats::NodeStats>> {
+    let reach = model.node_reach_per_sample(data)?;
+    let single = model.predict(data, Inference::SinglePath)?;
+    Ok(stats::node_stats(
+        &model.tree.topology,
+        &reach,
+        &data.targets,
+        Some(&single.leaf),
+        bins,
+    ))
+}
+
+/// Write `bytes` to `path` atomically, creating its directory.
+pub fn write_output(path: &Path, bytes: &[u8]) -> Result<()> {
+    if let Some(dir) = path.parent().filter(|d| !d.as_os_str().is_empty()) {
+        std::fs::create_dir_all(dir).map_err(|e| AntError::io(dir, e))?;
+    }
+    crate::persist::write_atomic(path, bytes)
+}
+
+/// The tree picture of `model` in `format`: with `data`, the per-node statistics of its
+/// samples (`bins` left-probability bins); `width` in pixels (the picture grows when the
+/// tree needs more room).
+pub fn render_tree(
+    model: &Ant,
+    data: Option<&Dataset>,
+    format: Format,
+    width: u32,
+    bins: usize,
+) -> Result<Vec<u8>> {
+    let stats = data.map(|d| model_stats(model, d, bins)).transpose()?;
+    let t = &model.tree.topology;
+    let names = model.meta.class_names.as_deref();
+    if format == Format::Dot {
+        return Ok(dot::tree_dot(t, stats.as_deref(), names).into_bytes());
+    }
+    let title = format!(
+        "ANT {} ({} node{}, {} params){}",
+        model.meta.preset.name(),
+        t.nodes.len(),
+        if t.nodes.len() == 1 { "" } else { "s" },
+        t.num_params(),
+        data.map_or(String::new(), |d| format!(" on {} test samples", d.len()))
+    );
+    let svg = tree_svg::tree_svg(
+        t,
+        width as f64,
+        &tree_svg::TreePlot {
+            title: Some(title),
+            stats: stats.as_deref(),
+            class_names: names,
+        },
+    );
+    match format {
+        Format::Png => raster::svg_to_png(&svg, None),
+        _ => Ok(svg.into_bytes()),
+    }
+}
+
+/// The training curves of the run in `dir` (`records.jsonl`, and `tree.json` if present
+/// for the task and growth decisions), `width` pixels wide.
+pub fn render_curves(dir: &Path, format: Format, width: u32) -> Result<Vec<u8>> {
+    let records = curves::read_records(&dir.join("records.jsonl"))?;
+    let meta: Option<crate::model::ModelMeta> = std::fs::read_to_string(dir.join("tree.json"))
+        .ok()
+        .and_then(|s| serde_json::from_str(&s).ok());
+    let (metric, decisions, name) = match &meta {
+        Some(m) if m.task.is_classification() => {
+            ("valid error %", m.decisions.clone(), m.preset.name())
+        }
+        Some(m) => ("valid MSE", m.decisions.clone(), m.preset.name()),
+        None => ("valid metric", vec![], "run"),
+    };
+    let title = format!("{name}: growth and refinement ({} epochs)", records.len());
+    let height = (width as f64 * 0.56) as u32;
+    let svg = curves::curves_svg(&records, &decisions, metric, &title, width, height)?;
+    match format {
+        Format::Png => raster::svg_to_png(&svg, Some(width)),
+        Format::Svg => Ok(svg.into_bytes()),
+        Format::Dot => Err(AntError::param("curves are drawn as svg or png, not dot")),
+    }
+}
