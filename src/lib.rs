@@ -37,12 +37,14 @@
 //! ```
 pub mod data;
 pub mod error;
+pub mod fetch;
 pub mod loss;
 pub mod model;
 pub mod modules;
 pub mod observe;
 pub mod params;
 pub mod persist;
+pub mod predict;
 pub mod preset;
 pub mod spec;
 pub mod train;

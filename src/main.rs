@@ -8,7 +8,8 @@ use clap::{Parser, Subcommand};
 use indicatif::{ProgressBar, ProgressStyle};
 
 use ant::data::source::{load_source, load_test_for};
-use ant::model::Provenance;
+use ant::data::tabular::{Separator, TabularTask, TargetSpec};
+use ant::model::{Inference, Provenance};
 use ant::observe::{Decision, EpochRecord, Observer};
 use ant::persist::write_atomic;
 use ant::{Ablation, Ant, AntError, AntParams, Init, Preset, Result};
@@ -30,6 +31,30 @@ enum Cmd {
     Train(TrainArgs),
     /// Score a saved model on the test set of a data path.
     Eval(EvalArgs),
+    /// Predict new samples with a saved model (CSV or JSON lines out).
+    Predict(PredictArgs),
+    /// Data sets: download and verify.
+    Data {
+        #[command(subcommand)]
+        cmd: DataCmd,
+    },
+}
+
+#[derive(Subcommand)]
+enum DataCmd {
+    /// Download a data set into DIR, verify it, resume partial downloads.
+    Fetch(FetchArgs),
+}
+
+#[derive(clap::Args)]
+struct FetchArgs {
+    #[arg(value_enum)]
+    set: ant::fetch::Known,
+    #[arg(long)]
+    dir: PathBuf,
+    /// Replaces the canonical URL prefix (the standard file names are appended).
+    #[arg(long)]
+    base_url: Option<String>,
 }
 
 #[derive(clap::Args)]
@@ -37,9 +62,22 @@ struct TrainArgs {
     /// Module preset (paper, Table 2).
     #[arg(long, value_enum)]
     preset: Preset,
-    /// An IDX directory (MNIST layout), or a SARCOS .mat / .csv file.
+    /// An IDX directory (MNIST layout), a CIFAR-10 binary directory, a SARCOS .mat /
+    /// .csv file, or with --target any table (.csv, .csv.gz).
     #[arg(long)]
     data: PathBuf,
+    /// Target column of a table: a header name or a 0-based index.
+    #[arg(long)]
+    target: Option<String>,
+    /// What the target column holds (required with --target).
+    #[arg(long, value_enum, requires = "target")]
+    task: Option<TabularTask>,
+    /// Table field separator: ',' ';' tab or space (runs of blanks); detected if unset.
+    #[arg(long, requires = "target")]
+    delimiter: Option<Separator>,
+    /// Lines to drop at the top of a table before its header or first row.
+    #[arg(long, default_value_t = 0, requires = "target")]
+    skip_rows: usize,
     /// Output directory for tree.json, model.safetensors, records.jsonl, report.json.
     #[arg(long)]
     out: PathBuf,
@@ -77,6 +115,22 @@ struct TrainArgs {
     /// How split children start: from the parent's solver, or fresh.
     #[arg(long, value_enum, default_value_t = Init::Fresh)]
     init: Init,
+}
+
+#[derive(clap::Args)]
+struct PredictArgs {
+    #[arg(long)]
+    model: PathBuf,
+    /// CSV rows (the training columns; the target column may be left out), or an IDX
+    /// image file / CIFAR-10 batch for an image model.
+    #[arg(long)]
+    input: PathBuf,
+    /// A .csv or .jsonl file (written atomically); CSV on stdout if unset.
+    #[arg(long)]
+    output: Option<PathBuf>,
+    /// Follow the most likely branch at each router instead of mixing all leaves.
+    #[arg(long)]
+    single_path: bool,
 }
 
 #[derive(clap::Args)]
@@ -194,7 +248,26 @@ fn report_json(ant: &Ant, ev: &ant::Evaluation) -> serde_json::Value {
 
 fn train(a: TrainArgs) -> Result<()> {
     let t0 = Instant::now();
-    let src = load_source(&a.data, a.test_data.as_deref(), a.test_fraction, a.seed)?;
+    let target = match (&a.target, a.task) {
+        (Some(column), Some(task)) => Some(TargetSpec {
+            delimiter: a.delimiter,
+            skip_rows: a.skip_rows,
+            ..TargetSpec::new(column.clone(), task)
+        }),
+        (Some(_), None) => {
+            return Err(AntError::param(
+                "--target needs --task classification or --task regression",
+            ));
+        }
+        (None, _) => None,
+    };
+    let src = load_source(
+        &a.data,
+        a.test_data.as_deref(),
+        a.test_fraction,
+        a.seed,
+        target.as_ref(),
+    )?;
     let mut train = src.train;
     if let Some(n) = a.train_limit {
         if n == 0 {
@@ -237,7 +310,9 @@ fn train(a: TrainArgs) -> Result<()> {
         train_limit: a.train_limit,
         n_train: train.len() - n_valid,
         n_valid,
+        target: src.target,
     };
+    model.meta.class_names = src.class_names;
     model.save(&a.out)?;
     let ev = model.evaluate(&src.test)?;
     let report = report_json(&model, &ev);
@@ -269,7 +344,14 @@ fn train(a: TrainArgs) -> Result<()> {
 
 fn eval(a: EvalArgs) -> Result<()> {
     let model = Ant::load(&a.model, &ant::default_device())?;
-    let test = load_test_for(&a.data, &model.meta.provenance.test_split)?;
+    let p = &model.meta.provenance;
+    let test = load_test_for(
+        &a.data,
+        &p.test_split,
+        p.target.as_ref(),
+        model.meta.class_names.as_deref(),
+    )?;
+    ant::predict::check_fits(&model, &test, &a.data, true)?;
     let ev = model.evaluate(&test)?;
     let report = report_json(&model, &ev);
     if a.json {
@@ -283,6 +365,30 @@ fn eval(a: EvalArgs) -> Result<()> {
     Ok(())
 }
 
+fn predict(a: PredictArgs) -> Result<()> {
+    use ant::predict::{Format, load_inputs, render};
+    let format = match &a.output {
+        Some(o) => Format::of(o)?,
+        None => Format::Csv,
+    };
+    let model = Ant::load(&a.model, &ant::default_device())?;
+    let data = load_inputs(&model, &a.input)?;
+    let mode = if a.single_path {
+        Inference::SinglePath
+    } else {
+        Inference::MultiPath
+    };
+    let text = render(&model, &model.predict(&data, mode)?, format);
+    match &a.output {
+        Some(o) => {
+            write_atomic(o, text.as_bytes())?;
+            eprintln!("{} predictions written to {}", data.len(), o.display());
+        }
+        None => print!("{text}"),
+    }
+    Ok(())
+}
+
 fn main() -> ExitCode {
     tracing_subscriber::fmt()
         .with_writer(std::io::stderr)
@@ -292,6 +398,10 @@ fn main() -> ExitCode {
     let res = match cli.cmd {
         Cmd::Train(a) => train(a),
         Cmd::Eval(a) => eval(a),
+        Cmd::Predict(a) => predict(a),
+        Cmd::Data {
+            cmd: DataCmd::Fetch(a),
+        } => ant::fetch::fetch(a.set, &a.dir, a.base_url.as_deref(), true),
     };
     match res {
         Ok(()) => ExitCode::SUCCESS,
