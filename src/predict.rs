@@ -4,7 +4,6 @@
 //! the model), or as IDX / CIFAR-10 image files for image models. Checks here name
 //! the file, so a mismatch between model and data reads as a data error.
 
-use std::fmt::Write as _;
 use std::path::Path;
 
 use crate::data::{Dataset, Targets, cifar, idx, read_maybe_gz, sarcos, tabular};
@@ -171,6 +170,22 @@ fn csv_field(s: &str) -> String {
     }
 }
 
+#[derive(serde::Serialize)]
+struct ClassLine<'a> {
+    row: usize,
+    prediction: &'a str,
+    class: usize,
+    probabilities: &'a [f32],
+    leaf: usize,
+}
+
+#[derive(serde::Serialize)]
+struct ValueLine<T> {
+    row: usize,
+    prediction: T,
+    leaf: usize,
+}
+
 /// Renders predictions: per sample its row number (0-based), the prediction (class
 /// name, or the regression value(s)), the class probabilities, and the leaf reached.
 pub fn render(model: &Ant, p: &Predictions, format: Format) -> String {
@@ -204,20 +219,30 @@ pub fn render(model: &Ant, p: &Predictions, format: Format) -> String {
                 out.push_str(&f.join(","));
             }
             Format::JsonLines => {
-                let v = if classification {
-                    serde_json::json!({
-                        "row": i,
-                        "prediction": names[classes[i]],
-                        "class": classes[i],
-                        "probabilities": row,
-                        "leaf": leaf,
+                // A struct, not a `json!` value: f32 fields then print in their
+                // shortest form (0.675743, not 0.6757429242134094).
+                let line = if classification {
+                    serde_json::to_string(&ClassLine {
+                        row: i,
+                        prediction: &names[classes[i]],
+                        class: classes[i],
+                        probabilities: row,
+                        leaf,
                     })
                 } else if k == 1 {
-                    serde_json::json!({ "row": i, "prediction": row[0], "leaf": leaf })
+                    serde_json::to_string(&ValueLine {
+                        row: i,
+                        prediction: row[0],
+                        leaf,
+                    })
                 } else {
-                    serde_json::json!({ "row": i, "prediction": row, "leaf": leaf })
+                    serde_json::to_string(&ValueLine {
+                        row: i,
+                        prediction: row,
+                        leaf,
+                    })
                 };
-                let _ = write!(out, "{v}");
+                out.push_str(&line.expect("plain data serialises"));
             }
         }
         out.push('\n');

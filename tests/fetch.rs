@@ -19,10 +19,12 @@ struct Behaviour {
     tamper: Option<&'static str>,
 }
 
+/// (path, Range header) of every request.
+type Log = Mutex<Vec<(String, Option<String>)>>;
+
 struct Server {
     url: String,
-    /// (path, Range header) of every request.
-    log: Arc<Mutex<Vec<(String, Option<String>)>>>,
+    log: Arc<Log>,
 }
 
 fn root() -> PathBuf {
@@ -46,7 +48,7 @@ fn serve(b: Behaviour) -> Server {
 fn handle(
     mut s: TcpStream,
     b: &Behaviour,
-    log: &Mutex<Vec<(String, Option<String>)>>,
+    log: &Log,
     cut_done: &AtomicBool,
 ) -> std::io::Result<()> {
     let mut r = BufReader::new(s.try_clone()?);

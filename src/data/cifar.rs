@@ -47,7 +47,7 @@ pub fn parse_batch(bytes: &[u8], path: &Path) -> Result<(Vec<f32>, Vec<u32>)> {
     if bytes.is_empty() {
         return Err(AntError::data(path, "CIFAR batch is empty"));
     }
-    if bytes.len() % RECORD != 0 {
+    if !bytes.len().is_multiple_of(RECORD) {
         return Err(AntError::data(
             path,
             format!(
