@@ -146,7 +146,11 @@ fn download(agent: &ureq::Agent, url: &str, part: &Path, progress: bool) -> Resu
         Err(ureq::Error::Status(code, r)) => {
             return Err(net(format!("HTTP {code} {}", r.status_text())));
         }
-        Err(e) => return Err(net(e.to_string())),
+        // The URL is already the error's subject: report only what went wrong.
+        Err(ureq::Error::Transport(t)) => {
+            let detail = t.message().map(|m| format!(": {m}")).unwrap_or_default();
+            return Err(net(format!("{}{detail}", t.kind())));
+        }
     };
     let resumed = resp.status() == 206;
     if have > 0 && !resumed {

@@ -133,3 +133,70 @@ fn mnist_model_predicts_an_idx_file() {
     let e = String::from_utf8_lossy(&r.stderr);
     assert!(e.contains("eight") && e.contains("[1, 28, 28]"), "{e}");
 }
+
+#[test]
+fn cifar_directory_trains_evaluates_and_predicts_a_batch() {
+    // Official binary layout, synthetic content (CIFAR-10 is not available here):
+    // the red plane is dark for class 0, bright for class 1; the rest is noise.
+    let t = tempfile::tempdir().unwrap();
+    let dir = t.path().join("cifar-10-batches-bin");
+    std::fs::create_dir(&dir).unwrap();
+    let mut state = 12345u32;
+    let mut batch = |n: usize| {
+        let mut b = Vec::with_capacity(n * 3073);
+        for i in 0..n {
+            let label = (i % 2) as u8;
+            b.push(label);
+            b.extend(std::iter::repeat_n(
+                if label == 1 { 200u8 } else { 30 },
+                1024,
+            ));
+            b.extend((0..2048).map(|_| {
+                state = state.wrapping_mul(1_103_515_245).wrapping_add(12345);
+                (state >> 24) as u8
+            }));
+        }
+        b
+    };
+    for i in 1..=5 {
+        std::fs::write(dir.join(format!("data_batch_{i}.bin")), batch(20)).unwrap();
+    }
+    std::fs::write(dir.join("test_batch.bin"), batch(20)).unwrap();
+    let model = t.path().join("model");
+    // The directory holding cifar-10-batches-bin/ is accepted as --data.
+    let data = s(t.path());
+    let r = ant(&[
+        "train",
+        "--preset",
+        "cifar10-c",
+        "--data",
+        data,
+        "--out",
+        s(&model),
+        "--epochs-node",
+        "2",
+        "--refine-epochs",
+        "1",
+        "--max-depth",
+        "1",
+        "--batch-size",
+        "32",
+    ]);
+    assert!(r.status.success(), "{}", String::from_utf8_lossy(&r.stderr));
+    let e = ant(&["eval", "--model", s(&model), "--data", data, "--json"]);
+    assert!(e.status.success(), "{}", String::from_utf8_lossy(&e.stderr));
+    let v: serde_json::Value = serde_json::from_slice(&e.stdout).unwrap();
+    assert_eq!(v["test_samples"], 20);
+    assert!(v["multi_path_error"].as_f64().unwrap() < 25.0, "{v}");
+    let r = ant(&[
+        "predict",
+        "--model",
+        s(&model),
+        "--input",
+        s(&dir.join("test_batch.bin")),
+    ]);
+    assert!(r.status.success(), "{}", String::from_utf8_lossy(&r.stderr));
+    let csv = String::from_utf8(r.stdout).unwrap();
+    assert_eq!(csv.lines().count(), 21);
+    assert!(csv.lines().nth(2).unwrap().starts_with("1,1,"), "{csv}");
+}
