@@ -148,7 +148,11 @@ fn download(agent: &ureq::Agent, url: &str, part: &Path, progress: bool) -> Resu
         }
         // The URL is already the error's subject: report only what went wrong.
         Err(ureq::Error::Transport(t)) => {
-            let detail = t.message().map(|m| format!(": {m}")).unwrap_or_default();
+            let detail = std::error::Error::source(&t)
+                .map(|c| c.to_string())
+                .or(t.message().map(str::to_string))
+                .map(|m| format!(": {m}"))
+                .unwrap_or_default();
             return Err(net(format!("{}{detail}", t.kind())));
         }
     };
