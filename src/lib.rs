@@ -37,6 +37,7 @@
 //! ```
 pub mod data;
 pub mod error;
+pub mod fetch;
 pub mod loss;
 pub mod metrics;
 pub mod model;
@@ -44,6 +45,7 @@ pub mod modules;
 pub mod observe;
 pub mod params;
 pub mod persist;
+pub mod predict;
 pub mod preset;
 pub mod prune;
 pub mod spec;

@@ -8,7 +8,8 @@ use clap::{Parser, Subcommand};
 use indicatif::{ProgressBar, ProgressStyle};
 
 use ant::data::source::{load_source, load_test_for};
-use ant::model::{Provenance, TestSplit};
+use ant::data::tabular::{Separator, TabularTask, TargetSpec};
+use ant::model::{Inference, Provenance, TestSplit};
 use ant::observe::{Decision, EpochRecord, Observer};
 use ant::persist::write_atomic;
 use ant::{Ablation, Ant, AntError, AntParams, Init, Preset, Result};
@@ -38,6 +39,30 @@ enum Cmd {
     Inspect(InspectArgs),
     /// Plot training and validation curves from a run's records.jsonl.
     Curves(CurvesArgs),
+    /// Predict new samples with a saved model (CSV or JSON lines out).
+    Predict(PredictArgs),
+    /// Data sets: download and verify.
+    Data {
+        #[command(subcommand)]
+        cmd: DataCmd,
+    },
+}
+
+#[derive(Subcommand)]
+enum DataCmd {
+    /// Download a data set into DIR, verify it, resume partial downloads.
+    Fetch(FetchArgs),
+}
+
+#[derive(clap::Args)]
+struct FetchArgs {
+    #[arg(value_enum)]
+    set: ant::fetch::Known,
+    #[arg(long)]
+    dir: PathBuf,
+    /// Replaces the canonical URL prefix (the standard file names are appended).
+    #[arg(long)]
+    base_url: Option<String>,
 }
 
 #[derive(clap::Args)]
@@ -59,9 +84,22 @@ struct TrainArgs {
     /// Module preset (paper, Table 2).
     #[arg(long, value_enum)]
     preset: Preset,
-    /// An IDX directory (MNIST layout), or a SARCOS .mat / .csv file.
+    /// An IDX directory (MNIST layout), a CIFAR-10 binary directory, a SARCOS .mat /
+    /// .csv file, or with --target any table (.csv, .csv.gz).
     #[arg(long)]
     data: PathBuf,
+    /// Target column of a table: a header name or a 0-based index.
+    #[arg(long)]
+    target: Option<String>,
+    /// What the target column holds (required with --target).
+    #[arg(long, value_enum, requires = "target")]
+    task: Option<TabularTask>,
+    /// Table field separator: ',' ';' tab or space (runs of blanks); detected if unset.
+    #[arg(long, requires = "target")]
+    delimiter: Option<Separator>,
+    /// Lines to drop at the top of a table before its header or first row.
+    #[arg(long, default_value_t = 0, requires = "target")]
+    skip_rows: usize,
     /// Output directory for tree.json, model.safetensors, records.jsonl, report.json.
     #[arg(long)]
     out: PathBuf,
@@ -102,6 +140,22 @@ struct TrainArgs {
     /// How split children start: from the parent's solver, or fresh.
     #[arg(long, value_enum, default_value_t = Init::Fresh)]
     init: Init,
+}
+
+#[derive(clap::Args)]
+struct PredictArgs {
+    #[arg(long)]
+    model: PathBuf,
+    /// CSV rows (the training columns; the target column may be left out), or an IDX
+    /// image file / CIFAR-10 batch for an image model.
+    #[arg(long)]
+    input: PathBuf,
+    /// A .csv or .jsonl file (written atomically); CSV on stdout if unset.
+    #[arg(long)]
+    output: Option<PathBuf>,
+    /// Follow the most likely branch at each router instead of mixing all leaves.
+    #[arg(long)]
+    single_path: bool,
 }
 
 #[derive(clap::Args)]
@@ -228,7 +282,26 @@ fn report_json(ant: &Ant, ev: &ant::Evaluation) -> serde_json::Value {
 
 fn train(a: TrainArgs) -> Result<()> {
     let t0 = Instant::now();
-    let src = load_source(&a.data, a.test_data.as_deref(), a.test_fraction, a.seed)?;
+    let target = match (&a.target, a.task) {
+        (Some(column), Some(task)) => Some(TargetSpec {
+            delimiter: a.delimiter,
+            skip_rows: a.skip_rows,
+            ..TargetSpec::new(column.clone(), task)
+        }),
+        (Some(_), None) => {
+            return Err(AntError::param(
+                "--target needs --task classification or --task regression",
+            ));
+        }
+        (None, _) => None,
+    };
+    let src = load_source(
+        &a.data,
+        a.test_data.as_deref(),
+        a.test_fraction,
+        a.seed,
+        target.as_ref(),
+    )?;
     let mut train = src.train;
     if let Some(n) = a.train_limit {
         if n == 0 {
@@ -274,7 +347,9 @@ fn train(a: TrainArgs) -> Result<()> {
         train_limit: a.train_limit,
         n_train: train.len() - n_valid,
         n_valid,
+        target: src.target,
     };
+    model.meta.class_names = src.class_names;
     model.save(&a.out)?;
     let ev = model.evaluate(&src.test)?;
     let report = report_json(&model, &ev);
@@ -306,7 +381,14 @@ fn train(a: TrainArgs) -> Result<()> {
 
 fn eval(a: EvalArgs) -> Result<()> {
     let model = Ant::load(&a.model, &ant::default_device())?;
-    let test = load_test_for(&a.data, &model.meta.provenance.test_split)?;
+    let p = &model.meta.provenance;
+    let test = load_test_for(
+        &a.data,
+        &p.test_split,
+        p.target.as_ref(),
+        model.meta.class_names.as_deref(),
+    )?;
+    ant::predict::check_fits(&model, &test, &a.data, true)?;
     let ev = model.evaluate(&test)?;
     let report = report_json(&model, &ev);
     if a.json {
@@ -323,11 +405,16 @@ fn eval(a: EvalArgs) -> Result<()> {
 /// The validation and test rows a model was trained with, rebuilt from its provenance.
 fn recorded_split(model: &Ant, data: &std::path::Path) -> Result<(ant::Dataset, ant::Dataset)> {
     let prov = &model.meta.provenance;
+    let target = prov.target.as_ref();
     let src = match &prov.test_split {
-        TestSplit::Fraction { fraction, seed, .. } => load_source(data, None, *fraction, *seed)?,
-        TestSplit::File { path } => load_source(data, Some(std::path::Path::new(path)), 0.2, 0)?,
+        TestSplit::Fraction { fraction, seed, .. } => {
+            load_source(data, None, *fraction, *seed, target)?
+        }
+        TestSplit::File { path } => {
+            load_source(data, Some(std::path::Path::new(path)), 0.2, 0, target)?
+        }
         TestSplit::Files | TestSplit::Unknown => {
-            load_source(data, None, 0.2, model.meta.config.seed)?
+            load_source(data, None, 0.2, model.meta.config.seed, target)?
         }
     };
     let mut train = src.train;
@@ -335,7 +422,12 @@ fn recorded_split(model: &Ant, data: &std::path::Path) -> Result<(ant::Dataset, 
         train = train.take_first(n);
     }
     let (_, valid) = train.split_tail(model.meta.config.valid_fraction);
-    let test = load_test_for(data, &prov.test_split)?;
+    let test = load_test_for(
+        data,
+        &prov.test_split,
+        target,
+        model.meta.class_names.as_deref(),
+    )?;
     Ok((valid, test))
 }
 
@@ -414,7 +506,12 @@ fn plot(a: PlotArgs) -> Result<()> {
     let format = Format::choose(a.format.as_deref(), &a.out)?;
     let model = Ant::load(&a.model, &ant::default_device())?;
     let test = match &a.data {
-        Some(d) => Some(load_test_for(d, &model.meta.provenance.test_split)?),
+        Some(d) => Some(load_test_for(
+            d,
+            &model.meta.provenance.test_split,
+            model.meta.provenance.target.as_ref(),
+            model.meta.class_names.as_deref(),
+        )?),
         None if format == Format::Dot => None,
         None => return Err(AntError::param("--data is needed for svg and png pictures")),
     };
@@ -445,6 +542,30 @@ fn curves(a: CurvesArgs) -> Result<()> {
     Ok(())
 }
 
+fn predict(a: PredictArgs) -> Result<()> {
+    use ant::predict::{Format, load_inputs, render};
+    let format = match &a.output {
+        Some(o) => Format::of(o)?,
+        None => Format::Csv,
+    };
+    let model = Ant::load(&a.model, &ant::default_device())?;
+    let data = load_inputs(&model, &a.input)?;
+    let mode = if a.single_path {
+        Inference::SinglePath
+    } else {
+        Inference::MultiPath
+    };
+    let text = render(&model, &model.predict(&data, mode)?, format);
+    match &a.output {
+        Some(o) => {
+            write_atomic(o, text.as_bytes())?;
+            eprintln!("{} predictions written to {}", data.len(), o.display());
+        }
+        None => print!("{text}"),
+    }
+    Ok(())
+}
+
 fn main() -> ExitCode {
     tracing_subscriber::fmt()
         .with_writer(std::io::stderr)
@@ -458,6 +579,10 @@ fn main() -> ExitCode {
         Cmd::Plot(a) => plot(a),
         Cmd::Inspect(a) => inspect(a),
         Cmd::Curves(a) => curves(a),
+        Cmd::Predict(a) => predict(a),
+        Cmd::Data {
+            cmd: DataCmd::Fetch(a),
+        } => ant::fetch::fetch(a.set, &a.dir, a.base_url.as_deref(), true),
     };
     match res {
         Ok(()) => ExitCode::SUCCESS,

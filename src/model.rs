@@ -10,6 +10,7 @@ use burn::prelude::*;
 use burn::store::{ModuleSnapshot, SafetensorsStore};
 use serde::{Deserialize, Serialize};
 
+use crate::data::tabular::TargetSpec;
 use crate::data::{Dataset, Targets};
 use crate::error::{AntError, Result};
 use crate::loss::{Target, leaf_prediction, mixture_prediction, reach_probs};
@@ -151,6 +152,9 @@ pub struct Provenance {
     pub train_limit: Option<usize>,
     pub n_train: usize,
     pub n_valid: usize,
+    /// How a table was read (`--target` etc.), so `eval` / `predict` read files alike.
+    #[serde(default)]
+    pub target: Option<TargetSpec>,
 }
 
 /// Everything in `tree.json`.
@@ -323,6 +327,7 @@ impl Ant {
                 train_limit: None,
                 n_train: train.len(),
                 n_valid: valid.len(),
+                target: None,
             },
             valid_nll,
             valid_metric,

@@ -3,11 +3,13 @@
 //! Every loader returns a [`Dataset`]: samples as one row-major `f32` buffer plus
 //! their targets. File formats live one per module.
 
+pub mod cifar;
 pub mod csv;
 pub mod idx;
 pub mod mat;
 pub mod sarcos;
 pub mod source;
+pub mod tabular;
 
 use std::io::Read;
 use std::path::Path;

@@ -1,0 +1,618 @@
+//! Any delimited table as a data set: one target column (by header name or 0-based
+//! index), every other column a numeric feature.
+//!
+//! Classification labels may be any text; they are mapped to classes in sorted order
+//! (numerically when all are numbers) and the names are kept so that predictions can
+//! be reported as labels. The [`TargetSpec`] is stored in the model, so `eval` and
+//! `predict` read later files the same way.
+
+use std::path::Path;
+use std::str::FromStr;
+
+use serde::{Deserialize, Serialize};
+
+use super::csv::{CsvOptions, Delimiter, HeaderMode, Table, read_table};
+use super::{Dataset, Targets};
+use crate::error::{AntError, Result};
+
+/// What the target column holds.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize, Deserialize, clap::ValueEnum)]
+#[serde(rename_all = "kebab-case")]
+pub enum TabularTask {
+    Classification,
+    Regression,
+}
+
+/// Field separator as given on the command line and stored in the model.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "kebab-case")]
+pub enum Separator {
+    Comma,
+    Semicolon,
+    Tab,
+    /// Runs of blanks.
+    Space,
+}
+
+impl FromStr for Separator {
+    type Err = String;
+    fn from_str(s: &str) -> std::result::Result<Self, String> {
+        Ok(match s {
+            "," | "comma" => Separator::Comma,
+            ";" | "semicolon" => Separator::Semicolon,
+            "\t" | "\\t" | "tab" => Separator::Tab,
+            " " | "space" | "whitespace" => Separator::Space,
+            _ => {
+                return Err(format!(
+                    "unknown delimiter {s:?}: use ',' ';' tab or space (comma, semicolon, tab, space)"
+                ));
+            }
+        })
+    }
+}
+
+impl From<Separator> for Delimiter {
+    fn from(s: Separator) -> Delimiter {
+        match s {
+            Separator::Comma => Delimiter::Comma,
+            Separator::Semicolon => Delimiter::Semicolon,
+            Separator::Tab => Delimiter::Tab,
+            Separator::Space => Delimiter::Whitespace,
+        }
+    }
+}
+
+/// How to read a table: which column is the target and what it holds.
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
+pub struct TargetSpec {
+    /// A 0-based column index, or else a header name.
+    pub column: String,
+    pub task: TabularTask,
+    /// `None` detects it.
+    #[serde(default)]
+    pub delimiter: Option<Separator>,
+    #[serde(default)]
+    pub skip_rows: usize,
+    /// The target's index and the column count in the training file (filled in by
+    /// [`load_labelled`]'s caller), so files without a header can be read later.
+    #[serde(default)]
+    pub index: Option<usize>,
+    #[serde(default)]
+    pub n_columns: Option<usize>,
+}
+
+impl TargetSpec {
+    pub fn new(column: impl Into<String>, task: TabularTask) -> TargetSpec {
+        TargetSpec {
+            column: column.into(),
+            task,
+            delimiter: None,
+            skip_rows: 0,
+            index: None,
+            n_columns: None,
+        }
+    }
+
+    fn options(&self) -> CsvOptions {
+        CsvOptions {
+            delimiter: self.delimiter.map(Delimiter::from),
+            skip_rows: self.skip_rows,
+            // Decided here, not by the CSV reader: a text label column must not stop
+            // a header from being recognised.
+            header: HeaderMode::Absent,
+        }
+    }
+}
+
+/// A labelled table read as a data set.
+#[derive(Debug)]
+pub struct Tabular {
+    pub data: Dataset,
+    /// Class names in class order (classification).
+    pub class_names: Option<Vec<String>>,
+    /// Where the target column was found, and how many columns the file has.
+    pub index: usize,
+    pub n_columns: usize,
+}
+
+fn is_number(s: &str) -> bool {
+    s.trim().parse::<f64>().is_ok()
+}
+
+/// The first row is a header when it has text where numbers are expected.
+fn first_row_is_header(row: &[String], skip: Option<usize>) -> bool {
+    row.iter()
+        .enumerate()
+        .any(|(j, c)| Some(j) != skip && !c.trim().is_empty() && !is_number(c))
+}
+
+/// Reads the table; an empty one is an error.
+fn read(path: &Path, spec: &TargetSpec) -> Result<Table> {
+    let t = read_table(path, &spec.options())?;
+    if t.rows.is_empty() {
+        let skipped = if spec.skip_rows > 0 {
+            format!(" after skipping {} lines", spec.skip_rows)
+        } else {
+            String::new()
+        };
+        return Err(AntError::data(path, format!("contains no rows{skipped}")));
+    }
+    Ok(t)
+}
+
+/// Finds the target column: by name in a header row, else as a 0-based index.
+/// Returns `(index, has_header)`.
+fn resolve_target(t: &Table, spec: &TargetSpec, path: &Path) -> Result<(usize, bool)> {
+    let first = &t.rows[0];
+    let n = t.n_cols();
+    let wanted = spec.column.trim();
+    // A number is an index: data rows hold numbers too, so matching it as a name
+    // could pick a data cell.
+    if let Ok(j) = wanted.parse::<usize>() {
+        if j >= n {
+            return Err(AntError::data(
+                path,
+                format!("target column index {j} out of range: the file has {n} columns (0-based)"),
+            ));
+        }
+        return Ok((j, first_row_is_header(first, Some(j))));
+    }
+    if let Some(j) = first.iter().position(|c| c.trim() == wanted) {
+        return Ok((j, true));
+    }
+    let hint = if first_row_is_header(first, None) {
+        format!("columns are: {}", first.join(", "))
+    } else {
+        "the file has no header row; give a 0-based column index".to_string()
+    };
+    Err(AntError::data(
+        path,
+        format!("no column named '{wanted}' ({hint})"),
+    ))
+}
+
+/// Names a column in messages: its 0-based index, and its header name if any.
+fn column_label(header: Option<&[String]>, j: usize) -> String {
+    match header.and_then(|h| h.get(j)) {
+        Some(name) => format!("column {j} ('{name}')"),
+        None => format!("column {j}"),
+    }
+}
+
+/// Parses the features of every row (all columns but `target`), refusing text,
+/// NaN and infinities with the line and column.
+fn features(
+    t: &Table,
+    rows: std::ops::Range<usize>,
+    target: Option<usize>,
+    header: Option<&[String]>,
+    path: &Path,
+) -> Result<Vec<f32>> {
+    let mut x = Vec::with_capacity(rows.len() * t.n_cols());
+    for r in rows {
+        let line = t.line_numbers[r];
+        for (j, cell) in t.rows[r].iter().enumerate() {
+            if Some(j) == target {
+                continue;
+            }
+            let v: f64 = cell.trim().parse().map_err(|_| {
+                AntError::data(
+                    path,
+                    format!(
+                        "line {line}, {}: '{cell}' is not a number",
+                        column_label(header, j)
+                    ),
+                )
+            })?;
+            // Checked after narrowing: a huge f64 becomes an f32 infinity.
+            let v32 = v as f32;
+            if !v32.is_finite() {
+                return Err(AntError::data(
+                    path,
+                    format!(
+                        "line {line}, {}: non-finite value '{cell}'",
+                        column_label(header, j)
+                    ),
+                ));
+            }
+            x.push(v32);
+        }
+    }
+    Ok(x)
+}
+
+/// The class key of a label cell: numbers in canonical form (so `1` and `1.0` agree),
+/// other text trimmed.
+fn label_key(cell: &str) -> String {
+    let t = cell.trim();
+    match t.parse::<f64>() {
+        Ok(v) if v.is_finite() => format!("{v}"),
+        _ => t.to_string(),
+    }
+}
+
+/// Sorted distinct labels: numerically when all are numbers, else as text.
+fn class_names_of(keys: &[String]) -> Vec<String> {
+    let mut names: Vec<String> = keys.to_vec();
+    names.sort_unstable();
+    names.dedup();
+    let nums: Option<Vec<f64>> = names.iter().map(|k| k.parse::<f64>().ok()).collect();
+    if let Some(nums) = nums {
+        let mut pairs: Vec<(f64, String)> = nums.into_iter().zip(names).collect();
+        pairs.sort_by(|a, b| a.0.total_cmp(&b.0));
+        return pairs.into_iter().map(|(_, n)| n).collect();
+    }
+    names
+}
+
+/// Reads a table with its target column. For classification, `classes` (a trained
+/// model's class names) fixes the mapping, else it is built from the file.
+pub fn load_labelled(
+    path: &Path,
+    spec: &TargetSpec,
+    classes: Option<&[String]>,
+) -> Result<Tabular> {
+    let t = read(path, spec)?;
+    let n_columns = t.n_cols();
+    if n_columns < 2 {
+        return Err(AntError::data(
+            path,
+            format!("has {n_columns} column; need the target and at least one feature"),
+        ));
+    }
+    if let Some(want) = spec.n_columns
+        && want != n_columns
+    {
+        return Err(AntError::data(
+            path,
+            format!("has {n_columns} columns; the model was trained on {want}"),
+        ));
+    }
+    let (index, has_header) = resolve_target(&t, spec, path)?;
+    let header = has_header.then(|| t.rows[0].clone());
+    let start = usize::from(has_header);
+    if start == t.rows.len() {
+        return Err(AntError::data(path, "has a header but no data rows"));
+    }
+    let rows = start..t.rows.len();
+    let x = features(&t, rows.clone(), Some(index), header.as_deref(), path)?;
+    let target_label = column_label(header.as_deref(), index);
+    let cells = || rows.clone().map(|r| (t.line_numbers[r], &t.rows[r][index]));
+    let (targets, class_names) = match spec.task {
+        TabularTask::Regression => {
+            let mut values = Vec::with_capacity(rows.len());
+            for (line, cell) in cells() {
+                let v = cell.trim().parse::<f64>().map(|v| v as f32);
+                match v {
+                    Ok(v) if v.is_finite() => values.push(v),
+                    Ok(_) => {
+                        return Err(AntError::data(
+                            path,
+                            format!("line {line}, {target_label}: non-finite target '{cell}'"),
+                        ));
+                    }
+                    Err(_) => {
+                        return Err(AntError::data(
+                            path,
+                            format!(
+                                "line {line}, {target_label}: target '{cell}' is not a number \
+                                 (use --task classification for labels)"
+                            ),
+                        ));
+                    }
+                }
+            }
+            (Targets::Values { values, dim: 1 }, None)
+        }
+        TabularTask::Classification => {
+            let mut keys = Vec::with_capacity(rows.len());
+            for (line, cell) in cells() {
+                if cell.trim().is_empty() {
+                    return Err(AntError::data(
+                        path,
+                        format!("line {line}, {target_label}: missing label"),
+                    ));
+                }
+                keys.push((line, label_key(cell)));
+            }
+            let names = match classes {
+                Some(c) => c.to_vec(),
+                None => {
+                    let all: Vec<String> = keys.iter().map(|(_, k)| k.clone()).collect();
+                    let names = class_names_of(&all);
+                    if names.len() < 2 {
+                        return Err(AntError::data(
+                            path,
+                            format!(
+                                "{target_label} has a single class '{}'; classification needs at least 2",
+                                names[0]
+                            ),
+                        ));
+                    }
+                    names
+                }
+            };
+            let index_of: std::collections::HashMap<&str, u32> = names
+                .iter()
+                .enumerate()
+                .map(|(i, n)| (n.as_str(), i as u32))
+                .collect();
+            let mut labels = Vec::with_capacity(keys.len());
+            for (line, k) in &keys {
+                let Some(&l) = index_of.get(k.as_str()) else {
+                    return Err(AntError::data(
+                        path,
+                        format!(
+                            "line {line}, {target_label}: label '{k}' is not one of the model's classes [{}]",
+                            names.join(", ")
+                        ),
+                    ));
+                };
+                labels.push(l);
+            }
+            let n_classes = names.len();
+            (Targets::Classes { labels, n_classes }, Some(names))
+        }
+    };
+    let data = Dataset::new(x, vec![n_columns - 1], targets)?;
+    Ok(Tabular {
+        data,
+        class_names,
+        index,
+        n_columns,
+    })
+}
+
+/// Reads rows to predict: `n_features` columns, or those plus the target column
+/// (then ignored). `spec` is the model's (`None`: no target column was named in
+/// training; a row may then carry `n_outputs` trailing target columns, as SARCOS).
+/// The targets of the returned set are placeholders.
+pub fn load_features(
+    path: &Path,
+    spec: Option<&TargetSpec>,
+    n_features: usize,
+    n_outputs: usize,
+) -> Result<Dataset> {
+    let default_spec = TargetSpec::new("", TabularTask::Regression);
+    let t = read(path, spec.unwrap_or(&default_spec))?;
+    let n = t.n_cols();
+    let first = &t.rows[0];
+    // Which columns are not features.
+    let dropped: Vec<usize> = match spec {
+        _ if n == n_features => vec![],
+        Some(s) if n == n_features + 1 => {
+            let col = s.column.trim();
+            let j = match col.parse::<usize>() {
+                Ok(j) => Some(j),
+                Err(_) => first.iter().position(|c| c.trim() == col).or(s.index),
+            }
+            .filter(|&j| j < n);
+            vec![j.ok_or_else(|| {
+                AntError::data(path, format!("cannot find target column '{}'", s.column))
+            })?]
+        }
+        None if n == n_features + n_outputs => (n_features..n).collect(),
+        _ => {
+            let with = match spec {
+                Some(_) => " (or one more with the target column)".to_string(),
+                None => format!(" (or {} with the targets)", n_features + n_outputs),
+            };
+            return Err(AntError::data(
+                path,
+                format!("has {n} columns; the model takes {n_features}{with}"),
+            ));
+        }
+    };
+    let is_feature = |j: usize| !dropped.contains(&j);
+    let has_header = first
+        .iter()
+        .enumerate()
+        .any(|(j, c)| is_feature(j) && !c.trim().is_empty() && !is_number(c));
+    let header = has_header.then(|| first.clone());
+    let start = usize::from(has_header);
+    if start == t.rows.len() {
+        return Err(AntError::data(path, "has a header but no data rows"));
+    }
+    // Keep only the feature columns, then parse them.
+    let kept = Table {
+        header: None,
+        rows: t
+            .rows
+            .iter()
+            .map(|r| {
+                r.iter()
+                    .enumerate()
+                    .filter(|(j, _)| is_feature(*j))
+                    .map(|(_, c)| c.clone())
+                    .collect()
+            })
+            .collect(),
+        line_numbers: t.line_numbers.clone(),
+        delimiter: t.delimiter,
+    };
+    let kept_header: Option<Vec<String>> = header.map(|h| {
+        h.into_iter()
+            .enumerate()
+            .filter(|(j, _)| is_feature(*j))
+            .map(|(_, c)| c)
+            .collect()
+    });
+    let rows = start..t.rows.len();
+    let count = rows.len();
+    let x = features(&kept, rows, None, kept_header.as_deref(), path)?;
+    // Placeholder targets: prediction ignores them.
+    Dataset::new(
+        x,
+        vec![n_features],
+        Targets::Values {
+            values: vec![0.0; count],
+            dim: 1,
+        },
+    )
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn write(dir: &Path, name: &str, text: &str) -> std::path::PathBuf {
+        let p = dir.join(name);
+        std::fs::write(&p, text).unwrap();
+        p
+    }
+
+    fn labels(d: &Dataset) -> Vec<u32> {
+        match &d.targets {
+            Targets::Classes { labels, .. } => labels.clone(),
+            _ => panic!("classes"),
+        }
+    }
+
+    #[test]
+    fn header_name_text_labels_and_delimiters() {
+        let d = tempfile::tempdir().unwrap();
+        let texts = [
+            "a,species,b\n1,setosa,2\n3,virginica,4\n5,setosa,6\n",
+            "a;species;b\n1;setosa;2\n3;virginica;4\n5;setosa;6\n",
+            "a\tspecies\tb\n1\tsetosa\t2\n3\tvirginica\t4\n5\tsetosa\t6\n",
+            "a   species b\n 1 setosa    2\n3 virginica 4\n5 setosa 6\n",
+        ];
+        for (i, text) in texts.iter().enumerate() {
+            let p = write(d.path(), &format!("t{i}.csv"), text);
+            for col in ["species", "1"] {
+                let t = load_labelled(&p, &TargetSpec::new(col, TabularTask::Classification), None)
+                    .unwrap();
+                assert_eq!(t.index, 1);
+                assert_eq!(t.n_columns, 3);
+                assert_eq!(
+                    t.class_names,
+                    Some(vec!["setosa".to_string(), "virginica".into()])
+                );
+                assert_eq!(t.data.x, vec![1.0, 2.0, 3.0, 4.0, 5.0, 6.0], "{text:?}");
+                assert_eq!(labels(&t.data), vec![0, 1, 0]);
+            }
+        }
+    }
+
+    #[test]
+    fn numeric_labels_sort_numerically_and_map_through_known_classes() {
+        let d = tempfile::tempdir().unwrap();
+        let p = write(d.path(), "n.csv", "# comment\n1,10\n2,2.0\n3,9\n4,2\n");
+        let mut spec = TargetSpec::new("1", TabularTask::Classification);
+        spec.skip_rows = 1;
+        spec.delimiter = Some(Separator::Comma);
+        let t = load_labelled(&p, &spec, None).unwrap();
+        assert_eq!(
+            t.class_names,
+            Some(vec!["2".to_string(), "9".into(), "10".into()])
+        );
+        assert_eq!(labels(&t.data), vec![2, 0, 1, 0]);
+        // A later file mapped through the model's classes; an unknown one is refused.
+        let names = t.class_names.unwrap();
+        let q = write(d.path(), "q.csv", "7,9\n8,10\n");
+        let spec = TargetSpec::new("1", TabularTask::Classification);
+        let u = load_labelled(&q, &spec, Some(&names)).unwrap();
+        assert_eq!(labels(&u.data), vec![1, 2]);
+        let q = write(d.path(), "q.csv", "7,9\n8,11\n");
+        let e = load_labelled(&q, &spec, Some(&names))
+            .unwrap_err()
+            .to_string();
+        assert!(e.contains("line 2") && e.contains("'11'"), "{e}");
+    }
+
+    #[test]
+    fn regression_and_gzip() {
+        use std::io::Write;
+        let d = tempfile::tempdir().unwrap();
+        let mut enc = flate2::write::GzEncoder::new(Vec::new(), flate2::Compression::fast());
+        enc.write_all(b"y x1 x2\n1.5 1 2\n-2 3 4\n").unwrap();
+        let p = d.path().join("r.csv.gz");
+        std::fs::write(&p, enc.finish().unwrap()).unwrap();
+        let t = load_labelled(&p, &TargetSpec::new("y", TabularTask::Regression), None).unwrap();
+        assert_eq!(t.data.x, vec![1.0, 2.0, 3.0, 4.0]);
+        assert_eq!(
+            t.data.targets,
+            Targets::Values {
+                values: vec![1.5, -2.0],
+                dim: 1
+            }
+        );
+        assert!(t.class_names.is_none());
+    }
+
+    #[test]
+    fn bad_tables_name_line_and_column() {
+        let d = tempfile::tempdir().unwrap();
+        let cls = |c: &str| TargetSpec::new(c, TabularTask::Classification);
+        let cases: [(&str, TargetSpec, &str); 9] = [
+            (
+                "a,b\n1,0\n2,nan\n",
+                cls("a"),
+                "line 3, column 1 ('b'): non-finite",
+            ),
+            ("a,b\n1,0\n2,1e300\n", cls("a"), "non-finite"),
+            (
+                "a,b\n1,0\n2,x\n",
+                cls("a"),
+                "line 3, column 1 ('b'): 'x' is not a number",
+            ),
+            (
+                "a,b\n1,0\n2,\n",
+                cls("b"),
+                "line 3, column 1 ('b'): missing label",
+            ),
+            ("a,b\n1,0\n2,0\n", cls("b"), "single class"),
+            (
+                "a,b\n1,0\n2,1\n",
+                cls("c"),
+                "no column named 'c' (columns are: a, b)",
+            ),
+            ("1,0\n2,1\n", cls("5"), "index 5 out of range"),
+            (
+                "a,b\n1,x\n",
+                TargetSpec::new("b", TabularTask::Regression),
+                "not a number",
+            ),
+            ("a,b\n", cls("b"), "no data rows"),
+        ];
+        for (i, (text, spec, needle)) in cases.into_iter().enumerate() {
+            let p = write(d.path(), &format!("bad{i}.csv"), text);
+            let e = load_labelled(&p, &spec, None).unwrap_err();
+            assert!(matches!(e, AntError::Data { .. }));
+            let msg = e.to_string();
+            assert!(msg.contains(&format!("bad{i}.csv")), "{msg}");
+            assert!(msg.contains(needle), "{text:?}: {msg}");
+        }
+        assert!("x".parse::<Separator>().is_err());
+        assert_eq!(" ".parse::<Separator>(), Ok(Separator::Space));
+    }
+
+    #[test]
+    fn features_with_or_without_the_target() {
+        let d = tempfile::tempdir().unwrap();
+        let mut spec = TargetSpec::new("label", TabularTask::Classification);
+        spec.index = Some(0);
+        spec.n_columns = Some(3);
+        for text in [
+            "label,a,b\nx,1,2\ny,3,4\n",
+            "a,b\n1,2\n3,4\n",
+            "x,1,2\ny,3,4\n",
+            "1 2\n3 4\n",
+        ] {
+            let p = write(d.path(), "f.csv", text);
+            let ds = load_features(&p, Some(&spec), 2, 3).unwrap();
+            assert_eq!(ds.x, vec![1.0, 2.0, 3.0, 4.0], "{text:?}");
+            assert_eq!(ds.sample_shape, vec![2]);
+        }
+        // Without a spec: trailing targets (SARCOS layout) are dropped.
+        let p = write(d.path(), "s.csv", "1,2,9,9\n3,4,9,9\n");
+        assert_eq!(
+            load_features(&p, None, 2, 2).unwrap().x,
+            vec![1.0, 2.0, 3.0, 4.0]
+        );
+        let e = load_features(&p, Some(&spec), 5, 1)
+            .unwrap_err()
+            .to_string();
+        assert!(e.contains("has 4 columns; the model takes 5"), "{e}");
+    }
+}

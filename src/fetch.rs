@@ -1,0 +1,263 @@
+//! `ant data fetch`: download MNIST, Fashion-MNIST or CIFAR-10 and verify them.
+//!
+//! Each file is downloaded to `NAME.part`, resumed with an HTTP `Range` request when
+//! a partial file is there (a server that answers 200 instead of 206 restarts it),
+//! verified, and only then renamed to `NAME`: a file that fails verification is
+//! removed, never left in place as if good. IDX files are verified on their unpacked
+//! content (published checksums), so mirrors and recompressed copies pass too.
+
+use std::fs::{File, OpenOptions};
+use std::io::{Read, Write};
+use std::path::{Path, PathBuf};
+use std::time::Duration;
+
+use indicatif::{ProgressBar, ProgressStyle};
+
+use crate::data::{file_md5, read_maybe_gz};
+use crate::error::{AntError, Result};
+
+/// The data sets `fetch` knows.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, clap::ValueEnum)]
+pub enum Known {
+    Mnist,
+    FashionMnist,
+    Cifar10,
+}
+
+/// What a downloaded file must match.
+enum Check {
+    /// MD5 of the gunzipped content.
+    Unpacked(&'static str),
+    /// MD5 of the file as downloaded.
+    Raw(&'static str),
+}
+
+struct Remote {
+    name: &'static str,
+    check: Check,
+}
+
+const MNIST: [Remote; 4] = [
+    Remote {
+        name: "train-images-idx3-ubyte.gz",
+        check: Check::Unpacked("6bbc9ace898e44ae57da46a324031adb"),
+    },
+    Remote {
+        name: "train-labels-idx1-ubyte.gz",
+        check: Check::Unpacked("a25bea736e30d166cdddb491f175f624"),
+    },
+    Remote {
+        name: "t10k-images-idx3-ubyte.gz",
+        check: Check::Unpacked("2646ac647ad5339dbf082846283269ea"),
+    },
+    Remote {
+        name: "t10k-labels-idx1-ubyte.gz",
+        check: Check::Unpacked("27ae3e4e09519cfbb04c329615203637"),
+    },
+];
+
+const FASHION: [Remote; 4] = [
+    Remote {
+        name: "train-images-idx3-ubyte.gz",
+        check: Check::Unpacked("f4a8712d7a061bf5bd6d2ca38dc4d50a"),
+    },
+    Remote {
+        name: "train-labels-idx1-ubyte.gz",
+        check: Check::Unpacked("9018921c3c673c538a1fc5bad174d6f9"),
+    },
+    Remote {
+        name: "t10k-images-idx3-ubyte.gz",
+        check: Check::Unpacked("8181f5470baa50b63fa0f6fddb340f0a"),
+    },
+    Remote {
+        name: "t10k-labels-idx1-ubyte.gz",
+        check: Check::Unpacked("15d484375f8d13e6eb1aabb0c3f46965"),
+    },
+];
+
+/// Only the archive's checksum is published for CIFAR-10.
+const CIFAR: [Remote; 1] = [Remote {
+    name: "cifar-10-binary.tar.gz",
+    check: Check::Raw("c32a1d4ab5d03f1284b67883e8d87530"),
+}];
+
+impl Known {
+    /// The canonical public URL prefix (file names are appended).
+    pub fn default_base_url(self) -> &'static str {
+        match self {
+            Known::Mnist => "https://storage.googleapis.com/cvdf-datasets/mnist/",
+            Known::FashionMnist => "http://fashion-mnist.s3-website.eu-central-1.amazonaws.com/",
+            Known::Cifar10 => "https://www.cs.toronto.edu/~kriz/",
+        }
+    }
+
+    fn files(self) -> &'static [Remote] {
+        match self {
+            Known::Mnist => &MNIST,
+            Known::FashionMnist => &FASHION,
+            Known::Cifar10 => &CIFAR,
+        }
+    }
+}
+
+/// Whether `path` passes its check. The error is the mismatch, for messages.
+fn verify(path: &Path, check: &Check) -> Result<std::result::Result<(), String>> {
+    let (got, want, what) = match check {
+        Check::Unpacked(want) => {
+            use md5::{Digest, Md5};
+            let bytes = read_maybe_gz(path)?;
+            let got: String = Md5::digest(&bytes)
+                .iter()
+                .map(|b| format!("{b:02x}"))
+                .collect();
+            (got, *want, "unpacked md5")
+        }
+        Check::Raw(want) => (file_md5(path)?, *want, "md5"),
+    };
+    Ok(if got == want {
+        Ok(())
+    } else {
+        Err(format!("{what} {got}, expected {want}"))
+    })
+}
+
+fn part_path(path: &Path) -> PathBuf {
+    let mut s = path.as_os_str().to_owned();
+    s.push(".part");
+    PathBuf::from(s)
+}
+
+/// Downloads `url` into `part`, continuing a partial file when the server honours
+/// `Range`. Returns the number of bytes received in this call.
+fn download(agent: &ureq::Agent, url: &str, part: &Path, progress: bool) -> Result<u64> {
+    let have = std::fs::metadata(part).map(|m| m.len()).unwrap_or(0);
+    let mut req = agent.get(url);
+    if have > 0 {
+        req = req.set("Range", &format!("bytes={have}-"));
+    }
+    let net = |msg: String| AntError::data(url, msg);
+    let resp = match req.call() {
+        Ok(r) => r,
+        // The partial file is already whole (or larger than the file): start over.
+        Err(ureq::Error::Status(416, _)) if have > 0 => {
+            std::fs::remove_file(part).map_err(|e| AntError::io(part, e))?;
+            return download(agent, url, part, progress);
+        }
+        Err(ureq::Error::Status(code, r)) => {
+            return Err(net(format!("HTTP {code} {}", r.status_text())));
+        }
+        // The URL is already the error's subject: report only what went wrong.
+        Err(ureq::Error::Transport(t)) => {
+            let detail = std::error::Error::source(&t)
+                .map(|c| c.to_string())
+                .or(t.message().map(str::to_string))
+                .map(|m| format!(": {m}"))
+                .unwrap_or_default();
+            return Err(net(format!("{}{detail}", t.kind())));
+        }
+    };
+    let resumed = resp.status() == 206;
+    if have > 0 && !resumed {
+        tracing::info!("{url}: server ignored Range, starting over");
+    }
+    let len: Option<u64> = resp.header("Content-Length").and_then(|v| v.parse().ok());
+    let mut file = if resumed {
+        OpenOptions::new().append(true).open(part)
+    } else {
+        File::create(part)
+    }
+    .map_err(|e| AntError::io(part, e))?;
+    let start = if resumed { have } else { 0 };
+    let bar = if progress {
+        let b = ProgressBar::new(len.map_or(0, |l| l + start));
+        b.set_style(
+            ProgressStyle::with_template(
+                "{msg:>28} [{bar:30}] {bytes}/{total_bytes} {bytes_per_sec}",
+            )
+            .expect("valid template")
+            .progress_chars("=> "),
+        );
+        b.set_message(
+            part.file_name()
+                .map(|n| n.to_string_lossy().trim_end_matches(".part").to_string())
+                .unwrap_or_default(),
+        );
+        b.set_position(start);
+        b
+    } else {
+        ProgressBar::hidden()
+    };
+    let mut reader = resp.into_reader();
+    let mut buf = vec![0u8; 1 << 16];
+    let mut got = 0u64;
+    loop {
+        let n = reader.read(&mut buf).map_err(|e| {
+            net(format!(
+                "download interrupted after {} bytes: {e}",
+                start + got
+            ))
+        })?;
+        if n == 0 {
+            break;
+        }
+        file.write_all(&buf[..n])
+            .map_err(|e| AntError::io(part, e))?;
+        got += n as u64;
+        bar.inc(n as u64);
+    }
+    file.sync_all().map_err(|e| AntError::io(part, e))?;
+    bar.finish_and_clear();
+    if let Some(l) = len
+        && got < l
+    {
+        return Err(net(format!(
+            "connection closed after {got} of {l} bytes; run again to resume"
+        )));
+    }
+    Ok(got)
+}
+
+/// Downloads and verifies every file of `set` into `dir` (`base_url` replaces the
+/// canonical prefix). Files already there and verified are kept. CIFAR-10's archive
+/// is unpacked into `dir` (giving `cifar-10-batches-bin/`).
+pub fn fetch(set: Known, dir: &Path, base_url: Option<&str>, progress: bool) -> Result<()> {
+    std::fs::create_dir_all(dir).map_err(|e| AntError::io(dir, e))?;
+    let base = base_url.unwrap_or(set.default_base_url());
+    let sep = if base.ends_with('/') { "" } else { "/" };
+    let agent = ureq::AgentBuilder::new()
+        .timeout_connect(Duration::from_secs(30))
+        .timeout_read(Duration::from_secs(60))
+        .build();
+    for f in set.files() {
+        let path = dir.join(f.name);
+        if path.is_file() {
+            if verify(&path, &f.check)?.is_ok() {
+                eprintln!("{}: present and verified", path.display());
+                continue;
+            }
+            // A bad file in place would be taken as good by the loaders.
+            std::fs::remove_file(&path).map_err(|e| AntError::io(&path, e))?;
+        }
+        let url = format!("{base}{sep}{}", f.name);
+        let part = part_path(&path);
+        download(&agent, &url, &part, progress)?;
+        if let Err(why) = verify(&part, &f.check)? {
+            std::fs::remove_file(&part).map_err(|e| AntError::io(&part, e))?;
+            return Err(AntError::data(
+                &path,
+                format!("checksum mismatch ({why}) for {url}; the download was removed"),
+            ));
+        }
+        std::fs::rename(&part, &path).map_err(|e| AntError::io(&path, e))?;
+        eprintln!("{}: downloaded and verified", path.display());
+    }
+    if set == Known::Cifar10 {
+        let archive = dir.join(CIFAR[0].name);
+        let file = File::open(&archive).map_err(|e| AntError::io(&archive, e))?;
+        tar::Archive::new(flate2::read::GzDecoder::new(file))
+            .unpack(dir)
+            .map_err(|e| AntError::data(&archive, format!("cannot unpack: {e}")))?;
+        eprintln!("{}: unpacked", dir.join("cifar-10-batches-bin").display());
+    }
+    Ok(())
+}

@@ -1,0 +1,422 @@
+//! Handcrafted corrupt or mismatched inputs: each must give one clear error line that
+//! names the file and the problem, exit code 2, and no panic.
+
+use std::path::{Path, PathBuf};
+use std::process::{Command, Output};
+use std::sync::OnceLock;
+
+fn ant(args: &[&str]) -> Output {
+    Command::new(env!("CARGO_BIN_EXE_ant"))
+        .args(args)
+        .output()
+        .expect("runs")
+}
+
+fn repo(p: &str) -> String {
+    Path::new(env!("CARGO_MANIFEST_DIR"))
+        .join(p)
+        .display()
+        .to_string()
+}
+
+/// Exit code 2, one `error:` line mentioning every needle, no panic.
+fn assert_clean_error(o: &Output, needles: &[&str]) {
+    let e = String::from_utf8_lossy(&o.stderr);
+    assert_eq!(o.status.code(), Some(2), "{e}");
+    assert!(!e.contains("panicked"), "{e}");
+    let errors: Vec<&str> = e.lines().filter(|l| l.starts_with("error")).collect();
+    assert_eq!(errors.len(), 1, "one error line expected: {e}");
+    for n in needles {
+        assert!(errors[0].contains(n), "error should mention {n:?}: {e}");
+    }
+}
+
+fn s(p: &Path) -> &str {
+    p.to_str().unwrap()
+}
+
+/// `train` on `data` with a quick schedule and extra flags.
+fn train(data: &Path, extra: &[&str]) -> Output {
+    let out = tempfile::tempdir().unwrap();
+    let mut args = vec![
+        "train",
+        "--data",
+        s(data),
+        "--out",
+        s(out.path()),
+        "--epochs-node",
+        "1",
+        "--refine-epochs",
+        "1",
+        "--max-depth",
+        "1",
+        "--width",
+        "8",
+    ];
+    args.extend_from_slice(extra);
+    ant(&args)
+}
+
+/// A tiny tabular classifier on 3 features (target column "y", text labels), trained
+/// once for all tests here.
+fn tiny_model() -> &'static Path {
+    static DIR: OnceLock<PathBuf> = OnceLock::new();
+    DIR.get_or_init(|| {
+        let dir = std::env::temp_dir().join(format!("ant-bad-input-{}", std::process::id()));
+        std::fs::create_dir_all(&dir).unwrap();
+        let mut csv = String::from("a,b,c,y\n");
+        for i in 0..60 {
+            let label = if i % 2 == 0 { "even" } else { "odd" };
+            csv.push_str(&format!("{},{},{},{label}\n", i % 2, i, i % 5));
+        }
+        let data = dir.join("train.csv");
+        std::fs::write(&data, csv).unwrap();
+        let model = dir.join("model");
+        let r = ant(&[
+            "train",
+            "--preset",
+            "tabular",
+            "--data",
+            s(&data),
+            "--out",
+            s(&model),
+            "--target",
+            "y",
+            "--task",
+            "classification",
+            "--epochs-node",
+            "1",
+            "--refine-epochs",
+            "1",
+            "--max-depth",
+            "1",
+            "--width",
+            "8",
+        ]);
+        assert!(r.status.success(), "{}", String::from_utf8_lossy(&r.stderr));
+        model
+    })
+}
+
+fn idx(dims: &[u32], data: &[u8]) -> Vec<u8> {
+    let mut b = vec![0, 0, 8, dims.len() as u8];
+    for d in dims {
+        b.extend_from_slice(&d.to_be_bytes());
+    }
+    b.extend_from_slice(data);
+    b
+}
+
+/// Writes an MNIST-layout directory from the four files' bytes.
+fn idx_dir(root: &Path, name: &str, files: [Vec<u8>; 4]) -> PathBuf {
+    let d = root.join(name);
+    std::fs::create_dir_all(&d).unwrap();
+    let names = [
+        "train-images-idx3-ubyte",
+        "train-labels-idx1-ubyte",
+        "t10k-images-idx3-ubyte",
+        "t10k-labels-idx1-ubyte",
+    ];
+    for (n, b) in names.iter().zip(files) {
+        std::fs::write(d.join(n), b).unwrap();
+    }
+    d
+}
+
+#[test]
+fn corrupt_idx_directories() {
+    let t = tempfile::tempdir().unwrap();
+    let ok_images = || idx(&[12, 4, 4], &[7; 12 * 16]);
+    let ok_labels = || idx(&[12], &[0, 1, 0, 1, 0, 1, 0, 1, 0, 1, 0, 1]);
+    let mc = ["--preset", "mnist-c"];
+    // wrong magic
+    let mut bad = ok_images();
+    bad[2] = 0x55;
+    let d = idx_dir(
+        t.path(),
+        "magic",
+        [bad, ok_labels(), ok_images(), ok_labels()],
+    );
+    assert_clean_error(&train(&d, &mc), &["train-images", "element type 0x55"]);
+    // truncated image data
+    let mut trunc = ok_images();
+    trunc.truncate(100);
+    let d = idx_dir(
+        t.path(),
+        "trunc",
+        [ok_images(), ok_labels(), trunc, ok_labels()],
+    );
+    assert_clean_error(&train(&d, &mc), &["t10k-images", "truncated"]);
+    // truncated header
+    let d = idx_dir(
+        t.path(),
+        "hdr",
+        [ok_images(), vec![0, 0, 8], ok_images(), ok_labels()],
+    );
+    assert_clean_error(&train(&d, &mc), &["train-labels", "too short"]);
+    // image and label counts disagree
+    let d = idx_dir(
+        t.path(),
+        "count",
+        [ok_images(), idx(&[11], &[0; 11]), ok_images(), ok_labels()],
+    );
+    assert_clean_error(&train(&d, &mc), &["train-images", "12 images", "11 labels"]);
+    // a missing file
+    let d = idx_dir(
+        t.path(),
+        "missing",
+        [ok_images(), ok_labels(), ok_images(), ok_labels()],
+    );
+    std::fs::remove_file(d.join("t10k-labels-idx1-ubyte")).unwrap();
+    assert_clean_error(&train(&d, &mc), &["t10k-labels-idx1-ubyte", "not found"]);
+    // a corrupt gzip stream
+    let d = idx_dir(
+        t.path(),
+        "gz",
+        [
+            vec![0x1f, 0x8b, 8, 0, 1, 2, 3],
+            ok_labels(),
+            ok_images(),
+            ok_labels(),
+        ],
+    );
+    assert_clean_error(&train(&d, &mc), &["train-images", "gzip"]);
+}
+
+#[test]
+fn corrupt_cifar_directories() {
+    let t = tempfile::tempdir().unwrap();
+    let record = |label: u8| {
+        let mut r = vec![label];
+        r.extend(std::iter::repeat_n(9u8, 3072));
+        r
+    };
+    let write = |name: &str, test_batch: Vec<u8>, skip: Option<&str>| {
+        let d = t.path().join(name);
+        std::fs::create_dir_all(&d).unwrap();
+        for i in 1..=5 {
+            let f = format!("data_batch_{i}.bin");
+            if Some(f.as_str()) != skip {
+                std::fs::write(d.join(f), [record(1), record(2)].concat()).unwrap();
+            }
+        }
+        std::fs::write(d.join("test_batch.bin"), test_batch).unwrap();
+        d
+    };
+    let ca = ["--preset", "cifar10-c"];
+    let mut trunc = record(3);
+    trunc.truncate(3000);
+    let d = write("trunc", trunc, None);
+    assert_clean_error(&train(&d, &ca), &["test_batch.bin", "3073-byte records"]);
+    let d = write("label", [record(3), record(10)].concat(), None);
+    assert_clean_error(&train(&d, &ca), &["test_batch.bin", "record 1", "label 10"]);
+    let d = write("missing", record(0), Some("data_batch_4.bin"));
+    assert_clean_error(&train(&d, &ca), &["lacks", "data_batch_4.bin"]);
+    let d = write("empty", vec![], None);
+    assert_clean_error(&train(&d, &ca), &["test_batch.bin", "empty"]);
+}
+
+#[test]
+fn corrupt_mat_and_csv_files() {
+    let t = tempfile::tempdir().unwrap();
+    let sar = ["--preset", "sarcos"];
+    // A MAT header followed by garbage, and a real MAT file cut short.
+    let mut mat = b"MATLAB 5.0 MAT-file".to_vec();
+    mat.resize(128, b' ');
+    mat.extend_from_slice(&[1, 2, 3]);
+    let p = t.path().join("junk.mat");
+    std::fs::write(&p, &mat).unwrap();
+    assert_clean_error(&train(&p, &sar), &["junk.mat"]);
+    let real = std::fs::read(repo("data/sarcos_inv_test.mat")).unwrap();
+    let p = t.path().join("cut.mat");
+    std::fs::write(&p, &real[..real.len() / 2]).unwrap();
+    assert_clean_error(&train(&p, &sar), &["cut.mat"]);
+    // A ragged CSV.
+    let p = t.path().join("ragged.csv");
+    std::fs::write(&p, "a,b,y\n1,2,0\n3,0\n").unwrap();
+    let tab = [
+        "--preset",
+        "tabular",
+        "--target",
+        "y",
+        "--task",
+        "classification",
+    ];
+    assert_clean_error(&train(&p, &tab), &["ragged.csv", "line 3: 2 fields"]);
+    // NaN and infinity name the row (line) and column.
+    let p = t.path().join("nan.csv");
+    std::fs::write(&p, "a,b,y\n1,2,0\n3,NaN,1\n").unwrap();
+    assert_clean_error(
+        &train(&p, &tab),
+        &["nan.csv", "line 3, column 1 ('b')", "non-finite"],
+    );
+    let p = t.path().join("inf.csv");
+    std::fs::write(&p, "1,2,0\n-inf,2,1\n").unwrap();
+    let tab2 = [
+        "--preset",
+        "tabular",
+        "--target",
+        "2",
+        "--task",
+        "regression",
+    ];
+    assert_clean_error(
+        &train(&p, &tab2),
+        &["inf.csv", "line 2, column 0", "non-finite"],
+    );
+    // Text where a number belongs; a missing column; not UTF-8; empty.
+    let p = t.path().join("text.csv");
+    std::fs::write(&p, "a,b,y\n1,x,0\n").unwrap();
+    assert_clean_error(&train(&p, &tab), &["text.csv", "'x' is not a number"]);
+    let p = t.path().join("nocol.csv");
+    std::fs::write(&p, "a,b,c\n1,2,0\n").unwrap();
+    assert_clean_error(&train(&p, &tab), &["nocol.csv", "no column named 'y'"]);
+    let p = t.path().join("bin.csv");
+    std::fs::write(&p, [0xff, 0xfe, 0x00, 0x41]).unwrap();
+    assert_clean_error(&train(&p, &tab), &["bin.csv", "UTF-8"]);
+    let p = t.path().join("empty.csv");
+    std::fs::write(&p, "").unwrap();
+    assert_clean_error(&train(&p, &tab), &["empty.csv", "no rows"]);
+    // A missing file.
+    assert_clean_error(
+        &train(Path::new("/no/such.csv"), &tab),
+        &["/no/such.csv", "no such file"],
+    );
+}
+
+#[test]
+fn nonsense_flags() {
+    let p = repo("data/sarcos_inv_test.mat");
+    let p = Path::new(&p);
+    // clap's own usage errors also exit with 2.
+    for args in [
+        &["--preset", "tabular", "--target", "y", "--task", "sideways"][..],
+        &[
+            "--preset",
+            "tabular",
+            "--target",
+            "y",
+            "--delimiter",
+            "x",
+            "--task",
+            "regression",
+        ],
+        &["--preset", "tabular", "--task", "regression"],
+        &[
+            "--preset",
+            "tabular",
+            "--skip-rows",
+            "-1",
+            "--target",
+            "1",
+            "--task",
+            "regression",
+        ],
+    ] {
+        let o = train(p, args);
+        assert_eq!(o.status.code(), Some(2), "{args:?}");
+        assert!(!String::from_utf8_lossy(&o.stderr).contains("panicked"));
+    }
+    assert_clean_error(
+        &train(p, &["--preset", "tabular", "--target", "y"]),
+        &["--task"],
+    );
+    assert_clean_error(
+        &train(p, &["--preset", "sarcos", "--test-fraction", "1.5"]),
+        &["--test-fraction"],
+    );
+    assert_clean_error(
+        &train(p, &["--preset", "sarcos", "--train-limit", "0"]),
+        &["--train-limit"],
+    );
+    // --target on a directory.
+    assert_clean_error(
+        &train(
+            Path::new(&repo("data/mnist")),
+            &[
+                "--preset",
+                "tabular",
+                "--target",
+                "1",
+                "--task",
+                "regression",
+            ],
+        ),
+        &["data/mnist", "directory"],
+    );
+    let model = tiny_model();
+    let o = ant(&[
+        "predict",
+        "--model",
+        s(model),
+        "--input",
+        s(p),
+        "--output",
+        "/tmp/x.txt",
+    ]);
+    assert_clean_error(&o, &["--output", ".jsonl"]);
+}
+
+#[test]
+fn model_and_data_that_do_not_fit() {
+    let t = tempfile::tempdir().unwrap();
+    let model = tiny_model();
+    let m = s(model);
+    // Wrong column count for predict and for eval.
+    let p = t.path().join("wide.csv");
+    std::fs::write(&p, "1,2,3,4,5\n").unwrap();
+    assert_clean_error(
+        &ant(&["predict", "--model", m, "--input", s(&p)]),
+        &["wide.csv", "5 columns", "takes 3"],
+    );
+    assert_clean_error(
+        &ant(&["eval", "--model", m, "--data", s(&p)]),
+        &["wide.csv", "5 columns", "trained on 4"],
+    );
+    // A label the model does not know.
+    let p = t.path().join("label.csv");
+    std::fs::write(&p, "a,b,c,y\n1,2,3,even\n1,2,3,seven\n").unwrap();
+    assert_clean_error(
+        &ant(&["eval", "--model", m, "--data", s(&p)]),
+        &["label.csv", "line 3", "'seven'", "[even, odd]"],
+    );
+    // NaN in a row to predict.
+    let p = t.path().join("nan.csv");
+    std::fs::write(&p, "1,2,3\n1,inf,3\n").unwrap();
+    assert_clean_error(
+        &ant(&["predict", "--model", m, "--input", s(&p)]),
+        &["nan.csv", "line 2, column 1", "non-finite"],
+    );
+    // Images for a table model; an IDX directory for eval.
+    let p = t.path().join("img-idx3");
+    std::fs::write(&p, idx(&[2, 2, 2], &[0; 8])).unwrap();
+    assert_clean_error(
+        &ant(&["predict", "--model", m, "--input", s(&p)]),
+        &["img-idx3"],
+    );
+    let mnist = repo("data/mnist");
+    assert_clean_error(
+        &ant(&["eval", "--model", m, "--data", &mnist]),
+        &["data/mnist", "directory"],
+    );
+    // Missing input, a directory as input, a missing or corrupt model.
+    assert_clean_error(
+        &ant(&["predict", "--model", m, "--input", "/no/rows.csv"]),
+        &["/no/rows.csv", "no such file"],
+    );
+    assert_clean_error(
+        &ant(&["predict", "--model", m, "--input", s(t.path())]),
+        &["directory"],
+    );
+    assert_clean_error(
+        &ant(&["predict", "--model", "/no/model", "--input", s(&p)]),
+        &["/no/model"],
+    );
+    let bad = t.path().join("badmodel");
+    std::fs::create_dir(&bad).unwrap();
+    std::fs::write(bad.join("tree.json"), "{\"format\": 3").unwrap();
+    assert_clean_error(
+        &ant(&["predict", "--model", s(&bad), "--input", s(&p)]),
+        &["tree.json", "not a model file"],
+    );
+}
