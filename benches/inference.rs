@@ -1,4 +1,4 @@
-//! Inference at batch 1,000 on a deterministic 4-leaf conv tree (MNIST-A-like modules):
+//! Inference at batch 1,000 on a deterministic 8-leaf conv tree (MNIST-B modules):
 //! multi-path (every module) vs single-path with conditional computation.
 //! Run: `cargo bench --bench inference`.
 
@@ -15,29 +15,34 @@ use criterion::{Criterion, Throughput, criterion_group, criterion_main};
 const N: usize = 1000;
 const TASK: Task = Task::Classification { classes: 10 };
 
-/// Root transformer, split; each child deepened, then split: 4 leaves, depth 2.
+/// A tree grown the way growth grows them: at each of 3 levels every leaf is deepened
+/// (when the preset offers a transformer) and split: 8 leaves (MNIST-B modules).
 fn tree() -> Topology {
-    let p = Preset::MnistA;
+    let p = Preset::MnistB;
     let input = Shape::Image { c: 1, h: 28, w: 28 };
     let t0 = p.transformer(input, 1, 0).expect("root transformer");
     let s0 = t0.out_shape(input).expect("shape");
     let mut t = Topology::root(input, vec![t0], p.solver(s0, TASK));
-    let [a, b] = t.split(
-        0,
-        p.router(s0).expect("router"),
-        p.solver(s0, TASK),
-        p.solver(s0, TASK),
-    );
-    for n in [a, b] {
-        let tr = p.transformer(s0, 2, 0).expect("second transformer");
-        let s1 = tr.out_shape(s0).expect("shape");
-        t.deepen(n, tr, p.solver(s1, TASK));
-        t.split(
-            n,
-            p.router(s1).expect("router"),
-            p.solver(s1, TASK),
-            p.solver(s1, TASK),
-        );
+    let mut frontier = vec![0];
+    for _ in 0..3 {
+        let mut next = vec![];
+        for n in frontier {
+            if n != 0 {
+                let s = t.shape_at(n);
+                if let Some(tr) = p.transformer(s, t.transformers_on_path(n) + 1, 0) {
+                    let out = tr.out_shape(s).expect("shape");
+                    t.deepen(n, tr, p.solver(out, TASK));
+                }
+            }
+            let s = t.shape_at(n);
+            next.extend(t.split(
+                n,
+                p.router(s).expect("router"),
+                p.solver(s, TASK),
+                p.solver(s, TASK),
+            ));
+        }
+        frontier = next;
     }
     t
 }
@@ -111,7 +116,7 @@ fn inference(c: &mut Criterion) {
         "FLOPs per sample: multi-path {cost:.0}, single-path {path:.0} (ratio {:.2})",
         cost / path
     );
-    let mut g = c.benchmark_group("inference batch 1000 (4-leaf mnist-a tree)");
+    let mut g = c.benchmark_group("inference batch 1000 (8-leaf mnist-b tree)");
     g.throughput(Throughput::Elements(N as u64));
     g.sample_size(10);
     g.bench_function("multi-path", |b| {
