@@ -137,6 +137,10 @@ struct TrainArgs {
     /// Training-image augmentation (default: crop-flip for cifar10 presets, else none).
     #[arg(long, value_enum)]
     augment: Option<ant::train::Augment>,
+    /// How a split's router starts: `default` (random, as the paper) or `centred` (splits
+    /// the leaf's samples in half with confident decisions).
+    #[arg(long, value_enum, default_value_t = ant::params::RouterInit::Default)]
+    router_init: ant::params::RouterInit,
     /// How split children start: from the parent's solver, or fresh.
     #[arg(long, value_enum, default_value_t = Init::Fresh)]
     init: Init,
@@ -318,7 +322,8 @@ fn train(a: TrainArgs) -> Result<()> {
         .batch_size(a.batch_size)
         .lr(a.lr)
         .ablation(a.ablation)
-        .init(a.init);
+        .init(a.init)
+        .router_init(a.router_init);
     if let Some(aug) = a.augment {
         params = params.augment(aug);
     }

@@ -20,6 +20,19 @@ pub enum Init {
     Fresh,
 }
 
+/// How a split's new router starts.
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq, Serialize, Deserialize, clap::ValueEnum)]
+#[serde(rename_all = "kebab-case")]
+#[value(rename_all = "kebab-case")]
+pub enum RouterInit {
+    /// Standard random initialisation (as the paper).
+    #[default]
+    Default,
+    /// Rescaled so that it starts by sending half the leaf's training samples each way,
+    /// with decisions well away from 0.5 (breaks the symmetry between the new children).
+    Centred,
+}
+
 /// Validated training settings.
 #[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
 pub struct TrainConfig {
@@ -41,6 +54,8 @@ pub struct TrainConfig {
     /// Augmentation of training images (the paper's for CIFAR-10: crop + flip).
     #[serde(default)]
     pub augment: Augment,
+    #[serde(default)]
+    pub router_init: RouterInit,
 }
 
 /// Unchecked training parameters with the paper's defaults.
@@ -63,6 +78,7 @@ impl AntParams {
             lr: 1e-3,
             seed: 0,
             valid_fraction: 0.1,
+            router_init: RouterInit::Default,
             augment: if preset.name().starts_with("cifar") {
                 Augment::CropFlip
             } else {
@@ -108,6 +124,10 @@ impl AntParams {
     }
     pub fn seed(mut self, s: u64) -> Self {
         self.0.seed = s;
+        self
+    }
+    pub fn router_init(mut self, r: RouterInit) -> Self {
+        self.0.router_init = r;
         self
     }
     pub fn augment(mut self, a: Augment) -> Self {

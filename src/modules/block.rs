@@ -179,6 +179,42 @@ impl Block {
         }
     }
 
+    /// A copy whose last FC layer is rescaled so that, on `h`, the block's outputs have
+    /// median 0 and standard deviation `spread` (a router that starts by splitting the
+    /// samples reaching it in half, with decisions far from 0.5).
+    pub fn centred_on(&self, h: Repr, spread: f32) -> Block {
+        let z = self
+            .valid()
+            .forward(h)
+            .into_flat()
+            .into_data()
+            .convert::<f32>();
+        let mut z: Vec<f32> = z.try_to_vec::<f32>().unwrap_or_default();
+        if z.len() < 2 || self.linears.is_empty() {
+            return self.clone();
+        }
+        z.sort_by(|a, b| a.total_cmp(b));
+        let median = z[z.len() / 2];
+        let mean = z.iter().sum::<f32>() / z.len() as f32;
+        let sd = (z.iter().map(|v| (v - mean).powi(2)).sum::<f32>() / z.len() as f32).sqrt();
+        let scale = if sd > 1e-6 { spread / sd } else { 1.0 };
+        let fresh = |t: Tensor<2>| {
+            let ad = t.is_autodiff();
+            let v = t.without_autodiff().mul_scalar(scale);
+            if ad { v.autodiff() } else { v }
+        };
+        let mut out = self.clone();
+        let last = out.linears.last_mut().expect("checked");
+        last.weight = Param::from_tensor(fresh(last.weight.val()));
+        last.bias = last.bias.as_ref().map(|b| {
+            let b = b.val();
+            let ad = b.is_autodiff();
+            let v = b.without_autodiff().sub_scalar(median).mul_scalar(scale);
+            Param::from_tensor(if ad { v.autodiff() } else { v })
+        });
+        out
+    }
+
     pub fn spec(&self) -> &BlockSpec {
         &self.spec
     }
@@ -250,6 +286,34 @@ mod tests {
             Repr::Flat(t) => assert_eq!(t.dims(), [2, 5]),
             _ => panic!("expected flat output"),
         }
+    }
+
+    #[test]
+    fn centred_router_splits_its_samples_in_half() {
+        let dev = Device::flex();
+        let spec = BlockSpec::new(vec![
+            LayerSpec::Linear { d_in: 3, d_out: 4 },
+            LayerSpec::Relu,
+            LayerSpec::Linear { d_in: 4, d_out: 1 },
+        ]);
+        let b = Block::init(&spec, &dev);
+        let x = Repr::Flat(Tensor::random(
+            [501, 3],
+            Distribution::Normal(0.0, 1.0),
+            &dev,
+        ));
+        let c = b.centred_on(x.clone(), 2.0);
+        let z: Vec<f32> = c
+            .forward(x)
+            .into_flat()
+            .into_data()
+            .try_to_vec::<f32>()
+            .unwrap();
+        let left = z.iter().filter(|v| **v >= 0.0).count();
+        assert!((left as i64 - 251).abs() <= 1, "{left} of 501 go left");
+        let mean = z.iter().sum::<f32>() / z.len() as f32;
+        let sd = (z.iter().map(|v| (v - mean).powi(2)).sum::<f32>() / z.len() as f32).sqrt();
+        assert!((sd - 2.0).abs() < 1e-3, "spread {sd}");
     }
 
     #[test]

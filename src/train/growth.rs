@@ -11,13 +11,16 @@ use super::eval::{MetricCtx, TreeObjective};
 use super::fit::{FitOptions, Fitted, fit};
 use crate::modules::Block;
 use crate::observe::{Decision, Observer};
-use crate::params::{Init, TrainConfig};
+use crate::params::{Init, RouterInit, TrainConfig};
 use crate::preset::{Ablation, Task};
 use crate::spec::Shape;
 use crate::tree::{NodeModules, Topology, Tree, TreeModules, TreeView};
 
 /// Samples per chunk when running the frozen tree or scoring.
 pub const EVAL_CHUNK: usize = 1024;
+
+/// Standard deviation of a centred router's initial logits (|z| ~ 2: p ~ 0.12 / 0.88).
+const ROUTER_SPREAD: f32 = 2.0;
 
 /// Relative size of the noise that makes inherited split children differ.
 const INHERIT_JITTER: f64 = 0.05;
@@ -263,8 +266,20 @@ pub fn grow_from(
                         }
                         Init::Fresh => (Block::init(&solver, device), Block::init(&solver, device)),
                     };
+                    let mut router = Block::init(&r, device);
+                    if cfg.router_init == RouterInit::Centred {
+                        let n = train.n.min(2048);
+                        let h = match &tc {
+                            Some(c) => c.h.narrow(0, n),
+                            None => {
+                                let b = train.batch(&(0..n).collect::<Vec<_>>());
+                                LeafCache::compute(view, &b, leaf, task, EVAL_CHUNK).h
+                            }
+                        };
+                        router = router.centred_on(h, ROUTER_SPREAD);
+                    }
                     let c = SplitCandidate {
-                        router: Block::init(&r, device),
+                        router,
                         left,
                         right,
                     };
