@@ -302,7 +302,7 @@ impl Preset {
 }
 
 fn push_pool(layers: &mut Vec<LayerSpec>, input: Shape, k: usize, freq: usize) {
-    if k % freq.max(1) == 0 {
+    if k.is_multiple_of(freq.max(1)) {
         let probe = BlockSpec::new(layers.clone());
         if let Some(Shape::Image { h, w, .. }) = probe.out_shape(input)
             && h >= 2
