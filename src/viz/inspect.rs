@@ -6,19 +6,8 @@
 //! └── node 2  ...
 //! ```
 
+use super::thousands;
 use crate::tree::Topology;
-
-fn thousands(n: usize) -> String {
-    let s = n.to_string();
-    let mut out = String::new();
-    for (i, c) in s.chars().enumerate() {
-        if i > 0 && (s.len() - i) % 3 == 0 {
-            out.push(',');
-        }
-        out.push(c);
-    }
-    out
-}
 
 /// One line describing node `i` (no tree prefix).
 pub fn node_line(t: &Topology, i: usize) -> String {

@@ -140,3 +140,16 @@ pub fn render_curves(dir: &Path, format: Format, width: u32) -> Result<Vec<u8>> 
         Format::Dot => Err(AntError::param("curves are drawn as svg or png, not dot")),
     }
 }
+
+/// `12345` -> `12,345` (parameter counts in labels).
+pub(crate) fn thousands(n: usize) -> String {
+    let s = n.to_string();
+    let mut out = String::new();
+    for (i, c) in s.chars().enumerate() {
+        if i > 0 && (s.len() - i) % 3 == 0 {
+            out.push(',');
+        }
+        out.push(c);
+    }
+    out
+}

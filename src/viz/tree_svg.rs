@@ -13,6 +13,7 @@ use svg::node::element::{Circle, Group, Line, Rectangle, Text, Title};
 
 use super::layout::{BoxRows, Layout, NodeBox, layout};
 use super::stats::NodeStats;
+use super::thousands;
 use crate::tree::Topology;
 
 const RED: &str = "#d62728";
@@ -71,18 +72,6 @@ fn rect(x: f64, y: f64, w: f64, h: f64, fill: &str) -> Rectangle {
         .set("width", r(w.max(0.0)))
         .set("height", r(h.max(0.0)))
         .set("fill", fill)
-}
-
-fn thousands(n: usize) -> String {
-    let s = n.to_string();
-    let mut out = String::new();
-    for (i, c) in s.chars().enumerate() {
-        if i > 0 && (s.len() - i) % 3 == 0 {
-            out.push(',');
-        }
-        out.push(c);
-    }
-    out
 }
 
 /// A number with about 3 significant digits.
