@@ -226,12 +226,7 @@ fn describe(ant: &Ant) -> String {
     let mut s = String::new();
     fn walk(t: &ant::tree::Topology, i: usize, depth: usize, s: &mut String) {
         let n = &t.nodes[i];
-        let edge: Vec<String> = n.edge.iter().map(|e| e.label()).collect();
-        let edge = if edge.is_empty() {
-            "identity".to_string()
-        } else {
-            edge.join(", ")
-        };
+        let edge = n.edge_label();
         let what = match (&n.router, &n.solver) {
             (Some(r), _) => format!("router {}", r.label()),
             (_, Some(v)) => format!("solver {}", v.label()),

@@ -23,6 +23,18 @@ impl Node {
     pub fn is_leaf(&self) -> bool {
         self.children.is_none()
     }
+
+    /// The edge's transformers as a short label, e.g. `conv5-5+relu, conv5-5+relu+pool`.
+    pub fn edge_label(&self) -> String {
+        if self.edge.is_empty() {
+            return "identity".to_string();
+        }
+        self.edge
+            .iter()
+            .map(|e| e.label())
+            .collect::<Vec<_>>()
+            .join(", ")
+    }
 }
 
 /// The structure of an ANT, without weights.

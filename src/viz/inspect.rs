@@ -12,15 +12,7 @@ use crate::tree::Topology;
 /// One line describing node `i` (no tree prefix).
 pub fn node_line(t: &Topology, i: usize) -> String {
     let n = &t.nodes[i];
-    let edge = if n.edge.is_empty() {
-        "identity".to_string()
-    } else {
-        n.edge
-            .iter()
-            .map(|e| e.label())
-            .collect::<Vec<_>>()
-            .join(", ")
-    };
+    let edge = n.edge_label();
     let what = match (&n.router, &n.solver) {
         (Some(r), _) => format!("router {}", r.label()),
         (_, Some(s)) => format!("solver {}", s.label()),

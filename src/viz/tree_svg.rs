@@ -239,15 +239,7 @@ fn node_group(t: &Topology, i: usize, b: &NodeBox, f: f64, p: &TreePlot) -> Grou
         .set("text-anchor", "end")
         .set("fill", "#555555"),
     );
-    let edge_label = if n.edge.is_empty() {
-        "identity".to_string()
-    } else {
-        n.edge
-            .iter()
-            .map(|e| e.label())
-            .collect::<Vec<_>>()
-            .join(", ")
-    };
+    let edge_label = n.edge_label();
     let lines = [
         format!("edge: {edge_label} \u{2192} {}", t.shape_at(i)),
         match (&n.router, &n.solver) {
