@@ -12,6 +12,7 @@ use ant::data::tabular::{Separator, TabularTask, TargetSpec};
 use ant::model::{Inference, Provenance, TestSplit};
 use ant::observe::{Decision, EpochRecord, Observer};
 use ant::persist::write_atomic;
+use ant::train::Checkpoints;
 use ant::{Ablation, Ant, AntError, AntParams, Init, Preset, Result};
 
 #[derive(Parser)]
@@ -81,13 +82,22 @@ struct PruneArgs {
 
 #[derive(clap::Args)]
 struct TrainArgs {
+    /// Continue the interrupted run whose output directory is DIR (all other options
+    /// are taken from that run).
+    #[arg(long, value_name = "DIR", conflicts_with_all = [
+        "preset", "data", "target", "task", "delimiter", "skip_rows", "out", "seed",
+        "epochs_node", "patience", "refine_epochs", "max_depth", "width", "batch_size",
+        "lr", "train_limit", "test_data", "test_fraction", "ablation", "augment",
+        "router_init", "router_balance", "router_confidence", "init",
+    ])]
+    resume: Option<PathBuf>,
     /// Module preset (paper, Table 2).
-    #[arg(long, value_enum)]
-    preset: Preset,
+    #[arg(long, value_enum, required_unless_present = "resume")]
+    preset: Option<Preset>,
     /// An IDX directory (MNIST layout), a CIFAR-10 binary directory, a SARCOS .mat /
     /// .csv file, or with --target any table (.csv, .csv.gz).
-    #[arg(long)]
-    data: PathBuf,
+    #[arg(long, required_unless_present = "resume")]
+    data: Option<PathBuf>,
     /// Target column of a table: a header name or a 0-based index.
     #[arg(long)]
     target: Option<String>,
@@ -100,9 +110,10 @@ struct TrainArgs {
     /// Lines to drop at the top of a table before its header or first row.
     #[arg(long, default_value_t = 0, requires = "target")]
     skip_rows: usize,
-    /// Output directory for tree.json, model.safetensors, records.jsonl, report.json.
-    #[arg(long)]
-    out: PathBuf,
+    /// Output directory for tree.json, model.safetensors, records.jsonl, report.json
+    /// (and, while training, checkpoint/).
+    #[arg(long, required_unless_present = "resume")]
+    out: Option<PathBuf>,
     #[arg(long, default_value_t = 0)]
     seed: u64,
     /// Epoch cap per growth candidate (patience usually stops earlier).
@@ -141,6 +152,14 @@ struct TrainArgs {
     /// the leaf's samples in half with confident decisions).
     #[arg(long, value_enum, default_value_t = ant::params::RouterInit::Default)]
     router_init: ant::params::RouterInit,
+    /// Weight of a load-balancing penalty on each new router during growth (Frosst &
+    /// Hinton): asks it to send, on average, half the reaching mass each way. 0: off.
+    #[arg(long, default_value_t = 0.0)]
+    router_balance: f64,
+    /// Weight of a penalty on the entropy of each new router's decisions during growth:
+    /// with --router-balance, the router learns to partition its samples. 0: off.
+    #[arg(long, default_value_t = 0.0)]
+    router_confidence: f64,
     /// How split children start: from the parent's solver, or fresh.
     #[arg(long, value_enum, default_value_t = Init::Fresh)]
     init: Init,
@@ -279,8 +298,62 @@ fn report_json(ant: &Ant, ev: &ant::Evaluation) -> serde_json::Value {
     })
 }
 
+/// What `ant train --resume` needs to run an interrupted run again.
+#[derive(serde::Serialize, serde::Deserialize)]
+struct RunFile {
+    /// The command line of the run.
+    argv: Vec<String>,
+    /// The directory it was started from (its paths may be relative).
+    cwd: PathBuf,
+}
+
+const CHECKPOINT_DIR: &str = "checkpoint";
+const RUN_FILE: &str = "run.json";
+
 fn train(a: TrainArgs) -> Result<()> {
+    let Some(dir) = a.resume else {
+        return train_run(a, false);
+    };
+    let path = dir.join(CHECKPOINT_DIR).join(RUN_FILE);
+    let text = std::fs::read(&path).map_err(|e| {
+        if dir.join("tree.json").exists() && !dir.join(CHECKPOINT_DIR).exists() {
+            AntError::data(&dir, "this run has already finished: nothing to resume")
+        } else {
+            AntError::io(&path, e)
+        }
+    })?;
+    let run: RunFile = serde_json::from_slice(&text)
+        .map_err(|e| AntError::data(&path, format!("not a run file: {e}")))?;
+    std::env::set_current_dir(&run.cwd).map_err(|e| AntError::io(&run.cwd, e))?;
+    let cli = Cli::try_parse_from(&run.argv)
+        .map_err(|e| AntError::data(&path, format!("bad command line: {e}")))?;
+    match cli.cmd {
+        Cmd::Train(a) if a.resume.is_none() => {
+            eprintln!("resuming: {}", run.argv[1..].join(" "));
+            train_run(a, true)
+        }
+        _ => Err(AntError::data(&path, "not an `ant train` command line")),
+    }
+}
+
+fn train_run(a: TrainArgs, resumed: bool) -> Result<()> {
     let t0 = Instant::now();
+    // clap requires these unless --resume, which `train` has resolved.
+    let (Some(preset), Some(data), Some(out)) = (a.preset, a.data.clone(), a.out.clone()) else {
+        return Err(AntError::param("--preset, --data and --out are required"));
+    };
+    let ckdir = out.join(CHECKPOINT_DIR);
+    // Only a run that finished an epoch has something to lose.
+    if !resumed && Checkpoints::has_progress(&ckdir) {
+        return Err(AntError::data(
+            &out,
+            format!(
+                "holds an interrupted run: continue it with `ant train --resume {}`, or delete {} to start over",
+                out.display(),
+                ckdir.display()
+            ),
+        ));
+    }
     let target = match (&a.target, a.task) {
         (Some(column), Some(task)) => Some(TargetSpec {
             delimiter: a.delimiter,
@@ -295,7 +368,7 @@ fn train(a: TrainArgs) -> Result<()> {
         (None, _) => None,
     };
     let src = load_source(
-        &a.data,
+        &data,
         a.test_data.as_deref(),
         a.test_fraction,
         a.seed,
@@ -308,7 +381,7 @@ fn train(a: TrainArgs) -> Result<()> {
         }
         train = train.take_first(n);
     }
-    let mut params = AntParams::preset(a.preset)
+    let mut params = AntParams::preset(preset)
         .seed(a.seed)
         .epochs_node(a.epochs_node)
         .patience(a.patience)
@@ -318,31 +391,65 @@ fn train(a: TrainArgs) -> Result<()> {
         .lr(a.lr)
         .ablation(a.ablation)
         .init(a.init)
-        .router_init(a.router_init);
+        .router_init(a.router_init)
+        .router_balance(a.router_balance)
+        .router_confidence(a.router_confidence);
     if let Some(aug) = a.augment {
         params = params.augment(aug);
     }
     if let Some(r) = a.refine_epochs {
         params = params.refine_epochs(r);
     }
-    std::fs::create_dir_all(&a.out).map_err(|e| AntError::io(&a.out, e))?;
+    // Bad settings are refused before anything is written.
+    params.clone().check()?;
+    std::fs::create_dir_all(&out).map_err(|e| AntError::io(&out, e))?;
+    let records_path = out.join("records.jsonl");
+    let (checkpoints, records) = if resumed {
+        let c = Checkpoints::open(&ckdir)?;
+        // Epoch records after the last checkpoint are written again by the resumed run.
+        let text =
+            std::fs::read_to_string(&records_path).map_err(|e| AntError::io(&records_path, e))?;
+        let lines: Vec<String> = text.lines().take(c.records()).map(str::to_string).collect();
+        if lines.len() < c.records() {
+            return Err(AntError::data(
+                &records_path,
+                format!(
+                    "has {} records, the checkpoint {}",
+                    lines.len(),
+                    c.records()
+                ),
+            ));
+        }
+        (c, lines)
+    } else {
+        let c = Checkpoints::create(&ckdir)?;
+        let run = RunFile {
+            argv: std::env::args().collect(),
+            cwd: std::env::current_dir().map_err(|e| AntError::io(".", e))?,
+        };
+        write_atomic(
+            &ckdir.join(RUN_FILE),
+            &serde_json::to_vec_pretty(&run).expect("json"),
+        )?;
+        (c, vec![])
+    };
     eprintln!(
         "training {} on {} samples ({} test) from {}",
-        a.preset,
+        preset,
         train.len(),
         src.test.len(),
-        a.data.display()
+        data.display()
     );
     let mut obs = CliObserver {
         bar: None,
-        records: vec![],
-        records_path: a.out.join("records.jsonl"),
+        records,
+        records_path,
     };
     let device = ant::default_device();
-    let mut model = Ant::fit(params, &train, &device, &mut obs)?;
+    let mut model = Ant::fit_checkpointed(params, &train, &device, &mut obs, &checkpoints)?;
     let n_valid = model.meta.provenance.n_valid;
     model.meta.provenance = Provenance {
-        data: a.data.display().to_string(),
+        data: data.display().to_string(),
         test_split: src.split,
         train_limit: a.train_limit,
         n_train: train.len() - n_valid,
@@ -350,17 +457,20 @@ fn train(a: TrainArgs) -> Result<()> {
         target: src.target,
     };
     model.meta.class_names = src.class_names;
-    model.save(&a.out)?;
+    model.save(&out)?;
     let ev = model.evaluate(&src.test)?;
     let report = report_json(&model, &ev);
     let mut report = report;
     report["train_seconds"] = serde_json::json!(t0.elapsed().as_secs_f64());
     write_atomic(
-        &a.out.join("report.json"),
+        &out.join("report.json"),
         serde_json::to_string_pretty(&report)
             .expect("json")
             .as_bytes(),
     )?;
+    // Model and report are saved: the checkpoints have served their purpose.
+    drop(checkpoints);
+    std::fs::remove_dir_all(&ckdir).map_err(|e| AntError::io(&ckdir, e))?;
     eprint!("{}", describe(&model));
     let unit = if model.task().is_classification() {
         "% error"
@@ -374,7 +484,7 @@ fn train(a: TrainArgs) -> Result<()> {
         ev.test_samples,
         model.tree.topology.num_params(),
         t0.elapsed().as_secs_f64(),
-        a.out.display()
+        out.display()
     );
     Ok(())
 }

@@ -22,7 +22,8 @@ use crate::preset::{Preset, Task};
 use crate::prune::{PruneReport, prune};
 use crate::spec::Shape;
 use crate::train::{
-    Augment, Augmenter, DeviceSet, EVAL_CHUNK, GrowthData, MetricCtx, evaluate, grow, refine,
+    Augment, Augmenter, Checkpoints, DeviceSet, EVAL_CHUNK, GrowthData, MetricCtx, evaluate, grow,
+    refine,
 };
 use crate::tree::{Routing, Topology, Tree, TreeModules};
 
@@ -262,6 +263,30 @@ impl Ant {
         device: &Device,
         observer: &mut dyn Observer,
     ) -> Result<Ant> {
+        Self::fit_inner(params, data, device, observer, None)
+    }
+
+    /// [`Ant::fit`], saving its state after every epoch in `checkpoints`. Given the
+    /// checkpoints of an interrupted run ([`Checkpoints::open`]) and the same parameters,
+    /// data and thread count, it continues that run from its last saved epoch and ends
+    /// with the tree the uninterrupted run would have grown.
+    pub fn fit_checkpointed(
+        params: AntParams,
+        data: &Dataset,
+        device: &Device,
+        observer: &mut dyn Observer,
+        checkpoints: &Checkpoints,
+    ) -> Result<Ant> {
+        Self::fit_inner(params, data, device, observer, Some(checkpoints))
+    }
+
+    fn fit_inner(
+        params: AntParams,
+        data: &Dataset,
+        device: &Device,
+        observer: &mut dyn Observer,
+        checkpoints: Option<&Checkpoints>,
+    ) -> Result<Ant> {
         let cfg = params.check()?;
         let input = Shape::from_dims(&data.sample_shape).ok_or_else(|| {
             AntError::param(format!("unsupported sample shape {:?}", data.sample_shape))
@@ -308,10 +333,14 @@ impl Ant {
             valid: &vset,
             metric: &metric,
             device: &ad,
+            checkpoints,
         };
+        if let Some(c) = checkpoints {
+            c.track_augmenter(tset.augment.clone());
+        }
         let grown = grow(&cfg, data, input, observer);
         let decisions = grown.decisions.clone();
-        let (tree, valid_nll, valid_metric) = refine(&cfg, grown, &tset, &vset, &metric, observer);
+        let (tree, valid_nll, valid_metric) = refine(&cfg, grown, data, observer);
         let modules = tree.modules.valid();
         let meta = ModelMeta {
             format: FORMAT.into(),

@@ -56,6 +56,14 @@ pub struct TrainConfig {
     pub augment: Augment,
     #[serde(default)]
     pub router_init: RouterInit,
+    /// Weight of the load-balancing penalty on a split's new router during growth
+    /// (0: off, as the paper).
+    #[serde(default)]
+    pub router_balance: f64,
+    /// Weight of the decision-entropy penalty on a split's new router during growth
+    /// (0: off, as the paper).
+    #[serde(default)]
+    pub router_confidence: f64,
 }
 
 /// Unchecked training parameters with the paper's defaults.
@@ -79,6 +87,8 @@ impl AntParams {
             seed: 0,
             valid_fraction: 0.1,
             router_init: RouterInit::Default,
+            router_balance: 0.0,
+            router_confidence: 0.0,
             augment: if preset.name().starts_with("cifar") {
                 Augment::CropFlip
             } else {
@@ -130,6 +140,14 @@ impl AntParams {
         self.0.router_init = r;
         self
     }
+    pub fn router_balance(mut self, w: f64) -> Self {
+        self.0.router_balance = w;
+        self
+    }
+    pub fn router_confidence(mut self, w: f64) -> Self {
+        self.0.router_confidence = w;
+        self
+    }
     pub fn augment(mut self, a: Augment) -> Self {
         self.0.augment = a;
         self
@@ -157,6 +175,18 @@ impl AntParams {
         }
         if !(c.lr.is_finite() && c.lr > 0.0) {
             return bad(format!("--lr must be a positive number, got {}", c.lr));
+        }
+        if !(c.router_balance.is_finite() && c.router_balance >= 0.0) {
+            return bad(format!(
+                "--router-balance must be a number >= 0, got {}",
+                c.router_balance
+            ));
+        }
+        if !(c.router_confidence.is_finite() && c.router_confidence >= 0.0) {
+            return bad(format!(
+                "--router-confidence must be a number >= 0, got {}",
+                c.router_confidence
+            ));
         }
         if !(c.valid_fraction > 0.0 && c.valid_fraction < 1.0) {
             return bad(format!(

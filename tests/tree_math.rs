@@ -236,6 +236,7 @@ fn cached_local_optimisation_equals_full_tree() {
             valid: &cache,
             metric: &metric,
             chunk: 16,
+            router_reg: Default::default(),
         };
 
         let split = SplitCandidate {
@@ -327,6 +328,7 @@ fn live_objective_equals_cached_without_augmentation() {
         valid: &cache,
         metric: &metric,
         chunk: 7,
+        router_reg: Default::default(),
     };
     let live = LiveObjective {
         frozen: Some(view),
@@ -335,6 +337,7 @@ fn live_objective_equals_cached_without_augmentation() {
         valid: &cache,
         metric: &metric,
         chunk: 7,
+        router_reg: Default::default(),
     };
     let c = SplitCandidate {
         router: Block::init(&fc(H, 1), &ad),

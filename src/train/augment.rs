@@ -44,6 +44,16 @@ impl Augmenter {
         }
     }
 
+    /// Position in the random stream (saved by checkpoints).
+    pub fn stream_pos(&self) -> u128 {
+        self.rng.lock().expect("augmenter lock").get_word_pos()
+    }
+
+    /// Continue the random stream from `pos` (a value of [`Augmenter::stream_pos`]).
+    pub fn set_stream_pos(&self, pos: u128) {
+        self.rng.lock().expect("augmenter lock").set_word_pos(pos);
+    }
+
     /// Augmented copies of samples `idx`, row-major `[idx.len(),C,H,W]`.
     pub fn batch(&self, idx: &[usize]) -> Vec<f32> {
         let (c, h, w, p) = (self.c, self.h, self.w, self.pad as isize);

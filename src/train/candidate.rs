@@ -170,6 +170,22 @@ impl LeafCache {
         }
     }
 
+    /// Mean training loss of `model` on these samples: the full tree's NLL, plus
+    /// `balance` times the router's [`balance_penalty`] for a split.
+    fn loss<C: Candidate>(&self, model: &C, reg: RouterReg) -> Tensor<1> {
+        let (ll, z) = model.local_terms(self.h.clone(), &self.y);
+        let mut loss = self.combine(ll).mean().neg();
+        if let Some(z) = z {
+            if reg.balance > 0.0 {
+                loss = loss + balance_penalty(z.clone(), self.log_reach.as_ref()) * reg.balance;
+            }
+            if reg.confidence > 0.0 {
+                loss = loss + decision_entropy(z, self.log_reach.as_ref()) * reg.confidence;
+            }
+        }
+        loss
+    }
+
     /// Full-tree prediction, given the candidate's local one.
     pub fn combine_pred(&self, local: Tensor<2>) -> Tensor<2> {
         let own = match &self.log_reach {
@@ -183,12 +199,62 @@ impl LeafCache {
     }
 }
 
+/// Optional terms on a split's new router in the training loss (both 0: the paper).
+#[derive(Clone, Copy, Debug, Default, PartialEq)]
+pub struct RouterReg {
+    /// Weight of [`balance_penalty`].
+    pub balance: f64,
+    /// Weight of [`decision_entropy`].
+    pub confidence: f64,
+}
+
 /// A set of new modules at one leaf.
 pub trait Candidate: Module {
     /// `log p(y | h)` under the candidate's own sub-tree, `[B,1]`.
     fn local_log_lik(&self, h: Repr, y: &Target) -> Tensor<2>;
     /// The candidate's own prediction `[B,K]`.
     fn local_pred(&self, h: Repr, task: Task) -> Tensor<2>;
+    /// [`Candidate::local_log_lik`] and, for a split, its router's logits `[B,1]`.
+    fn local_terms(&self, h: Repr, y: &Target) -> (Tensor<2>, Option<Tensor<2>>) {
+        (self.local_log_lik(h, y), None)
+    }
+}
+
+/// Load-balancing penalty on a router (Frosst & Hinton 2017, "Distilling a neural
+/// network into a soft decision tree"): the cross-entropy between a fair coin and the
+/// reach-weighted mean of the router's left-probabilities over the batch, minus its
+/// minimum `ln 2`. It asks the router to use both children on average without asking
+/// any single decision to be unsure, which counters collapse onto one child.
+pub fn balance_penalty(z: Tensor<2>, log_reach: Option<&Tensor<2>>) -> Tensor<1> {
+    let p = activation::sigmoid(z);
+    let (num, den) = match log_reach {
+        Some(lr) => {
+            let w = lr.clone().exp();
+            ((p * w.clone()).sum(), w.sum())
+        }
+        None => {
+            let n = p.dims()[0] as f64;
+            let device = p.device();
+            (p.sum(), Tensor::<1>::ones([1], &device) * n)
+        }
+    };
+    let a = (num / den).clamp(1e-6, 1.0 - 1e-6);
+    (a.clone().log() + (a.neg() + 1.0).log()) * -0.5 - std::f64::consts::LN_2
+}
+
+/// Reach-weighted mean entropy (nats) of a router's decisions: low when each sample is
+/// sent one way with confidence. With [`balance_penalty`] it makes a router partition
+/// the samples it sees (maximising the information its decision carries).
+pub fn decision_entropy(z: Tensor<2>, log_reach: Option<&Tensor<2>>) -> Tensor<1> {
+    // H(sigmoid(z)) = softplus(z) - z * sigmoid(z), stable for any z.
+    let h = activation::softplus(z.clone(), 1.0) - z.clone() * activation::sigmoid(z);
+    match log_reach {
+        Some(lr) => {
+            let w = lr.clone().exp();
+            (h * w.clone()).sum() / w.sum()
+        }
+        None => h.mean(),
+    }
 }
 
 /// Split: a router and two leaves with identity edges.
@@ -212,10 +278,13 @@ impl SplitCandidate {
 
 impl Candidate for SplitCandidate {
     fn local_log_lik(&self, h: Repr, y: &Target) -> Tensor<2> {
+        self.local_terms(h, y).0
+    }
+    fn local_terms(&self, h: Repr, y: &Target) -> (Tensor<2>, Option<Tensor<2>>) {
         let (z, l, r) = self.parts(h);
         let tl = activation::log_sigmoid(z.clone()) + leaf_log_lik(l, y);
-        let tr = activation::log_sigmoid(z.neg()) + leaf_log_lik(r, y);
-        logsumexp_rows(Tensor::cat(vec![tl, tr], 1))
+        let tr = activation::log_sigmoid(z.clone().neg()) + leaf_log_lik(r, y);
+        (logsumexp_rows(Tensor::cat(vec![tl, tr], 1)), Some(z))
     }
     fn local_pred(&self, h: Repr, task: Task) -> Tensor<2> {
         let (z, l, r) = self.parts(h);
@@ -262,6 +331,8 @@ pub struct LiveObjective<'a> {
     pub valid: &'a LeafCache,
     pub metric: &'a MetricCtx,
     pub chunk: usize,
+    /// Extra terms on a split's router in the training loss.
+    pub router_reg: RouterReg,
 }
 
 impl<C: Candidate> Objective<C> for LiveObjective<'_> {
@@ -274,9 +345,7 @@ impl<C: Candidate> Objective<C> for LiveObjective<'_> {
             Some(tree) => LeafCache::compute(tree, &set, self.leaf, self.metric.task, idx.len()),
             None => LeafCache::for_root(&set),
         };
-        b.combine(model.local_log_lik(b.h.clone(), &b.y))
-            .mean()
-            .neg()
+        b.loss(model, self.router_reg)
     }
     fn validate(&self, model: &C) -> (f64, f64) {
         let cached = CachedObjective {
@@ -284,6 +353,7 @@ impl<C: Candidate> Objective<C> for LiveObjective<'_> {
             valid: self.valid,
             metric: self.metric,
             chunk: self.chunk,
+            router_reg: self.router_reg,
         };
         cached.validate(model)
     }
@@ -295,6 +365,8 @@ pub struct CachedObjective<'a> {
     pub valid: &'a LeafCache,
     pub metric: &'a MetricCtx,
     pub chunk: usize,
+    /// Extra terms on a split's router in the training loss.
+    pub router_reg: RouterReg,
 }
 
 impl<C: Candidate> Objective<C> for CachedObjective<'_> {
@@ -303,9 +375,7 @@ impl<C: Candidate> Objective<C> for CachedObjective<'_> {
     }
     fn batch_loss(&self, model: &C, idx: &[usize]) -> Tensor<1> {
         let b = self.train.select(index_tensor(idx, &self.train.y.device()));
-        b.combine(model.local_log_lik(b.h.clone(), &b.y))
-            .mean()
-            .neg()
+        b.loss(model, self.router_reg)
     }
     fn validate(&self, model: &C) -> (f64, f64) {
         let (mut nll, mut m) = (0.0, self.metric.zero());

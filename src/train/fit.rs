@@ -10,6 +10,7 @@ use rand::SeedableRng;
 use rand::seq::SliceRandom;
 use rand_chacha::ChaCha8Rng;
 
+use super::checkpoint::{Checkpoints, Start};
 use crate::observe::{EpochRecord, Observer};
 
 /// What a loop optimises: a loss on training mini-batches and a validation score.
@@ -52,6 +53,8 @@ pub fn adam() -> AdamConfig {
 
 /// Train `model` on `obj`. `start` is the score to beat (e.g. the current tree's
 /// validation NLL before refinement); without it the first epoch always counts.
+/// With `ckpt`, the state is saved after every epoch and an optimisation that finished
+/// (or was in progress) before an interruption is replayed (or resumed) from there.
 #[allow(clippy::too_many_arguments)]
 pub fn fit<M: Module>(
     model: M,
@@ -62,17 +65,33 @@ pub fn fit<M: Module>(
     node: Option<usize>,
     candidate: Option<&str>,
     observer: &mut dyn Observer,
+    ckpt: Option<&Checkpoints>,
 ) -> Fitted<M> {
+    let begin = ckpt.map_or(Start::Fresh, |c| c.begin(&model));
+    let (best_start, metric_start) = start.unwrap_or((f64::INFINITY, f64::NAN));
+    let (mut model, mut optim, mut best, mut best_nll, mut best_metric, mut since_best, first) =
+        match begin {
+            Start::Replay(f) => return f,
+            Start::Resume(r) => (
+                r.model,
+                r.optim,
+                r.best,
+                r.best_nll,
+                r.best_metric,
+                r.since_best,
+                r.epoch,
+            ),
+            Start::Fresh => (model, adam().init(), None, best_start, metric_start, 0, 0),
+        };
     let mut rng = ChaCha8Rng::seed_from_u64(opts.seed);
-    let mut optim = adam().init();
-    let mut model = model;
-    let (mut best_nll, mut best_metric) = start.unwrap_or((f64::INFINITY, f64::NAN));
-    let mut best: Option<M> = None;
-    let mut since_best = 0;
     let mut order: Vec<usize> = (0..obj.n_train()).collect();
-    let mut epochs = 0;
+    // The shuffles of the epochs already done, so a resumed loop draws the same batches.
+    for _ in 0..first {
+        order.shuffle(&mut rng);
+    }
+    let mut epochs = first;
     observer.phase_start(phase, node, candidate, opts.max_epochs);
-    for epoch in 0..opts.max_epochs {
+    for epoch in first..opts.max_epochs {
         let t0 = Instant::now();
         let lr = match opts.lr_step {
             Some(s) if s > 0 => opts.lr * 0.1f64.powi((epoch / s) as i32),
@@ -111,22 +130,40 @@ pub fn fit<M: Module>(
             lr,
             seconds: t0.elapsed().as_secs_f64(),
         });
-        if !train_loss.is_finite() {
+        if let Some(c) = ckpt {
+            c.record_written();
+        }
+        if !train_loss.is_finite() || opts.patience.is_some_and(|p| since_best >= p) {
             break;
         }
-        if opts.patience.is_some_and(|p| since_best >= p) {
-            break;
+        // Only a loop that goes on needs its state: a finished one saves its outcome.
+        if let Some(c) = ckpt
+            && epochs < opts.max_epochs
+        {
+            c.save_epoch(
+                epochs,
+                &model,
+                best.as_ref(),
+                &optim,
+                best_nll,
+                best_metric,
+                since_best,
+            );
         }
     }
     observer.phase_end();
     let improved = best.is_some();
-    Fitted {
+    let fitted = Fitted {
         model: best.unwrap_or(model),
         valid_nll: best_nll,
         valid_metric: best_metric,
         epochs,
         improved,
+    };
+    if let Some(c) = ckpt {
+        c.finish(&fitted);
     }
+    fitted
 }
 
 /// Indices as an Int tensor on `device`.

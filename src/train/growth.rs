@@ -4,9 +4,10 @@ use burn::module::Module;
 use burn::prelude::*;
 
 use super::candidate::{
-    CachedObjective, Candidate, DeepenCandidate, DeviceSet, LeafCache, LiveObjective,
+    CachedObjective, Candidate, DeepenCandidate, DeviceSet, LeafCache, LiveObjective, RouterReg,
     SplitCandidate,
 };
+use super::checkpoint::Checkpoints;
 use super::eval::{MetricCtx, TreeObjective};
 use super::fit::{FitOptions, Fitted, fit};
 use crate::modules::Block;
@@ -33,6 +34,11 @@ pub struct Grown {
     pub decisions: Vec<Decision>,
 }
 
+/// `sub_seed` kinds of the seeds for initial weights.
+const INIT_ROOT: u64 = 16;
+const INIT_SPLIT: u64 = 17;
+const INIT_DEEPEN: u64 = 18;
+
 /// A distinct, reproducible seed for each optimisation.
 fn sub_seed(seed: u64, node: usize, kind: u64) -> u64 {
     let mut z = seed ^ ((node as u64) << 8 | kind).wrapping_mul(0x9E37_79B9_7F4A_7C15);
@@ -43,6 +49,7 @@ fn sub_seed(seed: u64, node: usize, kind: u64) -> u64 {
 struct Ctx<'a> {
     cfg: &'a TrainConfig,
     metric: &'a MetricCtx,
+    checkpoints: Option<&'a Checkpoints>,
 }
 
 impl Ctx<'_> {
@@ -57,6 +64,7 @@ impl Ctx<'_> {
         }
     }
 
+    #[allow(clippy::too_many_arguments)]
     fn train_candidate<C: Candidate>(
         &self,
         c: C,
@@ -76,8 +84,22 @@ impl Ctx<'_> {
                     valid,
                     metric,
                     chunk: EVAL_CHUNK,
+                    router_reg: RouterReg {
+                        balance: self.cfg.router_balance,
+                        confidence: self.cfg.router_confidence,
+                    },
                 };
-                fit(c, &obj, &opts, None, "growth", Some(node), Some(name), obs)
+                fit(
+                    c,
+                    &obj,
+                    &opts,
+                    None,
+                    "growth",
+                    Some(node),
+                    Some(name),
+                    obs,
+                    self.checkpoints,
+                )
             }
             TrainData::Live { frozen, set } => {
                 let obj = LiveObjective {
@@ -87,8 +109,22 @@ impl Ctx<'_> {
                     valid,
                     metric,
                     chunk: EVAL_CHUNK,
+                    router_reg: RouterReg {
+                        balance: self.cfg.router_balance,
+                        confidence: self.cfg.router_confidence,
+                    },
                 };
-                fit(c, &obj, &opts, None, "growth", Some(node), Some(name), obs)
+                fit(
+                    c,
+                    &obj,
+                    &opts,
+                    None,
+                    "growth",
+                    Some(node),
+                    Some(name),
+                    obs,
+                    self.checkpoints,
+                )
             }
         }
     }
@@ -113,6 +149,8 @@ pub struct GrowthData<'a> {
     pub valid: &'a DeviceSet,
     pub metric: &'a MetricCtx,
     pub device: &'a Device,
+    /// Where to checkpoint every epoch (and replay from, when resuming).
+    pub checkpoints: Option<&'a Checkpoints>,
 }
 
 /// Grow a tree on `data.train`, choosing by validation NLL on `data.valid`: the root
@@ -140,8 +178,13 @@ pub fn train_root(
         valid,
         metric,
         device,
+        checkpoints,
     } = data;
-    let ctx = Ctx { cfg, metric };
+    let ctx = Ctx {
+        cfg,
+        metric,
+        checkpoints,
+    };
     let preset = cfg.preset;
 
     // The root: one transformer (identity without transformers) and one solver.
@@ -153,6 +196,9 @@ pub fn train_root(
         .as_ref()
         .map_or(input, |t| t.out_shape(input).expect("checked"));
     let root_solver = preset.solver(root_shape, task);
+    // Initial weights are drawn when first used (or never, when a resumed run loads
+    // them): seeding before each candidate keeps every draw independent of that.
+    device.seed(sub_seed(cfg.seed, 0, INIT_ROOT));
     let cand = DeepenCandidate {
         transformer: root_t.as_ref().map(|t| Block::init(t, device)),
         solver: Block::init(&root_solver, device),
@@ -167,7 +213,6 @@ pub fn train_root(
         TrainData::Cached,
     );
     let fitted = ctx.train_candidate(cand, &td, &vc, 0, "root", 0, obs);
-    drop(td);
     drop((tc, vc));
     let topo = Topology::root(input, root_t.into_iter().collect(), root_solver);
     let modules = TreeModules {
@@ -201,8 +246,13 @@ pub fn grow_from(
         valid,
         metric,
         device,
+        checkpoints,
     } = data;
-    let ctx = Ctx { cfg, metric };
+    let ctx = Ctx {
+        cfg,
+        metric,
+        checkpoints,
+    };
     let preset = cfg.preset;
     let Tree {
         topology: mut topo,
@@ -236,6 +286,9 @@ pub fn grow_from(
             );
             let shape = topo.shape_at(leaf);
 
+            // One seed per candidate and leaf visit (see `train_root`).
+            let visit = decisions.len();
+            device.seed(sub_seed(cfg.seed, visit, INIT_SPLIT));
             // An inherited split also just continues training the parent's solver; to
             // win it must beat that too, so its gain comes from routing.
             let baseline = match (cfg.init, cfg.ablation, preset.router(shape)) {
@@ -287,6 +340,7 @@ pub fn grow_from(
                 }
             };
             let k = topo.transformers_on_path(leaf) + 1;
+            device.seed(sub_seed(cfg.seed, visit, INIT_DEEPEN));
             let deepen = match (cfg.ablation, preset.transformer(shape, k, cfg.width)) {
                 (Ablation::NoTransformer, _) | (_, None) => None,
                 (_, Some(t)) => {
@@ -298,7 +352,6 @@ pub fn grow_from(
                     Some(ctx.train_candidate(c, &td, &vc, leaf, "deepen", 2, obs))
                 }
             };
-            drop(td);
             drop((tc, vc));
 
             let (s_nll, d_nll) = (
@@ -377,11 +430,16 @@ pub fn grow_from(
 pub fn refine(
     cfg: &TrainConfig,
     grown: Grown,
-    train: &DeviceSet,
-    valid: &DeviceSet,
-    metric: &MetricCtx,
+    data: GrowthData<'_>,
     obs: &mut dyn Observer,
 ) -> (Tree, f64, f64) {
+    let GrowthData {
+        train,
+        valid,
+        metric,
+        checkpoints,
+        ..
+    } = data;
     if cfg.refine_epochs == 0 {
         return (grown.tree, grown.valid_nll, grown.valid_metric);
     }
@@ -411,6 +469,7 @@ pub fn refine(
         None,
         None,
         obs,
+        checkpoints,
     );
     if f.improved {
         (Tree::new(topology, f.model), f.valid_nll, f.valid_metric)

@@ -1,0 +1,440 @@
+//! Checkpoints that let an interrupted run continue where it stopped.
+//!
+//! A run is a deterministic sequence of optimisations ([`fit`](super::fit) calls: the
+//! root, each growth candidate, refinement). Each one, when it ends, leaves
+//! `fit-NNNNN.ckpt` (its scores and best weights); after every epoch the one in progress
+//! leaves `current.ckpt` (weights, best weights, Adam state, loop counters). Every file
+//! is written atomically, so a run killed at any moment loses at most the epoch in
+//! progress.
+//!
+//! Resuming runs the program from the start with the same seed: finished optimisations
+//! are *replayed* (their results read back, nothing trained), which rebuilds the tree,
+//! the random streams and every decision exactly; the one in progress continues from
+//! its last epoch. The random streams come out the same because replay executes the
+//! same module initialisations in the same order, and the one stream that training
+//! itself advances (image augmentation) is saved with each checkpoint.
+
+use std::collections::BTreeMap;
+use std::path::{Path, PathBuf};
+use std::sync::{Arc, Mutex};
+
+use burn::module::Module;
+use burn::optim::ModuleOptimizer;
+use burn::store::{BurnpackStore, ModuleSnapshot};
+use burn::tensor::Bytes;
+use serde::{Deserialize, Serialize};
+
+use super::augment::Augmenter;
+use super::fit::Fitted;
+use crate::error::{AntError, Result};
+use crate::persist::write_atomic;
+
+const MAGIC: &[u8; 8] = b"ANTCKPT1";
+const CURRENT: &str = "current.ckpt";
+
+/// Loop state of an optimisation, saved after each epoch.
+#[derive(Clone, Debug, Serialize, Deserialize)]
+struct EpochHeader {
+    fit: usize,
+    /// Epochs completed.
+    epoch: usize,
+    best_nll_bits: u64,
+    best_metric_bits: u64,
+    since_best: usize,
+    has_best: bool,
+    /// Epoch records written so far (records.jsonl lines).
+    records: usize,
+    /// Position of the augmentation stream.
+    aug_pos: Option<u128>,
+}
+
+/// Outcome of a finished optimisation.
+#[derive(Clone, Debug, Serialize, Deserialize)]
+struct FitHeader {
+    fit: usize,
+    valid_nll_bits: u64,
+    valid_metric_bits: u64,
+    epochs: usize,
+    improved: bool,
+    records: usize,
+    aug_pos: Option<u128>,
+}
+
+/// An optimisation resumed after its `epoch`-th epoch.
+pub struct ResumedLoop<M> {
+    pub model: M,
+    pub best: Option<M>,
+    pub optim: ModuleOptimizer,
+    pub epoch: usize,
+    pub best_nll: f64,
+    pub best_metric: f64,
+    pub since_best: usize,
+}
+
+/// How an optimisation starts.
+pub enum Start<M> {
+    /// Finished before the interruption: its result, nothing to train.
+    Replay(Fitted<M>),
+    /// In progress at the interruption.
+    Resume(ResumedLoop<M>),
+    /// Not reached before: train from the beginning.
+    Fresh,
+}
+
+struct Saved {
+    header: FitHeader,
+    model: Vec<u8>,
+}
+
+struct State {
+    dir: PathBuf,
+    /// Index of the next optimisation to start.
+    next: usize,
+    /// Finished optimisations read back from disk, by index.
+    finished: BTreeMap<usize, Saved>,
+    /// The optimisation in progress at the interruption.
+    current: Option<(EpochHeader, Vec<Vec<u8>>)>,
+    /// Epoch records written so far.
+    records: usize,
+    augmenter: Option<Arc<Augmenter>>,
+    /// Augmentation position to restore once replay is over.
+    pending_aug: Option<u128>,
+}
+
+/// The checkpoints of one run (shared by reference; interior mutability).
+pub struct Checkpoints {
+    state: Mutex<State>,
+}
+
+impl Checkpoints {
+    /// Checkpoints for a new run in `dir` (anything there from an earlier run is removed).
+    pub fn create(dir: &Path) -> Result<Checkpoints> {
+        if dir.exists() {
+            std::fs::remove_dir_all(dir).map_err(|e| AntError::io(dir, e))?;
+        }
+        std::fs::create_dir_all(dir).map_err(|e| AntError::io(dir, e))?;
+        Ok(Self::with_state(dir, BTreeMap::new(), None))
+    }
+
+    /// Whether `dir` holds the checkpoint of at least one finished epoch.
+    pub fn has_progress(dir: &Path) -> bool {
+        std::fs::read_dir(dir).is_ok_and(|entries| {
+            entries.flatten().any(|e| {
+                let name = e.file_name();
+                let name = name.to_string_lossy();
+                name == CURRENT || (name.starts_with("fit-") && name.ends_with(".ckpt"))
+            })
+        })
+    }
+
+    /// Checkpoints of an interrupted run in `dir`, read back for resuming.
+    pub fn open(dir: &Path) -> Result<Checkpoints> {
+        let entries = std::fs::read_dir(dir).map_err(|e| AntError::io(dir, e))?;
+        let mut finished = BTreeMap::new();
+        for e in entries {
+            let path = e.map_err(|e| AntError::io(dir, e))?.path();
+            let name = path.file_name().and_then(|n| n.to_str()).unwrap_or("");
+            if name.starts_with("fit-") && name.ends_with(".ckpt") {
+                let mut parts = read_container(&path)?;
+                let header: FitHeader = parse_header(&path, &parts[0])?;
+                if parts.len() != 2 {
+                    return Err(AntError::data(&path, "expected 2 sections"));
+                }
+                let model = parts.pop().expect("2 sections");
+                finished.insert(header.fit, Saved { header, model });
+            }
+        }
+        // Replay needs every optimisation up to the last one: a gap means damage.
+        if let Some((&last, _)) = finished.iter().next_back()
+            && finished.len() != last + 1
+        {
+            return Err(AntError::data(
+                dir,
+                format!(
+                    "checkpoints of {} optimisations missing",
+                    last + 1 - finished.len()
+                ),
+            ));
+        }
+        let cp = dir.join(CURRENT);
+        let current = if cp.exists() {
+            let parts = read_container(&cp)?;
+            let header: EpochHeader = parse_header(&cp, &parts[0])?;
+            if parts.len() != 4 {
+                return Err(AntError::data(&cp, "expected 4 sections"));
+            }
+            // A stale file from an optimisation that has since finished.
+            (header.fit == finished.len()).then(|| (header, parts[1..].to_vec()))
+        } else {
+            None
+        };
+        if finished.is_empty() && current.is_none() {
+            return Err(AntError::data(
+                dir,
+                "no checkpoint yet: the run was stopped before its first epoch ended; start it again",
+            ));
+        }
+        Ok(Self::with_state(dir, finished, current))
+    }
+
+    fn with_state(
+        dir: &Path,
+        finished: BTreeMap<usize, Saved>,
+        current: Option<(EpochHeader, Vec<Vec<u8>>)>,
+    ) -> Checkpoints {
+        let last_fin = finished.values().next_back().map(|s| &s.header);
+        let (records, pending_aug) = match (&current, last_fin) {
+            (Some((h, _)), _) => (h.records, h.aug_pos),
+            (None, Some(h)) => (h.records, h.aug_pos),
+            (None, None) => (0, None),
+        };
+        Checkpoints {
+            state: Mutex::new(State {
+                dir: dir.to_path_buf(),
+                next: 0,
+                finished,
+                current,
+                records,
+                augmenter: None,
+                pending_aug,
+            }),
+        }
+    }
+
+    /// Let checkpoints save and restore the position of `aug`'s random stream.
+    pub fn track_augmenter(&self, aug: Option<Arc<Augmenter>>) {
+        self.lock().augmenter = aug;
+    }
+
+    /// Epoch records written before the interruption (the lines of records.jsonl to keep).
+    pub fn records(&self) -> usize {
+        self.lock().records
+    }
+
+    fn lock(&self) -> std::sync::MutexGuard<'_, State> {
+        self.state.lock().expect("checkpoint lock")
+    }
+
+    /// Start the next optimisation; `model` is its freshly initialised module (the
+    /// structure that saved weights are loaded into).
+    pub fn begin<M: Module>(&self, model: &M) -> Start<M> {
+        let mut s = self.lock();
+        let i = s.next;
+        s.next += 1;
+        if let Some(saved) = s.finished.remove(&i) {
+            let h = &saved.header;
+            match load_module(model.clone(), saved.model) {
+                Ok(m) => {
+                    return Start::Replay(Fitted {
+                        model: m,
+                        valid_nll: f64::from_bits(h.valid_nll_bits),
+                        valid_metric: f64::from_bits(h.valid_metric_bits),
+                        epochs: h.epochs,
+                        improved: h.improved,
+                    });
+                }
+                Err(e) => {
+                    tracing::warn!(
+                        "checkpoint of optimisation {i} unreadable ({e}); training it again"
+                    );
+                    return Start::Fresh;
+                }
+            }
+        }
+        // Replay is over: the streams continue from where the interrupted run left them.
+        if let Some(pos) = s.pending_aug.take()
+            && let Some(a) = &s.augmenter
+        {
+            a.set_stream_pos(pos);
+        }
+        if let Some((h, parts)) = s.current.take()
+            && h.fit == i
+        {
+            let [m, b, o] = <[Vec<u8>; 3]>::try_from(parts).expect("3 sections");
+            let res = (|| -> std::result::Result<ResumedLoop<M>, String> {
+                let model_l = load_module(model.clone(), m)?;
+                let best = if h.has_best {
+                    Some(load_module(model.clone(), b)?)
+                } else {
+                    None
+                };
+                let optim = super::fit::adam()
+                    .init()
+                    .from_bytes(Bytes::from_bytes_vec(o))
+                    .map_err(|e| e.to_string())?;
+                Ok(ResumedLoop {
+                    model: model_l,
+                    best,
+                    optim,
+                    epoch: h.epoch,
+                    best_nll: f64::from_bits(h.best_nll_bits),
+                    best_metric: f64::from_bits(h.best_metric_bits),
+                    since_best: h.since_best,
+                })
+            })();
+            match res {
+                Ok(r) => return Start::Resume(r),
+                Err(e) => tracing::warn!(
+                    "checkpoint of the epoch in progress unreadable ({e}); restarting that optimisation"
+                ),
+            }
+        }
+        Start::Fresh
+    }
+
+    /// Count one epoch record (a line of records.jsonl).
+    pub fn record_written(&self) {
+        self.lock().records += 1;
+    }
+
+    /// Save the state after an epoch of the optimisation in progress.
+    #[allow(clippy::too_many_arguments)]
+    pub fn save_epoch<M: Module>(
+        &self,
+        epoch: usize,
+        model: &M,
+        best: Option<&M>,
+        optim: &ModuleOptimizer,
+        best_nll: f64,
+        best_metric: f64,
+        since_best: usize,
+    ) {
+        let s = self.lock();
+        let header = EpochHeader {
+            fit: s.next - 1,
+            epoch,
+            best_nll_bits: best_nll.to_bits(),
+            best_metric_bits: best_metric.to_bits(),
+            since_best,
+            has_best: best.is_some(),
+            records: s.records,
+            aug_pos: s.augmenter.as_ref().map(|a| a.stream_pos()),
+        };
+        let res = (|| -> std::result::Result<(), String> {
+            let m = module_bytes(model)?;
+            let b = match best {
+                Some(b) => module_bytes(b)?,
+                None => vec![],
+            };
+            let o = optim.into_bytes().map_err(|e| e.to_string())?.to_vec();
+            let head = serde_json::to_vec(&header).map_err(|e| e.to_string())?;
+            write_container(&s.dir.join(CURRENT), &[&head, &m, &b, &o]).map_err(|e| e.to_string())
+        })();
+        if let Err(e) = res {
+            tracing::warn!("could not write a checkpoint: {e}");
+        }
+    }
+
+    /// Save the outcome of the optimisation that just ended.
+    pub fn finish<M: Module>(&self, f: &Fitted<M>) {
+        let s = self.lock();
+        let i = s.next - 1;
+        let header = FitHeader {
+            fit: i,
+            valid_nll_bits: f.valid_nll.to_bits(),
+            valid_metric_bits: f.valid_metric.to_bits(),
+            epochs: f.epochs,
+            improved: f.improved,
+            records: s.records,
+            aug_pos: s.augmenter.as_ref().map(|a| a.stream_pos()),
+        };
+        let res = (|| -> std::result::Result<(), String> {
+            let m = module_bytes(&f.model)?;
+            let head = serde_json::to_vec(&header).map_err(|e| e.to_string())?;
+            write_container(&s.dir.join(format!("fit-{i:05}.ckpt")), &[&head, &m])
+                .map_err(|e| e.to_string())
+        })();
+        if let Err(e) = res {
+            tracing::warn!("could not write a checkpoint: {e}");
+        }
+    }
+}
+
+fn module_bytes<M: Module>(m: &M) -> std::result::Result<Vec<u8>, String> {
+    // Burnpack keeps parameter ids, which the optimiser's state is keyed by.
+    let mut store = BurnpackStore::from_bytes(None);
+    m.save_into(&mut store).map_err(|e| e.to_string())?;
+    Ok(store.get_bytes().map_err(|e| e.to_string())?.to_vec())
+}
+
+fn load_module<M: Module>(mut m: M, bytes: Vec<u8>) -> std::result::Result<M, String> {
+    let mut store = BurnpackStore::from_bytes(Some(Bytes::from_bytes_vec(bytes)));
+    let res = m.load_from(&mut store).map_err(|e| e.to_string())?;
+    if !res.missing.is_empty() || !res.errors.is_empty() {
+        return Err(format!(
+            "weights do not match (missing {:?}, errors {:?})",
+            res.missing, res.errors
+        ));
+    }
+    Ok(m)
+}
+
+fn parse_header<T: serde::de::DeserializeOwned>(path: &Path, bytes: &[u8]) -> Result<T> {
+    serde_json::from_slice(bytes)
+        .map_err(|e| AntError::data(path, format!("bad checkpoint header: {e}")))
+}
+
+/// Sections, each prefixed by its length, after a magic number.
+fn write_container(path: &Path, parts: &[&[u8]]) -> Result<()> {
+    let mut out = Vec::with_capacity(16 + parts.iter().map(|p| p.len() + 8).sum::<usize>());
+    out.extend_from_slice(MAGIC);
+    out.extend_from_slice(&(parts.len() as u64).to_le_bytes());
+    for p in parts {
+        out.extend_from_slice(&(p.len() as u64).to_le_bytes());
+        out.extend_from_slice(p);
+    }
+    write_atomic(path, &out)
+}
+
+fn read_container(path: &Path) -> Result<Vec<Vec<u8>>> {
+    let bytes = std::fs::read(path).map_err(|e| AntError::io(path, e))?;
+    let bad = |m: &str| AntError::data(path, format!("corrupt checkpoint: {m}"));
+    if bytes.len() < 16 || &bytes[..8] != MAGIC {
+        return Err(bad("not an ant checkpoint"));
+    }
+    let word = |at: usize| -> Option<u64> {
+        bytes
+            .get(at..at + 8)
+            .map(|w| u64::from_le_bytes(w.try_into().expect("8 bytes")))
+    };
+    let n = word(8).ok_or_else(|| bad("truncated"))?;
+    if n > 16 {
+        return Err(bad("too many sections"));
+    }
+    let mut at = 16;
+    let mut parts = vec![];
+    for _ in 0..n {
+        let len = word(at).ok_or_else(|| bad("truncated"))? as usize;
+        at += 8;
+        let part = at
+            .checked_add(len)
+            .and_then(|end| bytes.get(at..end))
+            .ok_or_else(|| bad("truncated"))?;
+        parts.push(part.to_vec());
+        at += len;
+    }
+    if at != bytes.len() || parts.is_empty() {
+        return Err(bad("trailing bytes"));
+    }
+    Ok(parts)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn container_round_trips_and_refuses_damage() {
+        let d = tempfile::tempdir().unwrap();
+        let p = d.path().join("x.ckpt");
+        write_container(&p, &[b"{}", b"", b"abc"]).unwrap();
+        let parts = read_container(&p).unwrap();
+        assert_eq!(parts, vec![b"{}".to_vec(), vec![], b"abc".to_vec()]);
+        let bytes = std::fs::read(&p).unwrap();
+        for cut in [0, 7, 16, bytes.len() - 1] {
+            std::fs::write(&p, &bytes[..cut]).unwrap();
+            let e = read_container(&p).unwrap_err().to_string();
+            assert!(e.contains("x.ckpt"), "{e}");
+        }
+    }
+}

@@ -1,0 +1,278 @@
+//! Kill a real `ant train` with SIGKILL, twice (during growth, then during refinement),
+//! resume it each time, and compare the result with an uninterrupted run.
+
+use std::path::{Path, PathBuf};
+use std::process::{Child, Command, Output, Stdio};
+use std::time::{Duration, Instant};
+
+fn bin() -> Command {
+    Command::new(env!("CARGO_BIN_EXE_ant"))
+}
+
+fn sarcos() -> String {
+    Path::new(env!("CARGO_MANIFEST_DIR"))
+        .join("data/sarcos_inv_test.mat")
+        .display()
+        .to_string()
+}
+
+/// A small run: 5 growth optimisations of 25 epochs (root, then split and deepen at
+/// two levels) and 40 refinement epochs; 165 epoch records in all.
+fn train_args(out: &Path) -> Vec<String> {
+    let data = sarcos();
+    let mut v: Vec<String> = [
+        "train",
+        "--preset",
+        "sarcos",
+        "--data",
+        &data,
+        "--width",
+        "64",
+        "--epochs-node",
+        "25",
+        "--patience",
+        "100",
+        "--refine-epochs",
+        "40",
+        "--max-depth",
+        "2",
+        "--batch-size",
+        "64",
+        "--seed",
+        "7",
+        "--out",
+    ]
+    .iter()
+    .map(|s| s.to_string())
+    .collect();
+    v.push(out.display().to_string());
+    v
+}
+
+fn run(args: &[String]) -> Output {
+    bin().args(args).output().expect("runs")
+}
+
+fn records(dir: &Path) -> usize {
+    std::fs::read_to_string(dir.join("records.jsonl"))
+        .map(|t| t.lines().count())
+        .unwrap_or(0)
+}
+
+/// Start `args`, wait until `dir` holds at least `lines` epoch records, SIGKILL it.
+fn kill_after(args: &[String], dir: &Path, lines: usize) {
+    let mut child: Child = bin()
+        .args(args)
+        .stdout(Stdio::null())
+        .stderr(Stdio::null())
+        .spawn()
+        .expect("spawns");
+    let t0 = Instant::now();
+    while records(dir) < lines {
+        if let Some(status) = child.try_wait().unwrap() {
+            panic!("the run ended ({status}) before {lines} records: it cannot be interrupted");
+        }
+        assert!(t0.elapsed() < Duration::from_secs(300), "no progress");
+        std::thread::sleep(Duration::from_millis(2));
+    }
+    child.kill().unwrap(); // SIGKILL on Unix
+    child.wait().unwrap();
+}
+
+fn without_seconds(dir: &Path) -> Vec<serde_json::Value> {
+    let text = std::fs::read_to_string(dir.join("records.jsonl")).unwrap();
+    text.lines()
+        .map(|l| {
+            let mut v: serde_json::Value = serde_json::from_str(l).unwrap();
+            v.as_object_mut().unwrap().remove("seconds");
+            v
+        })
+        .collect()
+}
+
+fn json(p: PathBuf) -> serde_json::Value {
+    serde_json::from_slice(&std::fs::read(p).unwrap()).unwrap()
+}
+
+#[test]
+fn killed_twice_and_resumed_equals_uninterrupted() {
+    let tmp = tempfile::tempdir().unwrap();
+    let full = tmp.path().join("full");
+    let part = tmp.path().join("part");
+
+    let r = run(&train_args(&full));
+    assert!(r.status.success(), "{}", String::from_utf8_lossy(&r.stderr));
+    assert!(
+        !full.join("checkpoint").exists(),
+        "checkpoints removed at the end"
+    );
+    assert_eq!(records(&full), 165);
+
+    // Killed during the growth phase (inside the root's optimisation or just after).
+    kill_after(&train_args(&part), &part, 15);
+    assert!(part.join("checkpoint").join("current.ckpt").exists());
+    assert!(!part.join("tree.json").exists());
+
+    // Starting over into the same directory would discard the interrupted run: refused.
+    let r = run(&train_args(&part));
+    assert_eq!(r.status.code(), Some(2));
+    assert!(String::from_utf8_lossy(&r.stderr).contains("--resume"));
+
+    // Resumed, then killed again during refinement (records 126..165).
+    let resume: Vec<String> = vec![
+        "train".into(),
+        "--resume".into(),
+        part.display().to_string(),
+    ];
+    kill_after(&resume, &part, 135);
+    assert!(!part.join("tree.json").exists());
+
+    // Resumed to the end.
+    let r = run(&resume);
+    assert!(r.status.success(), "{}", String::from_utf8_lossy(&r.stderr));
+    assert!(String::from_utf8_lossy(&r.stderr).contains("resuming"));
+    assert!(!part.join("checkpoint").exists());
+
+    // Same topology, decisions and validation scores (tree.json), same epoch records
+    // (every loss, to the last bit), same test scores.
+    assert_eq!(json(full.join("tree.json")), json(part.join("tree.json")));
+    assert_eq!(without_seconds(&full), without_seconds(&part));
+    let (a, b) = (
+        json(full.join("report.json")),
+        json(part.join("report.json")),
+    );
+    for k in ["multi_path_mse", "single_path_mse", "params_total"] {
+        assert_eq!(a[k], b[k], "{k}");
+    }
+
+    // A finished run has nothing to resume.
+    let r = run(&resume);
+    assert_eq!(r.status.code(), Some(2));
+    assert!(String::from_utf8_lossy(&r.stderr).contains("already finished"));
+}
+
+#[test]
+fn resume_refuses_other_options_and_missing_runs() {
+    let tmp = tempfile::tempdir().unwrap();
+    let dir = tmp.path().display().to_string();
+    let r = run(&[
+        "train".into(),
+        "--resume".into(),
+        dir.clone(),
+        "--seed".into(),
+        "3".into(),
+    ]);
+    assert_eq!(r.status.code(), Some(2));
+    let r = run(&["train".into(), "--resume".into(), dir]);
+    assert_eq!(r.status.code(), Some(2));
+    let e = String::from_utf8_lossy(&r.stderr);
+    assert!(e.contains("run.json"), "{e}");
+    assert_eq!(e.trim().lines().count(), 1, "{e}");
+}
+
+/// Stops the run (a panic, caught by the test) when the `at`-th epoch record arrives:
+/// the checkpoints then hold the state after the epoch before.
+struct StopAt {
+    at: usize,
+    seen: usize,
+}
+
+impl ant::observe::Observer for StopAt {
+    fn epoch(&mut self, _r: &ant::observe::EpochRecord) {
+        self.seen += 1;
+        if self.seen == self.at {
+            panic!("interrupted at epoch record {}", self.at);
+        }
+    }
+}
+
+/// Augmented images draw new crops every batch: a resumed run must continue that
+/// random stream where it stopped, not start it again.
+#[test]
+fn interrupted_augmented_run_resumes_exactly() {
+    use ant::observe::Collect;
+    use ant::train::{Augment, Checkpoints};
+    use ant::{Ant, AntParams, Dataset, Inference, Preset, Targets};
+
+    // 80 images 28x28: class 1 has a bright square in the top half, class 0 below.
+    let (n, side) = (80usize, 28usize);
+    let mut x = vec![0f32; n * side * side];
+    let mut labels = vec![];
+    for i in 0..n {
+        let c = (i % 2) as u32;
+        let top = if c == 1 { 3 } else { 15 };
+        let left = 3 + (i * 7) % 14;
+        for y in top..top + 9 {
+            for xx in left..left + 9 {
+                x[i * side * side + y * side + xx] = 1.0;
+            }
+        }
+        labels.push(c);
+    }
+    let data = Dataset::new(
+        x,
+        vec![1, 28, 28],
+        Targets::Classes {
+            labels,
+            n_classes: 2,
+        },
+    )
+    .unwrap();
+    let params = || {
+        AntParams::preset(Preset::MnistC)
+            .augment(Augment::CropFlip)
+            .epochs_node(3)
+            .patience(10)
+            .refine_epochs(3)
+            .max_depth(1)
+            .batch_size(16)
+            .seed(5)
+    };
+    let device = ant::default_device();
+    let tmp = tempfile::tempdir().unwrap();
+
+    let mut all = Collect::default();
+    let whole = Ant::fit(params(), &data, &device, &mut all).unwrap();
+    assert!(
+        whole.meta.decisions.len() == 1,
+        "{:?}",
+        whole.meta.decisions
+    );
+
+    // Root (3 epochs), then the split candidate: interrupted in its 2nd epoch.
+    let dir = tmp.path().join("ckpt");
+    let c = Checkpoints::create(&dir).unwrap();
+    let stopped = std::panic::catch_unwind(std::panic::AssertUnwindSafe(|| {
+        Ant::fit_checkpointed(params(), &data, &device, &mut StopAt { at: 5, seen: 0 }, &c)
+    }));
+    assert!(stopped.is_err());
+    drop(c);
+
+    let c = Checkpoints::open(&dir).unwrap();
+    assert_eq!(c.records(), 4);
+    let mut rest = Collect::default();
+    let resumed = Ant::fit_checkpointed(params(), &data, &device, &mut rest, &c).unwrap();
+    // Resumed at the split's 2nd epoch: the remaining records, each loss to the bit.
+    let strip = |v: &[ant::observe::EpochRecord]| -> Vec<_> {
+        v.iter()
+            .map(|r| {
+                (
+                    r.phase.clone(),
+                    r.epoch,
+                    r.train_loss.to_bits(),
+                    r.valid_loss.to_bits(),
+                )
+            })
+            .collect()
+    };
+    assert_eq!(strip(&rest.epochs), strip(&all.epochs[4..]));
+    assert_eq!(resumed.meta.decisions, whole.meta.decisions);
+    assert_eq!(
+        resumed.meta.valid_nll.to_bits(),
+        whole.meta.valid_nll.to_bits()
+    );
+    assert_eq!(
+        resumed.predict(&data, Inference::MultiPath).unwrap(),
+        whole.predict(&data, Inference::MultiPath).unwrap()
+    );
+}
