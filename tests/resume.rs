@@ -276,3 +276,34 @@ fn interrupted_augmented_run_resumes_exactly() {
         whole.predict(&data, Inference::MultiPath).unwrap()
     );
 }
+
+#[test]
+fn a_damaged_checkpoint_is_a_clear_error() {
+    let tmp = tempfile::tempdir().unwrap();
+    let out = tmp.path().join("run");
+    let ck = out.join("checkpoint");
+    std::fs::create_dir_all(&ck).unwrap();
+    let mut argv = vec!["ant".to_string()];
+    argv.extend(train_args(&out));
+    let run = serde_json::json!({ "argv": argv, "cwd": tmp.path() });
+    std::fs::write(ck.join("run.json"), run.to_string()).unwrap();
+    std::fs::write(
+        ck.join("current.ckpt"),
+        b"ANTCKPT1\x03\0\0\0\0\0\0\0garbage",
+    )
+    .unwrap();
+    let r = run_resume(&out);
+    assert_eq!(r.status.code(), Some(2));
+    let e = String::from_utf8_lossy(&r.stderr);
+    assert!(e.contains("current.ckpt") && e.contains("corrupt"), "{e}");
+    assert!(!e.contains("panicked"), "{e}");
+
+    // A checkpoint from another kind of file altogether.
+    std::fs::write(ck.join("current.ckpt"), b"not a checkpoint at all").unwrap();
+    let e = String::from_utf8_lossy(&run_resume(&out).stderr).into_owned();
+    assert!(e.contains("not an ant checkpoint"), "{e}");
+}
+
+fn run_resume(dir: &Path) -> Output {
+    run(&["train".into(), "--resume".into(), dir.display().to_string()])
+}

@@ -392,3 +392,45 @@ impl<C: Candidate> Objective<C> for CachedObjective<'_> {
         )
     }
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn col(v: &[f32], device: &Device) -> Tensor<2> {
+        Tensor::from_data(TensorData::new(v.to_vec(), [v.len(), 1]), device)
+    }
+
+    fn scalar(t: Tensor<1>) -> f64 {
+        t.into_scalar::<f32>() as f64
+    }
+
+    #[test]
+    fn balance_penalty_is_zero_for_even_use_and_weights_by_reach() {
+        let d = Device::flex();
+        // Confident but balanced decisions: no penalty.
+        let z = col(&[6.0, -6.0, 6.0, -6.0], &d);
+        assert!(scalar(balance_penalty(z.clone(), None)).abs() < 1e-3);
+        // Everything to the left: large penalty (0.5 * -ln(1 - 0.9975) - ln 2 ~ 2.3).
+        let left = col(&[6.0; 4], &d);
+        assert!(scalar(balance_penalty(left, None)) > 2.0);
+        // The same decisions, but the samples sent right barely reach this node.
+        let reach = col(&[0.0, -20.0, 0.0, -20.0], &d);
+        assert!(scalar(balance_penalty(z, Some(&reach))) > 2.0);
+    }
+
+    #[test]
+    fn decision_entropy_is_ln2_when_unsure_and_falls_with_confidence() {
+        let d = Device::flex();
+        let unsure = scalar(decision_entropy(col(&[0.0, 0.0], &d), None));
+        assert!((unsure - std::f64::consts::LN_2).abs() < 1e-6, "{unsure}");
+        let sure = scalar(decision_entropy(col(&[12.0, -12.0], &d), None));
+        assert!(sure < 1e-3, "{sure}");
+        // Its gradient pushes a logit away from 0 (descent on the entropy).
+        let ad = Device::flex().autodiff();
+        let z = col(&[1.0, -2.0], &ad).require_grad();
+        let g = decision_entropy(z.clone(), None).backward();
+        let gz: Vec<f32> = z.grad(&g).unwrap().into_data().to_vec().unwrap();
+        assert!(gz[0] < 0.0 && gz[1] > 0.0, "{gz:?}");
+    }
+}
