@@ -354,3 +354,73 @@ fn live_objective_equals_cached_without_augmentation() {
         "router gradient",
     );
 }
+
+/// The optional router terms make a split's router partition its samples: each decision
+/// confident, half the samples each way, even where one solver alone would do.
+#[test]
+fn router_penalties_make_a_split_partition_its_samples() {
+    use ant::observe::Silent;
+    use ant::train::{FitOptions, RouterReg, fit};
+    let ad = Device::flex().autodiff();
+    let n = 600;
+    let xv = uniform(n, 2, 11);
+    let labels: Vec<i64> = xv.chunks(2).map(|r| i64::from(r[0] + r[1] > 0.0)).collect();
+    let set = DeviceSet::new(flat(xv.clone(), n, 2, &ad), classes(labels, &ad), n);
+    let cache = LeafCache::for_root(&set);
+    let metric = MetricCtx {
+        task: Task::Classification { classes: 2 },
+        y_std: vec![],
+    };
+    let x = flat(xv, n, 2, &ad.clone().without_autodiff());
+    let trained = |reg: RouterReg| {
+        ad.seed(4);
+        let split = SplitCandidate {
+            router: Block::init(&fc(2, 1), &ad),
+            left: Block::init(&fc(2, 2), &ad),
+            right: Block::init(&fc(2, 2), &ad),
+        };
+        let obj = CachedObjective {
+            train: &cache,
+            valid: &cache,
+            metric: &metric,
+            chunk: 256,
+            router_reg: reg,
+        };
+        let opts = FitOptions {
+            max_epochs: 150,
+            patience: None,
+            lr: 1e-2,
+            batch_size: 64,
+            lr_step: None,
+            seed: 1,
+        };
+        let f = fit(split, &obj, &opts, None, "t", None, None, &mut Silent, None);
+        let p = to_vec(burn::tensor::activation::sigmoid(
+            f.model.router.valid().forward(x.clone()).into_flat(),
+        ));
+        let entropy = p
+            .iter()
+            .map(|&p| {
+                let p = p.clamp(1e-7, 1.0 - 1e-7) as f64;
+                -(p * p.ln() + (1.0 - p) * (1.0 - p).ln())
+            })
+            .sum::<f64>()
+            / n as f64;
+        let left = p.iter().filter(|&&p| p > 0.5).count() as f64 / n as f64;
+        (entropy, left)
+    };
+    let (h0, left0) = trained(RouterReg::default());
+    let (h1, left1) = trained(RouterReg {
+        balance: 2.0,
+        confidence: 2.0,
+    });
+    eprintln!("no terms: entropy {h0:.3}, left {left0:.2}; with: entropy {h1:.3}, left {left1:.2}");
+    // A linear router keeps some unsure decisions near its boundary; the terms must
+    // still lower the mean entropy clearly and bring the split closer to half-half.
+    assert!(h1 < 0.18 && h1 < h0 - 0.03, "{h1} vs {h0}");
+    assert!((left1 - 0.5).abs() < 0.08, "unbalanced: {left1}");
+    assert!(
+        (left1 - 0.5).abs() < (left0 - 0.5).abs(),
+        "{left1} vs {left0}"
+    );
+}
