@@ -430,7 +430,7 @@ mod tests {
         let ad = Device::flex().autodiff();
         let z = col(&[1.0, -2.0], &ad).require_grad();
         let g = decision_entropy(z.clone(), None).backward();
-        let gz: Vec<f32> = z.grad(&g).unwrap().into_data().to_vec().unwrap();
+        let gz: Vec<f32> = z.grad(&g).unwrap().into_data().try_to_vec().unwrap();
         assert!(gz[0] < 0.0 && gz[1] > 0.0, "{gz:?}");
     }
 }
