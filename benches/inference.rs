@@ -91,6 +91,7 @@ fn balance(topo: &Topology, m: &mut TreeModules, i: usize, x: Repr, dev: &Device
 }
 
 fn inference(c: &mut Criterion) {
+    ant::malloc::keep_large_buffers();
     let dev = Device::flex();
     dev.seed(1);
     let topo = tree();

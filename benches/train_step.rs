@@ -107,6 +107,7 @@ fn bench_tree(c: &mut Criterion, name: &str, topo: Topology, x: Repr, y: Target)
 }
 
 fn train_step(c: &mut Criterion) {
+    ant::malloc::keep_large_buffers();
     let base = Device::flex();
     let x = Repr::Flat(Tensor::random(
         [B, 21],

@@ -39,6 +39,7 @@ pub mod data;
 pub mod error;
 pub mod fetch;
 pub mod loss;
+pub mod malloc;
 pub mod metrics;
 pub mod model;
 pub mod modules;

