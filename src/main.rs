@@ -214,6 +214,11 @@ impl Observer for CliObserver {
         });
         self.bar = Some(bar);
     }
+    fn phase_resumed(&mut self, done: usize) {
+        if let Some(b) = &self.bar {
+            b.set_position(done as u64);
+        }
+    }
     fn epoch(&mut self, r: &EpochRecord) {
         if let Some(b) = &self.bar {
             b.inc(1);
@@ -461,7 +466,9 @@ fn train_run(a: TrainArgs, resumed: bool) -> Result<()> {
     let ev = model.evaluate(&src.test)?;
     let report = report_json(&model, &ev);
     let mut report = report;
-    report["train_seconds"] = serde_json::json!(t0.elapsed().as_secs_f64());
+    // Over every attempt of a resumed run (up to each one's last checkpoint).
+    let seconds = checkpoints.seconds_before() + t0.elapsed().as_secs_f64();
+    report["train_seconds"] = serde_json::json!(seconds);
     write_atomic(
         &out.join("report.json"),
         serde_json::to_string_pretty(&report)
@@ -483,7 +490,7 @@ fn train_run(a: TrainArgs, resumed: bool) -> Result<()> {
         ev.single_path,
         ev.test_samples,
         model.tree.topology.num_params(),
-        t0.elapsed().as_secs_f64(),
+        seconds,
         out.display()
     );
     Ok(())

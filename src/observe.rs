@@ -72,6 +72,8 @@ pub trait Observer {
         _max_epochs: usize,
     ) {
     }
+    /// The phase just started continues an interrupted run after `epochs_done` epochs.
+    fn phase_resumed(&mut self, _epochs_done: usize) {}
     fn epoch(&mut self, _record: &EpochRecord) {}
     fn phase_end(&mut self) {}
     fn decision(&mut self, _decision: &Decision) {}
@@ -101,6 +103,9 @@ pub struct Fanout<'a>(pub Vec<&'a mut dyn Observer>);
 impl Observer for Fanout<'_> {
     fn phase_start(&mut self, p: &str, n: Option<usize>, c: Option<&str>, m: usize) {
         self.0.iter_mut().for_each(|o| o.phase_start(p, n, c, m));
+    }
+    fn phase_resumed(&mut self, done: usize) {
+        self.0.iter_mut().for_each(|o| o.phase_resumed(done));
     }
     fn epoch(&mut self, r: &EpochRecord) {
         self.0.iter_mut().for_each(|o| o.epoch(r));

@@ -46,6 +46,9 @@ struct EpochHeader {
     records: usize,
     /// Position of the augmentation stream.
     aug_pos: Option<u128>,
+    /// Training seconds so far, over every attempt.
+    #[serde(default)]
+    seconds: f64,
 }
 
 /// Outcome of a finished optimisation.
@@ -58,6 +61,8 @@ struct FitHeader {
     improved: bool,
     records: usize,
     aug_pos: Option<u128>,
+    #[serde(default)]
+    seconds: f64,
 }
 
 /// An optimisation resumed after its `epoch`-th epoch.
@@ -99,6 +104,9 @@ struct State {
     augmenter: Option<Arc<Augmenter>>,
     /// Augmentation position to restore once replay is over.
     pending_aug: Option<u128>,
+    /// Training seconds of the attempts before this one.
+    seconds_before: f64,
+    started: std::time::Instant,
 }
 
 /// The checkpoints of one run (shared by reference; interior mutability).
@@ -183,10 +191,10 @@ impl Checkpoints {
         current: Option<(EpochHeader, Vec<Vec<u8>>)>,
     ) -> Checkpoints {
         let last_fin = finished.values().next_back().map(|s| &s.header);
-        let (records, pending_aug) = match (&current, last_fin) {
-            (Some((h, _)), _) => (h.records, h.aug_pos),
-            (None, Some(h)) => (h.records, h.aug_pos),
-            (None, None) => (0, None),
+        let (records, pending_aug, seconds_before) = match (&current, last_fin) {
+            (Some((h, _)), _) => (h.records, h.aug_pos, h.seconds),
+            (None, Some(h)) => (h.records, h.aug_pos, h.seconds),
+            (None, None) => (0, None, 0.0),
         };
         Checkpoints {
             state: Mutex::new(State {
@@ -197,6 +205,8 @@ impl Checkpoints {
                 records,
                 augmenter: None,
                 pending_aug,
+                seconds_before,
+                started: std::time::Instant::now(),
             }),
         }
     }
@@ -204,6 +214,12 @@ impl Checkpoints {
     /// Let checkpoints save and restore the position of `aug`'s random stream.
     pub fn track_augmenter(&self, aug: Option<Arc<Augmenter>>) {
         self.lock().augmenter = aug;
+    }
+
+    /// Seconds the attempts before this one had trained for, up to their last
+    /// checkpoint (0 for a new run).
+    pub fn seconds_before(&self) -> f64 {
+        self.lock().seconds_before
     }
 
     /// Epoch records written before the interruption (the lines of records.jsonl to keep).
@@ -309,6 +325,7 @@ impl Checkpoints {
             has_best: best.is_some(),
             records: s.records,
             aug_pos: s.augmenter.as_ref().map(|a| a.stream_pos()),
+            seconds: s.seconds_before + s.started.elapsed().as_secs_f64(),
         };
         let res = (|| -> std::result::Result<(), String> {
             let m = module_bytes(model)?;
@@ -337,6 +354,7 @@ impl Checkpoints {
             improved: f.improved,
             records: s.records,
             aug_pos: s.augmenter.as_ref().map(|a| a.stream_pos()),
+            seconds: s.seconds_before + s.started.elapsed().as_secs_f64(),
         };
         let res = (|| -> std::result::Result<(), String> {
             let m = module_bytes(&f.model)?;

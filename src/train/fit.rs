@@ -91,6 +91,9 @@ pub fn fit<M: Module>(
     }
     let mut epochs = first;
     observer.phase_start(phase, node, candidate, opts.max_epochs);
+    if first > 0 {
+        observer.phase_resumed(first);
+    }
     for epoch in first..opts.max_epochs {
         let t0 = Instant::now();
         let lr = match opts.lr_step {
