@@ -29,6 +29,9 @@ struct Cli {
 #[derive(Subcommand)]
 enum Cmd {
     /// Grow and refine an ANT, then save it and report test scores.
+    #[command(
+        override_usage = "ant train --preset <PRESET> --data <DATA> --out <OUT> [OPTIONS]\n       ant train --resume <DIR>"
+    )]
     Train(TrainArgs),
     /// Score a saved model on the test set of a data path.
     Eval(EvalArgs),
