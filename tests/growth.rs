@@ -79,6 +79,7 @@ fn one_level_seeded(s: &Sets, width: usize, seed: u64) -> (Grown, Collect) {
 
 #[test]
 fn growth_splits_data_made_of_two_regions() {
+    let _rng = rng_lock();
     // y = x1 on one side of x0 = 0, -x1 on the other: two linear regions.
     let data = regression(uniform(1500, 2, 21), 2, |r| {
         if r[0] > 0.0 { 2.0 * r[1] } else { -2.0 * r[1] }
@@ -103,6 +104,7 @@ fn growth_splits_data_made_of_two_regions() {
 
 #[test]
 fn growth_deepens_data_needing_a_nonlinear_feature() {
+    let _rng = rng_lock();
     // inside vs outside a circle: no two linear classifiers separate it.
     let data = classification(uniform(1500, 2, 22), 2, 2, |r| {
         u32::from(r[0] * r[0] + r[1] * r[1] < 0.5)
@@ -129,6 +131,7 @@ fn weights(
 
 #[test]
 fn growth_leaves_existing_modules_bit_identical() {
+    let _rng = rng_lock();
     let data = regression(uniform(1200, 2, 23), 2, |r| {
         if r[0] > 0.0 {
             2.0 * r[1]
@@ -185,6 +188,7 @@ fn growth_leaves_existing_modules_bit_identical() {
 
 #[test]
 fn save_and_load_give_bit_identical_predictions() {
+    let _rng = rng_lock();
     let data = regression(uniform(600, 3, 24), 3, |r| {
         if r[0] > 0.0 { r[1] } else { r[2] * r[2] }
     });
@@ -217,6 +221,7 @@ fn save_and_load_give_bit_identical_predictions() {
 
 #[test]
 fn mnist_subset_grows_and_beats_a_linear_classifier() {
+    let _rng = rng_lock();
     let dir = std::path::Path::new(env!("CARGO_MANIFEST_DIR")).join("data/mnist");
     let (train, test) = load_idx_dir(&dir).expect("the repository ships MNIST in data/mnist");
     let (train, test) = (train.take_first(2000), test.take_first(2000));
@@ -250,6 +255,7 @@ fn mnist_subset_grows_and_beats_a_linear_classifier() {
 
 #[test]
 fn ablations_restrict_the_growth_options() {
+    let _rng = rng_lock();
     let data = regression(uniform(800, 2, 25), 2, |r| {
         if r[0] > 0.0 {
             2.0 * r[1]
@@ -298,6 +304,7 @@ fn ablations_restrict_the_growth_options() {
 
 #[test]
 fn augmented_images_grow_without_cached_training_inputs() {
+    let _rng = rng_lock();
     use ant::Targets;
     use ant::train::Augment;
     // 8x8 RGB images: class = which colour channel is bright (survives crops and flips)

@@ -56,6 +56,7 @@ fn dense(view: TreeView<'_>, x: Repr) -> (Vec<usize>, Vec<f32>) {
 
 #[test]
 fn conditional_single_path_equals_dense_greedy() {
+    let _rng = rng_lock();
     let dev = Device::flex();
     for (s, topo) in shapes().into_iter().enumerate() {
         dev.seed(s as u64);
@@ -95,6 +96,7 @@ fn conditional_single_path_equals_dense_greedy() {
 
 #[test]
 fn stochastic_routing_is_seeded_and_follows_router_probabilities() {
+    let _rng = rng_lock();
     let dev = Device::flex();
     let mut topo = Topology::root(Shape::Flat { d: 3 }, vec![], fc(3, 4, false));
     topo.split(0, fc(3, 1, false), fc(3, 4, false), fc(3, 4, false));
@@ -131,6 +133,7 @@ fn stochastic_routing_is_seeded_and_follows_router_probabilities() {
 
 #[test]
 fn pruning_removes_a_starved_branch_without_changing_predictions() {
+    let _rng = rng_lock();
     use ant::observe::Silent;
     use ant::{Ant, AntParams, Inference, Preset};
     use burn::module::Param;

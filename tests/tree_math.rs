@@ -98,6 +98,7 @@ fn check_gradients(task: Task, y: Target, dev: &Device) {
 
 #[test]
 fn mixture_nll_gradients_match_finite_differences() {
+    let _rng = rng_lock();
     let dev = Device::flex().autodiff();
     let y = classes((0..16).map(|i| i % 3).collect(), &dev);
     check_gradients(Task::Classification { classes: 3 }, y, &dev);
@@ -107,6 +108,7 @@ fn mixture_nll_gradients_match_finite_differences() {
 
 #[test]
 fn reach_and_class_probabilities_sum_to_one() {
+    let _rng = rng_lock();
     let dev = Device::flex();
     let topo = tiny_topology(5);
     let m = TreeModules::init(&topo, &dev);
@@ -190,6 +192,7 @@ fn assert_close(a: &[f32], b: &[f32], what: &str) {
 
 #[test]
 fn cached_local_optimisation_equals_full_tree() {
+    let _rng = rng_lock();
     let ad = Device::flex().autodiff();
     let base = Device::flex();
     let k = 3;
@@ -301,6 +304,7 @@ fn cached_local_optimisation_equals_full_tree() {
 
 #[test]
 fn live_objective_equals_cached_without_augmentation() {
+    let _rng = rng_lock();
     use ant::train::LiveObjective;
     let ad = Device::flex().autodiff();
     let base = Device::flex();
@@ -359,6 +363,7 @@ fn live_objective_equals_cached_without_augmentation() {
 /// confident, half the samples each way, even where one solver alone would do.
 #[test]
 fn router_penalties_make_a_split_partition_its_samples() {
+    let _rng = rng_lock();
     use ant::observe::Silent;
     use ant::train::{FitOptions, RouterReg, fit};
     let ad = Device::flex().autodiff();

@@ -53,3 +53,11 @@ pub fn values(v: Vec<f32>, n: usize, d: usize, dev: &Device) -> Target {
 pub fn to_vec<const D: usize>(t: Tensor<D>) -> Vec<f32> {
     t.into_data().convert::<f32>().try_to_vec::<f32>().unwrap()
 }
+
+/// burn's CPU backend has one global random generator, and the tests of a file run in
+/// parallel threads: a test that seeds it and then draws from it (initial weights)
+/// holds this lock, so no other test can reseed or draw in between.
+pub fn rng_lock() -> std::sync::MutexGuard<'static, ()> {
+    static LOCK: std::sync::Mutex<()> = std::sync::Mutex::new(());
+    LOCK.lock().unwrap_or_else(|e| e.into_inner())
+}
