@@ -448,6 +448,12 @@ fn train_run(a: TrainArgs, resumed: bool) -> Result<()> {
         src.test.len(),
         data.display()
     );
+    if !resumed {
+        eprintln!(
+            "checkpoints every epoch: if stopped, continue with `ant train --resume {}`",
+            out.display()
+        );
+    }
     let mut obs = CliObserver {
         bar: None,
         records,
