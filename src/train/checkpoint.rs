@@ -324,22 +324,17 @@ impl Checkpoints {
             since_best,
             has_best: best.is_some(),
             records: s.records,
-            aug_pos: s.augmenter.as_ref().map(|a| a.stream_pos()),
-            seconds: s.seconds_before + s.started.elapsed().as_secs_f64(),
+            aug_pos: s.aug_pos(),
+            seconds: s.seconds(),
         };
-        let res = (|| -> std::result::Result<(), String> {
-            let m = module_bytes(model)?;
+        save(&s.dir.join(CURRENT), &header, || {
             let b = match best {
                 Some(b) => module_bytes(b)?,
                 None => vec![],
             };
             let o = optim.into_bytes().map_err(|e| e.to_string())?.to_vec();
-            let head = serde_json::to_vec(&header).map_err(|e| e.to_string())?;
-            write_container(&s.dir.join(CURRENT), &[&head, &m, &b, &o]).map_err(|e| e.to_string())
-        })();
-        if let Err(e) = res {
-            tracing::warn!("could not write a checkpoint: {e}");
-        }
+            Ok(vec![module_bytes(model)?, b, o])
+        });
     }
 
     /// Save the outcome of the optimisation that just ended.
@@ -353,18 +348,40 @@ impl Checkpoints {
             epochs: f.epochs,
             improved: f.improved,
             records: s.records,
-            aug_pos: s.augmenter.as_ref().map(|a| a.stream_pos()),
-            seconds: s.seconds_before + s.started.elapsed().as_secs_f64(),
+            aug_pos: s.aug_pos(),
+            seconds: s.seconds(),
         };
-        let res = (|| -> std::result::Result<(), String> {
-            let m = module_bytes(&f.model)?;
-            let head = serde_json::to_vec(&header).map_err(|e| e.to_string())?;
-            write_container(&s.dir.join(format!("fit-{i:05}.ckpt")), &[&head, &m])
-                .map_err(|e| e.to_string())
-        })();
-        if let Err(e) = res {
-            tracing::warn!("could not write a checkpoint: {e}");
-        }
+        save(&s.dir.join(format!("fit-{i:05}.ckpt")), &header, || {
+            Ok(vec![module_bytes(&f.model)?])
+        });
+    }
+}
+
+impl State {
+    fn aug_pos(&self) -> Option<u128> {
+        self.augmenter.as_ref().map(|a| a.stream_pos())
+    }
+
+    fn seconds(&self) -> f64 {
+        self.seconds_before + self.started.elapsed().as_secs_f64()
+    }
+}
+
+/// Write `header` and the sections `parts` makes to `path`. A failure is only warned
+/// about: training goes on, with an older checkpoint to resume from.
+fn save<H: Serialize>(
+    path: &Path,
+    header: &H,
+    parts: impl FnOnce() -> std::result::Result<Vec<Vec<u8>>, String>,
+) {
+    let res = (|| -> std::result::Result<(), String> {
+        let mut sections = vec![serde_json::to_vec(header).map_err(|e| e.to_string())?];
+        sections.extend(parts()?);
+        let refs: Vec<&[u8]> = sections.iter().map(Vec::as_slice).collect();
+        write_container(path, &refs).map_err(|e| e.to_string())
+    })();
+    if let Err(e) = res {
+        tracing::warn!("could not write a checkpoint: {e}");
     }
 }
 

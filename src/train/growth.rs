@@ -9,7 +9,7 @@ use super::candidate::{
 };
 use super::checkpoint::Checkpoints;
 use super::eval::{MetricCtx, TreeObjective};
-use super::fit::{FitOptions, Fitted, fit};
+use super::fit::{FitOptions, Fitted, Objective, fit};
 use crate::modules::Block;
 use crate::observe::{Decision, Observer};
 use crate::params::{Init, RouterInit, TrainConfig};
@@ -76,57 +76,48 @@ impl Ctx<'_> {
         obs: &mut dyn Observer,
     ) -> Fitted<C> {
         let opts = self.node_opts(node, kind);
-        let metric = self.metric;
-        match *train {
+        let (metric, chunk) = (self.metric, EVAL_CHUNK);
+        let router_reg = RouterReg {
+            balance: self.cfg.router_balance,
+            confidence: self.cfg.router_confidence,
+        };
+        let (cached, live);
+        let obj: &dyn Objective<C> = match *train {
             TrainData::Cached(train) => {
-                let obj = CachedObjective {
+                cached = CachedObjective {
                     train,
                     valid,
                     metric,
-                    chunk: EVAL_CHUNK,
-                    router_reg: RouterReg {
-                        balance: self.cfg.router_balance,
-                        confidence: self.cfg.router_confidence,
-                    },
+                    chunk,
+                    router_reg,
                 };
-                fit(
-                    c,
-                    &obj,
-                    &opts,
-                    None,
-                    "growth",
-                    Some(node),
-                    Some(name),
-                    obs,
-                    self.checkpoints,
-                )
+                &cached
             }
             TrainData::Live { frozen, set } => {
-                let obj = LiveObjective {
+                live = LiveObjective {
                     frozen,
                     leaf: node,
                     train: set,
                     valid,
                     metric,
-                    chunk: EVAL_CHUNK,
-                    router_reg: RouterReg {
-                        balance: self.cfg.router_balance,
-                        confidence: self.cfg.router_confidence,
-                    },
+                    chunk,
+                    router_reg,
                 };
-                fit(
-                    c,
-                    &obj,
-                    &opts,
-                    None,
-                    "growth",
-                    Some(node),
-                    Some(name),
-                    obs,
-                    self.checkpoints,
-                )
+                &live
             }
-        }
+        };
+        let (phase, node, name) = ("growth", Some(node), Some(name));
+        fit(
+            c,
+            obj,
+            &opts,
+            None,
+            phase,
+            node,
+            name,
+            obs,
+            self.checkpoints,
+        )
     }
 }
 
