@@ -49,7 +49,7 @@ fn tree() -> Topology {
 
 /// Centre every router on the samples that reach it, so paths are balanced.
 fn balance(topo: &Topology, m: &mut TreeModules, i: usize, x: Repr, dev: &Device) {
-    let Some([l, r]) = topo.nodes[i].children else {
+    let Some([l, r]) = topo.nodes[i].children() else {
         return;
     };
     let view = TreeView {
@@ -57,8 +57,11 @@ fn balance(topo: &Topology, m: &mut TreeModules, i: usize, x: Repr, dev: &Device
         modules: m,
     };
     let h = view.edge_forward(i, x);
-    let z: Vec<f32> = view
-        .router_logit(i, h.clone())
+    let z: Vec<f32> = m.nodes[i]
+        .router()
+        .expect("router")
+        .forward(h.clone())
+        .into_flat()
         .into_data()
         .convert::<f32>()
         .try_to_vec()
@@ -67,8 +70,7 @@ fn balance(topo: &Topology, m: &mut TreeModules, i: usize, x: Repr, dev: &Device
     sorted.sort_by(|a, b| a.total_cmp(b));
     let median = sorted[sorted.len() / 2];
     let lin = m.nodes[i]
-        .router
-        .as_mut()
+        .router_mut()
         .expect("router")
         .linears
         .last_mut()

@@ -13,6 +13,9 @@ pub enum AntError {
     /// A data file is malformed: names the file and the problem.
     #[error("{path}: {msg}")]
     Data { path: PathBuf, msg: String },
+    /// A parameter of the library's API (named as in [`crate::AntParams`]) is out of range.
+    #[error("invalid parameter: {name} {reason}")]
+    InvalidParam { name: &'static str, reason: String },
     #[error("invalid parameter: {0}")]
     Param(String),
     #[error("model: {0}")]
@@ -41,6 +44,14 @@ impl AntError {
     /// An invalid user-supplied parameter.
     pub fn param(msg: impl Into<String>) -> Self {
         AntError::Param(msg.into())
+    }
+
+    /// Parameter `name` is out of range; `reason` says how ("must be at least 1").
+    pub fn invalid(name: &'static str, reason: impl Into<String>) -> Self {
+        AntError::InvalidParam {
+            name,
+            reason: reason.into(),
+        }
     }
 
     /// A model-level failure.

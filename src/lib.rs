@@ -21,7 +21,7 @@
 //! let data = Dataset::new(x, vec![2], Targets::Classes { labels, n_classes: 2 })?;
 //!
 //! // Unchecked parameters (the paper's defaults, shortened here) -> fitted model.
-//! let params = AntParams::preset(Preset::Tabular).width(16).epochs_node(20).refine_epochs(5).max_depth(2).batch_size(64);
+//! let params = AntParams::new(Preset::Tabular).with_width(16).with_epochs_node(20).with_refine_epochs(Some(5)).with_max_depth(2).with_batch_size(64);
 //! let device = ant::default_device();
 //! let model = Ant::fit(params, &data, &device, &mut Silent)?;
 //!

@@ -10,9 +10,10 @@ use indicatif::{ProgressBar, ProgressStyle};
 use ant::data::source::{load_source, load_test_for};
 use ant::data::tabular::{Separator, TabularTask, TargetSpec};
 use ant::model::{Inference, Provenance, TestSplit};
-use ant::observe::{Decision, EpochRecord, Observer};
+use ant::observe::{Decision, EpochRecord, Observer, Stage};
 use ant::persist::write_atomic;
 use ant::train::Checkpoints;
+use ant::tree::NodeKind;
 use ant::{Ablation, Ant, AntError, AntParams, Init, Preset, Result};
 
 #[derive(Parser)]
@@ -83,6 +84,12 @@ struct PruneArgs {
     out: PathBuf,
 }
 
+/// The library's defaults, shown by `--help` (those that depend on the preset are
+/// options left unset).
+fn defaults() -> AntParams {
+    AntParams::new(Preset::Tabular)
+}
+
 #[derive(clap::Args)]
 struct TrainArgs {
     /// Continue the interrupted run whose output directory is DIR (all other options
@@ -117,25 +124,25 @@ struct TrainArgs {
     /// (and, while training, checkpoint/).
     #[arg(long, required_unless_present = "resume")]
     out: Option<PathBuf>,
-    #[arg(long, default_value_t = 0)]
+    #[arg(long, default_value_t = defaults().seed)]
     seed: u64,
     /// Epoch cap per growth candidate (patience usually stops earlier).
-    #[arg(long, default_value_t = 100)]
+    #[arg(long, default_value_t = defaults().epochs_node)]
     epochs_node: usize,
-    #[arg(long, default_value_t = 5)]
+    #[arg(long, default_value_t = defaults().patience)]
     patience: usize,
     /// Refinement epochs (default: the paper's for the preset: sarcos 300, mnist 100,
     /// cifar10 200).
     #[arg(long)]
     refine_epochs: Option<usize>,
-    #[arg(long, default_value_t = 10)]
+    #[arg(long, default_value_t = defaults().max_depth)]
     max_depth: usize,
     /// Width of FC transformers (sarcos, tabular).
-    #[arg(long, default_value_t = 256)]
+    #[arg(long, default_value_t = defaults().width)]
     width: usize,
-    #[arg(long, default_value_t = 512)]
+    #[arg(long, default_value_t = defaults().batch_size)]
     batch_size: usize,
-    #[arg(long, default_value_t = 1e-3)]
+    #[arg(long, default_value_t = defaults().lr)]
     lr: f64,
     /// Use only the first N training samples.
     #[arg(long)]
@@ -146,25 +153,25 @@ struct TrainArgs {
     /// Seeded fraction of the file held out as the test set when it has none.
     #[arg(long, default_value_t = 0.2)]
     test_fraction: f64,
-    #[arg(long, value_enum, default_value_t = Ablation::None)]
+    #[arg(long, value_enum, default_value_t = defaults().ablation)]
     ablation: Ablation,
     /// Training-image augmentation (default: crop-flip for cifar10 presets, else none).
     #[arg(long, value_enum)]
     augment: Option<ant::train::Augment>,
     /// How a split's router starts: `default` (random, as the paper) or `centred` (splits
     /// the leaf's samples in half with confident decisions).
-    #[arg(long, value_enum, default_value_t = ant::params::RouterInit::Default)]
+    #[arg(long, value_enum, default_value_t = defaults().router_init)]
     router_init: ant::params::RouterInit,
     /// Weight of a load-balancing penalty on each new router during growth (Frosst &
     /// Hinton): asks it to send, on average, half the reaching mass each way. 0: off.
-    #[arg(long, default_value_t = 0.0)]
+    #[arg(long, default_value_t = defaults().router_balance)]
     router_balance: f64,
     /// Weight of a penalty on the entropy of each new router's decisions during growth:
     /// with --router-balance, the router learns to partition its samples. 0: off.
-    #[arg(long, default_value_t = 0.0)]
+    #[arg(long, default_value_t = defaults().router_confidence)]
     router_confidence: f64,
     /// How split children start: from the parent's solver, or fresh.
-    #[arg(long, value_enum, default_value_t = Init::Fresh)]
+    #[arg(long, value_enum, default_value_t = defaults().init)]
     init: Init,
 }
 
@@ -204,17 +211,14 @@ struct CliObserver {
 }
 
 impl Observer for CliObserver {
-    fn phase_start(&mut self, phase: &str, node: Option<usize>, cand: Option<&str>, max: usize) {
+    fn phase_start(&mut self, stage: Stage, max: usize) {
         let bar = ProgressBar::new(max as u64);
         bar.set_style(
             ProgressStyle::with_template("{prefix:>18} [{bar:30}] {pos}/{len} epochs {msg}")
                 .expect("valid template")
                 .progress_chars("=> "),
         );
-        bar.set_prefix(match (node, cand) {
-            (Some(n), Some(c)) => format!("node {n} {c}"),
-            _ => phase.to_string(),
-        });
+        bar.set_prefix(stage.to_string());
         self.bar = Some(bar);
     }
     fn phase_resumed(&mut self, done: usize) {
@@ -254,17 +258,16 @@ fn describe(ant: &Ant) -> String {
     fn walk(t: &ant::tree::Topology, i: usize, depth: usize, s: &mut String) {
         let n = &t.nodes[i];
         let edge = n.edge_label();
-        let what = match (&n.router, &n.solver) {
-            (Some(r), _) => format!("router {}", r.label()),
-            (_, Some(v)) => format!("solver {}", v.label()),
-            _ => String::new(),
+        let what = match &n.kind {
+            NodeKind::Internal { router, .. } => format!("router {}", router.label()),
+            NodeKind::Leaf { solver } => format!("solver {}", solver.label()),
         };
         s.push_str(&format!(
             "{}node {i}: edge [{edge}] {what} -> {}\n",
             "  ".repeat(depth),
             t.shape_at(i)
         ));
-        if let Some([l, r]) = n.children {
+        if let Some([l, r]) = n.children() {
             walk(t, l, depth + 1, s);
             walk(t, r, depth + 1, s);
         }
@@ -389,25 +392,21 @@ fn train_run(a: TrainArgs, resumed: bool) -> Result<()> {
         }
         train = train.take_first(n);
     }
-    let mut params = AntParams::preset(preset)
-        .seed(a.seed)
-        .epochs_node(a.epochs_node)
-        .patience(a.patience)
-        .max_depth(a.max_depth)
-        .width(a.width)
-        .batch_size(a.batch_size)
-        .lr(a.lr)
-        .ablation(a.ablation)
-        .init(a.init)
-        .router_init(a.router_init)
-        .router_balance(a.router_balance)
-        .router_confidence(a.router_confidence);
-    if let Some(aug) = a.augment {
-        params = params.augment(aug);
-    }
-    if let Some(r) = a.refine_epochs {
-        params = params.refine_epochs(r);
-    }
+    let params = AntParams::new(preset)
+        .with_seed(a.seed)
+        .with_epochs_node(a.epochs_node)
+        .with_patience(a.patience)
+        .with_max_depth(a.max_depth)
+        .with_width(a.width)
+        .with_batch_size(a.batch_size)
+        .with_lr(a.lr)
+        .with_ablation(a.ablation)
+        .with_init(a.init)
+        .with_router_init(a.router_init)
+        .with_router_balance(a.router_balance)
+        .with_router_confidence(a.router_confidence)
+        .with_augment(a.augment)
+        .with_refine_epochs(a.refine_epochs);
     // Bad settings are refused before anything is written.
     params.clone().check()?;
     std::fs::create_dir_all(&out).map_err(|e| AntError::io(&out, e))?;
@@ -540,14 +539,14 @@ fn recorded_split(model: &Ant, data: &std::path::Path) -> Result<(ant::Dataset, 
             load_source(data, Some(std::path::Path::new(path)), 0.2, 0, target)?
         }
         TestSplit::Files | TestSplit::Unknown => {
-            load_source(data, None, 0.2, model.meta.config.seed, target)?
+            load_source(data, None, 0.2, model.meta.config.seed(), target)?
         }
     };
     let mut train = src.train;
     if let Some(n) = prov.train_limit {
         train = train.take_first(n);
     }
-    let (_, valid) = train.split_tail(model.meta.config.valid_fraction);
+    let (_, valid) = train.split_tail(model.meta.config.valid_fraction());
     let test = load_test_for(
         data,
         &prov.test_split,
@@ -713,6 +712,14 @@ fn main() -> ExitCode {
     };
     match res {
         Ok(()) => ExitCode::SUCCESS,
+        Err(AntError::InvalidParam { name, reason }) => {
+            // The library names its parameters; here they are flags.
+            eprintln!(
+                "error: invalid parameter: --{} {reason}",
+                name.replace('_', "-")
+            );
+            ExitCode::from(2)
+        }
         Err(e) => {
             eprintln!("error: {e}");
             ExitCode::from(2)

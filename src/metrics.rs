@@ -46,13 +46,11 @@ impl Topology {
             };
             s = t.out_shape(s).expect("valid topology");
         }
-        for m in n.router.iter().chain(n.solver.iter()) {
-            c = c + Cost {
-                params: m.num_params(),
-                flops: m.flops(s),
-            };
+        let m = n.module();
+        c + Cost {
+            params: m.num_params(),
+            flops: m.flops(s),
         }
-        c
     }
 
     /// Every module: what multi-path inference runs per sample.

@@ -637,7 +637,7 @@ impl Ant {
     pub fn save(&self, dir: impl AsRef<Path>) -> Result<()> {
         let dir = dir.as_ref();
         std::fs::create_dir_all(dir).map_err(|e| AntError::io(dir, e))?;
-        let mut store = SafetensorsStore::from_bytes(None);
+        let mut store = SafetensorsStore::from_bytes(None).skip_enum_variants(true);
         self.tree
             .modules
             .save_into(&mut store)
@@ -671,7 +671,7 @@ impl Ant {
         let bytes = std::fs::read(&wp).map_err(|e| AntError::io(&wp, e))?;
         let device = device.clone().without_autodiff();
         let mut modules = TreeModules::init(&meta.topology, &device);
-        let mut store = SafetensorsStore::from_bytes(Some(bytes));
+        let mut store = SafetensorsStore::from_bytes(Some(bytes)).skip_enum_variants(true);
         let res = modules
             .load_from(&mut store)
             .map_err(|e| AntError::data(&wp, format!("bad weights: {e}")))?;

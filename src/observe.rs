@@ -3,15 +3,129 @@
 
 use serde::{Deserialize, Serialize};
 
+/// The two phases of training.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "lowercase")]
+pub enum Phase {
+    Growth,
+    Refine,
+}
+
+/// What a growth optimisation trains at a leaf.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "lowercase")]
+pub enum CandidateKind {
+    /// The first transformer and solver of the tree.
+    Root,
+    /// A router and two new leaves.
+    Split,
+    /// A transformer and a new solver.
+    Deepen,
+    /// The parent's solver trained on alone: the bar an inherited split must clear.
+    Continue,
+}
+
+/// The decision taken at a leaf.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "lowercase")]
+pub enum Action {
+    Split,
+    Deepen,
+    Keep,
+}
+
+/// One optimisation of a run: a candidate at a leaf during growth, or refinement.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum Stage {
+    Growth {
+        node: usize,
+        candidate: CandidateKind,
+    },
+    Refine,
+}
+
+impl Phase {
+    pub fn as_str(self) -> &'static str {
+        match self {
+            Phase::Growth => "growth",
+            Phase::Refine => "refine",
+        }
+    }
+}
+
+impl CandidateKind {
+    pub fn as_str(self) -> &'static str {
+        match self {
+            CandidateKind::Root => "root",
+            CandidateKind::Split => "split",
+            CandidateKind::Deepen => "deepen",
+            CandidateKind::Continue => "continue",
+        }
+    }
+}
+
+impl Action {
+    pub fn as_str(self) -> &'static str {
+        match self {
+            Action::Split => "split",
+            Action::Deepen => "deepen",
+            Action::Keep => "keep",
+        }
+    }
+}
+
+macro_rules! display_as_str {
+    ($($t:ty),*) => {$(
+        impl std::fmt::Display for $t {
+            fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+                f.write_str(self.as_str())
+            }
+        }
+    )*};
+}
+display_as_str!(Phase, CandidateKind, Action);
+
+impl Stage {
+    pub fn phase(self) -> Phase {
+        match self {
+            Stage::Growth { .. } => Phase::Growth,
+            Stage::Refine => Phase::Refine,
+        }
+    }
+
+    /// The leaf being grown.
+    pub fn node(self) -> Option<usize> {
+        match self {
+            Stage::Growth { node, .. } => Some(node),
+            Stage::Refine => None,
+        }
+    }
+
+    pub fn candidate(self) -> Option<CandidateKind> {
+        match self {
+            Stage::Growth { candidate, .. } => Some(candidate),
+            Stage::Refine => None,
+        }
+    }
+}
+
+impl std::fmt::Display for Stage {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        match self {
+            Stage::Growth { node, candidate } => write!(f, "node {node} {}", candidate.as_str()),
+            Stage::Refine => f.write_str("refine"),
+        }
+    }
+}
+
 /// One epoch of one optimisation (a growth candidate or refinement).
 #[derive(Clone, Debug, Serialize, Deserialize, PartialEq)]
 pub struct EpochRecord {
-    /// "growth" or "refine".
-    pub phase: String,
+    pub phase: Phase,
     /// The leaf being grown (growth phase).
     pub node: Option<usize>,
-    /// "root", "split" or "deepen" (growth phase).
-    pub candidate: Option<String>,
+    /// What is trained at that leaf (growth phase).
+    pub candidate: Option<CandidateKind>,
     pub epoch: usize,
     pub train_loss: f64,
     pub valid_loss: f64,
@@ -26,8 +140,7 @@ pub struct EpochRecord {
 pub struct Decision {
     pub node: usize,
     pub level: usize,
-    /// "split", "deepen" or "keep".
-    pub action: String,
+    pub action: Action,
     pub valid_before: f64,
     pub valid_after: f64,
     /// Best validation NLL of each candidate tried.
@@ -44,7 +157,10 @@ impl std::fmt::Display for Decision {
         write!(
             f,
             "node {}: {} (valid NLL {:.4} -> {:.4}",
-            self.node, self.action, self.valid_before, self.valid_after
+            self.node,
+            self.action.as_str(),
+            self.valid_before,
+            self.valid_after
         )?;
         let others: Vec<String> = [
             ("split", self.split),
@@ -52,7 +168,7 @@ impl std::fmt::Display for Decision {
             ("continued", self.continued),
         ]
         .iter()
-        .filter(|(n, _)| *n != self.action)
+        .filter(|(n, _)| *n != self.action.as_str())
         .filter_map(|(n, v)| v.map(|v| format!("{n} {v:.4}")))
         .collect();
         if !others.is_empty() {
@@ -64,14 +180,7 @@ impl std::fmt::Display for Decision {
 
 /// Receives training events. Every method has a do-nothing default.
 pub trait Observer {
-    fn phase_start(
-        &mut self,
-        _phase: &str,
-        _node: Option<usize>,
-        _candidate: Option<&str>,
-        _max_epochs: usize,
-    ) {
-    }
+    fn phase_start(&mut self, _stage: Stage, _max_epochs: usize) {}
     /// The phase just started continues an interrupted run after `epochs_done` epochs.
     fn phase_resumed(&mut self, _epochs_done: usize) {}
     fn epoch(&mut self, _record: &EpochRecord) {}
@@ -101,8 +210,10 @@ impl Observer for Collect {
 /// Forwards every event to several observers.
 pub struct Fanout<'a>(pub Vec<&'a mut dyn Observer>);
 impl Observer for Fanout<'_> {
-    fn phase_start(&mut self, p: &str, n: Option<usize>, c: Option<&str>, m: usize) {
-        self.0.iter_mut().for_each(|o| o.phase_start(p, n, c, m));
+    fn phase_start(&mut self, stage: Stage, max_epochs: usize) {
+        self.0
+            .iter_mut()
+            .for_each(|o| o.phase_start(stage, max_epochs));
     }
     fn phase_resumed(&mut self, done: usize) {
         self.0.iter_mut().for_each(|o| o.phase_resumed(done));

@@ -1,9 +1,11 @@
-//! Training parameters: unchecked [`AntParams`] -> validated [`TrainConfig`] (linfa's
-//! param-guard idea): a `TrainConfig` is always consistent.
+//! Training parameters: unchecked [`AntParams`] (burn's `Config`: defaults and
+//! `with_*` setters) -> validated [`TrainConfig`] (linfa's param-guard idea): a
+//! `TrainConfig` cannot be made or changed outside this crate, so it stays consistent.
 
+use burn::config::Config;
 use serde::{Deserialize, Serialize};
 
-use crate::error::{AntError, Result};
+use crate::error::AntError;
 use crate::preset::{Ablation, Preset};
 use crate::train::Augment;
 
@@ -33,168 +35,181 @@ pub enum RouterInit {
     Centred,
 }
 
-/// Validated training settings.
+/// Validated training settings: made only by [`AntParams::check`], read through
+/// [`TrainConfig::params`]; the crate reads the fields directly.
 #[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
 pub struct TrainConfig {
-    pub preset: Preset,
-    pub ablation: Ablation,
-    pub init: Init,
+    pub(crate) preset: Preset,
+    pub(crate) ablation: Ablation,
+    pub(crate) init: Init,
     /// Epoch cap per growth candidate (patience usually stops earlier).
-    pub epochs_node: usize,
-    pub patience: usize,
-    pub refine_epochs: usize,
-    pub max_depth: usize,
+    pub(crate) epochs_node: usize,
+    pub(crate) patience: usize,
+    pub(crate) refine_epochs: usize,
+    pub(crate) max_depth: usize,
     /// Width of FC transformers (sarcos, tabular).
-    pub width: usize,
-    pub batch_size: usize,
-    pub lr: f64,
-    pub seed: u64,
+    pub(crate) width: usize,
+    pub(crate) batch_size: usize,
+    pub(crate) lr: f64,
+    pub(crate) seed: u64,
     /// Fraction of the training samples held out (the last ones) for validation.
-    pub valid_fraction: f64,
+    pub(crate) valid_fraction: f64,
     /// Augmentation of training images (the paper's for CIFAR-10: crop + flip).
     #[serde(default)]
-    pub augment: Augment,
+    pub(crate) augment: Augment,
     #[serde(default)]
-    pub router_init: RouterInit,
+    pub(crate) router_init: RouterInit,
     /// Weight of the load-balancing penalty on a split's new router during growth
     /// (0: off, as the paper).
     #[serde(default)]
-    pub router_balance: f64,
+    pub(crate) router_balance: f64,
     /// Weight of the decision-entropy penalty on a split's new router during growth
     /// (0: off, as the paper).
     #[serde(default)]
+    pub(crate) router_confidence: f64,
+}
+
+impl TrainConfig {
+    /// The settings as unchecked parameters (every choice explicit).
+    pub fn params(&self) -> AntParams {
+        let c = self.clone();
+        AntParams {
+            preset: c.preset,
+            ablation: c.ablation,
+            init: c.init,
+            epochs_node: c.epochs_node,
+            patience: c.patience,
+            refine_epochs: Some(c.refine_epochs),
+            max_depth: c.max_depth,
+            width: c.width,
+            batch_size: c.batch_size,
+            lr: c.lr,
+            seed: c.seed,
+            valid_fraction: c.valid_fraction,
+            augment: Some(c.augment),
+            router_init: c.router_init,
+            router_balance: c.router_balance,
+            router_confidence: c.router_confidence,
+        }
+    }
+
+    pub fn preset(&self) -> Preset {
+        self.preset
+    }
+
+    pub fn seed(&self) -> u64 {
+        self.seed
+    }
+
+    pub fn valid_fraction(&self) -> f64 {
+        self.valid_fraction
+    }
+}
+
+/// Unchecked training parameters, with the paper's defaults (one definition each, here).
+/// `AntParams::new(preset).with_max_depth(4)...`; [`AntParams::check`] validates.
+#[derive(Config, Debug, PartialEq)]
+pub struct AntParams {
+    /// The paper's module choices (Table 2).
+    pub preset: Preset,
+    #[config(default = "Ablation::None")]
+    pub ablation: Ablation,
+    /// How the two children of a split start.
+    #[config(default = "Init::Fresh")]
+    pub init: Init,
+    /// Epoch cap per growth candidate (patience usually stops earlier).
+    #[config(default = 100)]
+    pub epochs_node: usize,
+    /// Epochs without a validation improvement before a candidate stops.
+    #[config(default = 5)]
+    pub patience: usize,
+    /// Refinement epochs; `None`: the paper's for the preset.
+    pub refine_epochs: Option<usize>,
+    /// Levels of growth at most.
+    #[config(default = 10)]
+    pub max_depth: usize,
+    /// Width of FC transformers (sarcos, tabular).
+    #[config(default = "crate::preset::DEFAULT_WIDTH")]
+    pub width: usize,
+    #[config(default = 512)]
+    pub batch_size: usize,
+    /// Adam's learning rate.
+    #[config(default = 1e-3)]
+    pub lr: f64,
+    #[config(default = 0)]
+    pub seed: u64,
+    /// Fraction of the training samples held out (the last ones) for validation.
+    #[config(default = 0.1)]
+    pub valid_fraction: f64,
+    /// Augmentation of training images; `None`: the paper's for the preset (crop + flip
+    /// for CIFAR-10, none otherwise).
+    pub augment: Option<Augment>,
+    /// How a split's new router starts.
+    #[config(default = "RouterInit::Default")]
+    pub router_init: RouterInit,
+    /// Weight of the load-balancing penalty on a split's new router during growth
+    /// (0: off, as the paper).
+    #[config(default = 0.0)]
+    pub router_balance: f64,
+    /// Weight of the decision-entropy penalty on a split's new router during growth
+    /// (0: off, as the paper).
+    #[config(default = 0.0)]
     pub router_confidence: f64,
 }
 
-/// Unchecked training parameters with the paper's defaults.
-#[derive(Clone, Debug, PartialEq)]
-pub struct AntParams(TrainConfig);
-
 impl AntParams {
-    /// The paper's defaults for `preset`.
-    pub fn preset(preset: Preset) -> Self {
-        AntParams(TrainConfig {
-            preset,
-            ablation: Ablation::None,
-            init: Init::default(),
-            epochs_node: 100,
-            patience: 5,
-            refine_epochs: preset.paper_refine_epochs(),
-            max_depth: 10,
-            width: crate::preset::DEFAULT_WIDTH,
-            batch_size: 512,
-            lr: 1e-3,
-            seed: 0,
-            valid_fraction: 0.1,
-            router_init: RouterInit::Default,
-            router_balance: 0.0,
-            router_confidence: 0.0,
-            augment: if preset.name().starts_with("cifar") {
-                Augment::CropFlip
-            } else {
-                Augment::None
-            },
-        })
-    }
-    pub fn ablation(mut self, a: Ablation) -> Self {
-        self.0.ablation = a;
-        self
-    }
-    pub fn init(mut self, i: Init) -> Self {
-        self.0.init = i;
-        self
-    }
-    pub fn epochs_node(mut self, n: usize) -> Self {
-        self.0.epochs_node = n;
-        self
-    }
-    pub fn patience(mut self, n: usize) -> Self {
-        self.0.patience = n;
-        self
-    }
-    pub fn refine_epochs(mut self, n: usize) -> Self {
-        self.0.refine_epochs = n;
-        self
-    }
-    pub fn max_depth(mut self, n: usize) -> Self {
-        self.0.max_depth = n;
-        self
-    }
-    pub fn width(mut self, n: usize) -> Self {
-        self.0.width = n;
-        self
-    }
-    pub fn batch_size(mut self, n: usize) -> Self {
-        self.0.batch_size = n;
-        self
-    }
-    pub fn lr(mut self, lr: f64) -> Self {
-        self.0.lr = lr;
-        self
-    }
-    pub fn seed(mut self, s: u64) -> Self {
-        self.0.seed = s;
-        self
-    }
-    pub fn router_init(mut self, r: RouterInit) -> Self {
-        self.0.router_init = r;
-        self
-    }
-    pub fn router_balance(mut self, w: f64) -> Self {
-        self.0.router_balance = w;
-        self
-    }
-    pub fn router_confidence(mut self, w: f64) -> Self {
-        self.0.router_confidence = w;
-        self
-    }
-    pub fn augment(mut self, a: Augment) -> Self {
-        self.0.augment = a;
-        self
-    }
-    pub fn valid_fraction(mut self, f: f64) -> Self {
-        self.0.valid_fraction = f;
-        self
-    }
-
-    /// Check every setting; the error names the first bad one.
-    pub fn check(self) -> Result<TrainConfig> {
-        let c = self.0;
-        let bad = |m: String| Err(AntError::Param(m));
-        if c.epochs_node == 0 {
-            return bad("--epochs-node must be at least 1".into());
-        }
-        if c.patience == 0 {
-            return bad("--patience must be at least 1".into());
-        }
-        if c.width == 0 {
-            return bad("--width must be at least 1".into());
-        }
-        if c.batch_size == 0 {
-            return bad("--batch-size must be at least 1".into());
+    /// Check every setting; the error names the first bad parameter.
+    pub fn check(self) -> crate::Result<TrainConfig> {
+        let c = self;
+        let at_least_1 = [
+            ("epochs_node", c.epochs_node),
+            ("patience", c.patience),
+            ("width", c.width),
+            ("batch_size", c.batch_size),
+        ];
+        for (name, v) in at_least_1 {
+            if v == 0 {
+                return Err(AntError::invalid(name, "must be at least 1"));
+            }
         }
         if !(c.lr.is_finite() && c.lr > 0.0) {
-            return bad(format!("--lr must be a positive number, got {}", c.lr));
+            let reason = format!("must be a positive number, got {}", c.lr);
+            return Err(AntError::invalid("lr", reason));
         }
-        if !(c.router_balance.is_finite() && c.router_balance >= 0.0) {
-            return bad(format!(
-                "--router-balance must be a number >= 0, got {}",
-                c.router_balance
-            ));
-        }
-        if !(c.router_confidence.is_finite() && c.router_confidence >= 0.0) {
-            return bad(format!(
-                "--router-confidence must be a number >= 0, got {}",
-                c.router_confidence
-            ));
+        for (name, w) in [
+            ("router_balance", c.router_balance),
+            ("router_confidence", c.router_confidence),
+        ] {
+            if !(w.is_finite() && w >= 0.0) {
+                return Err(AntError::invalid(
+                    name,
+                    format!("must be a number >= 0, got {w}"),
+                ));
+            }
         }
         if !(c.valid_fraction > 0.0 && c.valid_fraction < 1.0) {
-            return bad(format!(
-                "validation fraction must be in (0, 1), got {}",
-                c.valid_fraction
-            ));
+            let reason = format!("must be in (0, 1), got {}", c.valid_fraction);
+            return Err(AntError::invalid("valid_fraction", reason));
         }
-        Ok(c)
+        let preset = c.preset;
+        Ok(TrainConfig {
+            preset,
+            ablation: c.ablation,
+            init: c.init,
+            epochs_node: c.epochs_node,
+            patience: c.patience,
+            refine_epochs: c.refine_epochs.unwrap_or(preset.paper_refine_epochs()),
+            max_depth: c.max_depth,
+            width: c.width,
+            batch_size: c.batch_size,
+            lr: c.lr,
+            seed: c.seed,
+            valid_fraction: c.valid_fraction,
+            augment: c.augment.unwrap_or(preset.paper_augment()),
+            router_init: c.router_init,
+            router_balance: c.router_balance,
+            router_confidence: c.router_confidence,
+        })
     }
 }
 
@@ -204,20 +219,20 @@ mod tests {
 
     #[test]
     fn defaults_are_the_papers() {
-        let c = AntParams::preset(Preset::MnistC).check().unwrap();
+        let c = AntParams::new(Preset::MnistC).check().unwrap();
         assert_eq!(
             (c.epochs_node, c.patience, c.batch_size, c.refine_epochs),
             (100, 5, 512, 100)
         );
         assert_eq!(
-            AntParams::preset(Preset::Sarcos)
+            AntParams::new(Preset::Sarcos)
                 .check()
                 .unwrap()
                 .refine_epochs,
             300
         );
         assert_eq!(
-            AntParams::preset(Preset::Cifar10A)
+            AntParams::new(Preset::Cifar10A)
                 .check()
                 .unwrap()
                 .refine_epochs,
@@ -227,18 +242,24 @@ mod tests {
 
     #[test]
     fn bad_values_are_refused() {
-        assert!(AntParams::preset(Preset::MnistC).lr(-1.0).check().is_err());
-        assert!(
-            AntParams::preset(Preset::MnistC)
-                .batch_size(0)
-                .check()
-                .is_err()
-        );
-        assert!(
-            AntParams::preset(Preset::MnistC)
-                .valid_fraction(1.0)
-                .check()
-                .is_err()
-        );
+        let p = || AntParams::new(Preset::MnistC);
+        let name = |p: AntParams| match p.check() {
+            Err(AntError::InvalidParam { name, .. }) => name,
+            other => panic!("{other:?}"),
+        };
+        assert_eq!(name(p().with_lr(-1.0)), "lr");
+        assert_eq!(name(p().with_batch_size(0)), "batch_size");
+        assert_eq!(name(p().with_valid_fraction(1.0)), "valid_fraction");
+        assert_eq!(name(p().with_router_balance(f64::NAN)), "router_balance");
+    }
+
+    #[test]
+    fn checked_settings_read_back_as_the_same_params() {
+        let c = AntParams::new(Preset::Cifar10A)
+            .with_seed(3)
+            .check()
+            .unwrap();
+        assert_eq!(c.augment, Augment::CropFlip);
+        assert_eq!(c.params().check().unwrap(), c);
     }
 }

@@ -155,6 +155,15 @@ impl Preset {
         }
     }
 
+    /// The paper's augmentation of training images: crop + flip for CIFAR-10.
+    pub fn paper_augment(self) -> crate::train::Augment {
+        if self.name().starts_with("cifar") {
+            crate::train::Augment::CropFlip
+        } else {
+            crate::train::Augment::None
+        }
+    }
+
     /// Whether the preset expects images (else flat features).
     pub fn wants_images(self) -> bool {
         !matches!(self.family(DEFAULT_WIDTH), Family::Fc { .. })

@@ -3,7 +3,7 @@
 
 use serde::Serialize;
 
-use crate::tree::{Node, NodeModules, Topology, Tree, TreeModules};
+use crate::tree::{InternalModules, Node, NodeKind, NodeModules, Topology, Tree, TreeModules};
 
 /// Where a node of a pruned tree came from in the original one.
 #[derive(Clone, Debug)]
@@ -42,7 +42,7 @@ impl Topology {
         let mut edge: Vec<(usize, usize)> =
             (0..self.nodes[old].edge.len()).map(|k| (old, k)).collect();
         let mut head = old;
-        while let Some([l, r]) = self.nodes[head].children {
+        while let Some([l, r]) = self.nodes[head].children() {
             let keep = if l == cut {
                 r
             } else if r == cut {
@@ -57,19 +57,24 @@ impl Topology {
         let me = nodes.len();
         nodes.push(Node {
             parent,
-            children: None,
             edge: edge
                 .iter()
                 .map(|&(n, k)| self.nodes[n].edge[k].clone())
                 .collect(),
-            router: h.router.clone(),
-            solver: h.solver.clone(),
+            kind: h.kind.clone(),
         });
         origins.push(Origin { edge, head });
-        if let Some([l, r]) = h.children {
-            let a = self.rebuild(l, Some(me), cut, nodes, origins);
-            let b = self.rebuild(r, Some(me), cut, nodes, origins);
-            nodes[me].children = Some([a, b]);
+        if let NodeKind::Internal {
+            router,
+            children: [l, r],
+        } = &h.kind
+        {
+            let a = self.rebuild(*l, Some(me), cut, nodes, origins);
+            let b = self.rebuild(*r, Some(me), cut, nodes, origins);
+            nodes[me].kind = NodeKind::Internal {
+                router: router.clone(),
+                children: [a, b],
+            };
         }
         me
     }
@@ -103,7 +108,7 @@ pub fn prune(tree: &Tree, reach: &[f64], min_reach: f64) -> (Tree, PruneReport) 
     let mut cuts = vec![];
     let mut stack = vec![0usize];
     while let Some(i) = stack.pop() {
-        if let Some([l, r]) = topo.nodes[i].children {
+        if let Some([l, r]) = topo.nodes[i].children() {
             let (lo, hi) = if reach[l] <= reach[r] { (l, r) } else { (r, l) };
             if reach[lo] < min_reach {
                 cuts.push(lo);
@@ -124,13 +129,23 @@ pub fn prune(tree: &Tree, reach: &[f64], min_reach: f64) -> (Tree, PruneReport) 
         let nm = TreeModules {
             nodes: origins
                 .iter()
-                .map(|(head, edge)| NodeModules {
-                    edge: edge
+                .enumerate()
+                .map(|(new, (head, edge))| {
+                    let edge = edge
                         .iter()
-                        .map(|&(n, k)| m.nodes[n].edge[k].clone())
-                        .collect(),
-                    router: m.nodes[*head].router.clone(),
-                    solver: m.nodes[*head].solver.clone(),
+                        .map(|&(n, k)| m.nodes[n].edge()[k].clone())
+                        .collect();
+                    match (&m.nodes[*head], nt.nodes[new].children()) {
+                        (NodeModules::Internal(h), Some(children)) => {
+                            NodeModules::Internal(InternalModules {
+                                edge,
+                                router: h.router.clone(),
+                                children,
+                            })
+                        }
+                        (NodeModules::Leaf(h), None) => NodeModules::leaf(edge, h.solver.clone()),
+                        _ => unreachable!("a rebuilt node keeps its head's kind"),
+                    }
                 })
                 .collect(),
         };
@@ -173,7 +188,8 @@ mod tests {
         p.validate().unwrap();
         assert_eq!(p.nodes.len(), 3);
         assert_eq!(p.nodes[0].edge.len(), 2);
-        assert_eq!(p.nodes[0].router, t.nodes[b].router);
+        assert_eq!(p.nodes[0].module(), t.nodes[b].module());
+        assert!(!p.nodes[0].is_leaf());
         assert_eq!(origins[0].0, b);
         assert_eq!(t.num_params() - p.num_params(), 4 * 3 + 3 + 5);
         // node reach adds leaves up the tree

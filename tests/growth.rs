@@ -5,7 +5,7 @@ mod common;
 use ant::data::Dataset;
 use ant::data::idx::load_idx_dir;
 use ant::model::{Normalisation, to_device};
-use ant::observe::Collect;
+use ant::observe::{Action, Collect, Phase};
 use ant::preset::Task;
 use ant::spec::Shape;
 use ant::train::{DeviceSet, Grown, GrowthData, MetricCtx, grow_from, train_root};
@@ -59,20 +59,20 @@ fn one_level_from_linear_root(s: &Sets, width: usize) -> (Grown, Collect) {
 fn one_level_seeded(s: &Sets, width: usize, seed: u64) -> (Grown, Collect) {
     let ad = Device::flex().autodiff();
     ad.seed(3);
-    let params = AntParams::preset(Preset::Tabular)
-        .width(width)
-        .batch_size(32)
-        .epochs_node(60)
-        .seed(seed);
+    let params = AntParams::new(Preset::Tabular)
+        .with_width(width)
+        .with_batch_size(32)
+        .with_epochs_node(60)
+        .with_seed(seed);
     let root_cfg = params
         .clone()
-        .ablation(Ablation::NoTransformer)
+        .with_ablation(Ablation::NoTransformer)
         .check()
         .unwrap();
     let mut obs = Collect::default();
     let root = train_root(&root_cfg, s.data(&ad), s.input, &mut obs);
     assert_eq!(root.tree.topology.transformers(), 0);
-    let cfg = params.max_depth(1).check().unwrap();
+    let cfg = params.with_max_depth(1).check().unwrap();
     let grown = grow_from(&cfg, s.data(&ad), root, &mut obs);
     (grown, obs)
 }
@@ -92,7 +92,7 @@ fn growth_splits_data_made_of_two_regions() {
         let (grown, obs) = one_level_seeded(&s, 2, seed);
         let d = &obs.decisions[0];
         eprintln!("seed {seed}: {d}");
-        if d.action == "split" {
+        if d.action == Action::Split {
             assert!(d.split.unwrap() < d.deepen.unwrap(), "{d}");
             assert!(d.valid_after < d.valid_before - 0.1, "{d}");
             assert_eq!(grown.tree.topology.leaves().len(), 2);
@@ -112,7 +112,7 @@ fn growth_deepens_data_needing_a_nonlinear_feature() {
     let s = sets(&data, Task::Classification { classes: 2 });
     let (grown, obs) = one_level_from_linear_root(&s, 16);
     let d = &obs.decisions[0];
-    assert_eq!(d.action, "deepen", "{d}");
+    assert_eq!(d.action, Action::Deepen, "{d}");
     assert!(d.deepen.unwrap() < d.split.unwrap(), "{d}");
     assert!(
         grown.valid_metric < 10.0,
@@ -143,12 +143,12 @@ fn growth_leaves_existing_modules_bit_identical() {
     let (grown, _) = one_level_from_linear_root(&s, 8);
     let before = grown.tree.clone();
     let ad = Device::flex().autodiff();
-    let cfg = AntParams::preset(Preset::Tabular)
-        .width(8)
-        .batch_size(32)
-        .epochs_node(20)
-        .max_depth(1)
-        .seed(2)
+    let cfg = AntParams::new(Preset::Tabular)
+        .with_width(8)
+        .with_batch_size(32)
+        .with_epochs_node(20)
+        .with_max_depth(1)
+        .with_seed(2)
         .check()
         .unwrap();
     let mut obs = Collect::default();
@@ -163,24 +163,24 @@ fn growth_leaves_existing_modules_bit_identical() {
                 .map(|l| l.weight.val())
                 .collect::<Vec<_>>()
         };
-        for (k, t) in b.edge.iter().enumerate() {
+        for (k, t) in b.edge().iter().enumerate() {
             assert_eq!(
                 weights(&before.modules, |_| lin(t)),
-                weights(&after.tree.modules, |_| lin(&a.edge[k]))
+                weights(&after.tree.modules, |_| lin(&a.edge()[k]))
             );
         }
-        if let Some(r) = &b.router {
+        if let Some(r) = b.router() {
             assert_eq!(
                 weights(&before.modules, |_| lin(r)),
-                weights(&after.tree.modules, |_| lin(a.router.as_ref().unwrap()))
+                weights(&after.tree.modules, |_| lin(a.router().unwrap()))
             );
         }
         let kept = after.tree.topology.nodes[i].is_leaf()
             && after.tree.topology.nodes[i].edge.len() == n.edge.len();
-        if let (Some(sb), true) = (&b.solver, kept) {
+        if let (Some(sb), true) = (b.solver(), kept) {
             assert_eq!(
                 weights(&before.modules, |_| lin(sb)),
-                weights(&after.tree.modules, |_| lin(a.solver.as_ref().unwrap()))
+                weights(&after.tree.modules, |_| lin(a.solver().unwrap()))
             );
         }
     }
@@ -192,12 +192,12 @@ fn save_and_load_give_bit_identical_predictions() {
     let data = regression(uniform(600, 3, 24), 3, |r| {
         if r[0] > 0.0 { r[1] } else { r[2] * r[2] }
     });
-    let params = AntParams::preset(Preset::Tabular)
-        .width(8)
-        .epochs_node(8)
-        .refine_epochs(3)
-        .max_depth(2)
-        .batch_size(64);
+    let params = AntParams::new(Preset::Tabular)
+        .with_width(8)
+        .with_epochs_node(8)
+        .with_refine_epochs(Some(3))
+        .with_max_depth(2)
+        .with_batch_size(64);
     let model = Ant::fit(params, &data, &Device::flex(), &mut Collect::default()).unwrap();
     let dir = tempfile::tempdir().unwrap();
     model.save(dir.path()).unwrap();
@@ -226,19 +226,19 @@ fn mnist_subset_grows_and_beats_a_linear_classifier() {
     let (train, test) = load_idx_dir(&dir).expect("the repository ships MNIST in data/mnist");
     let (train, test) = (train.take_first(2000), test.take_first(2000));
     let dev = Device::flex();
-    let linear = AntParams::preset(Preset::MnistC)
-        .ablation(Ablation::NoTransformer)
-        .max_depth(0)
-        .refine_epochs(0)
-        .epochs_node(40)
-        .batch_size(128); // 1,800 samples: enough steps per epoch for both models
+    let linear = AntParams::new(Preset::MnistC)
+        .with_ablation(Ablation::NoTransformer)
+        .with_max_depth(0)
+        .with_refine_epochs(Some(0))
+        .with_epochs_node(40)
+        .with_batch_size(128); // 1,800 samples: enough steps per epoch for both models
     let linear = Ant::fit(linear, &train, &dev, &mut Collect::default()).unwrap();
     assert_eq!(linear.tree.topology.nodes.len(), 1);
-    let params = AntParams::preset(Preset::MnistC)
-        .epochs_node(40)
-        .batch_size(128)
-        .refine_epochs(0)
-        .max_depth(2);
+    let params = AntParams::new(Preset::MnistC)
+        .with_epochs_node(40)
+        .with_batch_size(128)
+        .with_refine_epochs(Some(0))
+        .with_max_depth(2);
     let ant = Ant::fit(params, &train, &dev, &mut Collect::default()).unwrap();
     let t = &ant.tree.topology;
     assert!(
@@ -264,14 +264,14 @@ fn ablations_restrict_the_growth_options() {
         }
     });
     let dev = Device::flex();
-    let base = AntParams::preset(Preset::Tabular)
-        .width(8)
-        .epochs_node(15)
-        .refine_epochs(0)
-        .max_depth(3)
-        .batch_size(64);
+    let base = AntParams::new(Preset::Tabular)
+        .with_width(8)
+        .with_epochs_node(15)
+        .with_refine_epochs(Some(0))
+        .with_max_depth(3)
+        .with_batch_size(64);
     let hme = Ant::fit(
-        base.clone().ablation(Ablation::NoTransformer),
+        base.clone().with_ablation(Ablation::NoTransformer),
         &data,
         &dev,
         &mut Collect::default(),
@@ -283,10 +283,10 @@ fn ablations_restrict_the_growth_options() {
         hme.meta
             .decisions
             .iter()
-            .all(|d| d.action != "deepen" && d.deepen.is_none())
+            .all(|d| d.action != Action::Deepen && d.deepen.is_none())
     );
     let cnn = Ant::fit(
-        base.ablation(Ablation::NoRouter),
+        base.with_ablation(Ablation::NoRouter),
         &data,
         &dev,
         &mut Collect::default(),
@@ -330,12 +330,15 @@ fn augmented_images_grow_without_cached_training_inputs() {
         },
     )
     .unwrap();
-    let params = AntParams::preset(Preset::Cifar10C)
-        .epochs_node(3)
-        .refine_epochs(2)
-        .max_depth(1)
-        .batch_size(32);
-    assert_eq!(params.clone().check().unwrap().augment, Augment::CropFlip);
+    let params = AntParams::new(Preset::Cifar10C)
+        .with_epochs_node(3)
+        .with_refine_epochs(Some(2))
+        .with_max_depth(1)
+        .with_batch_size(32);
+    assert_eq!(
+        params.clone().check().unwrap().params().augment,
+        Some(Augment::CropFlip)
+    );
     let mut obs = Collect::default();
     let model = Ant::fit(params, &data, &Device::flex(), &mut obs).unwrap();
     assert!(
@@ -343,7 +346,7 @@ fn augmented_images_grow_without_cached_training_inputs() {
             .iter()
             .all(|e| e.train_loss.is_finite() && e.valid_loss.is_finite())
     );
-    assert!(obs.epochs.iter().any(|e| e.phase == "refine"));
+    assert!(obs.epochs.iter().any(|e| e.phase == Phase::Refine));
     assert!(!model.meta.decisions.is_empty());
     assert!(model.evaluate(&data).unwrap().multi_path < 50.0);
 }

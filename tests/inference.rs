@@ -118,7 +118,7 @@ fn stochastic_routing_is_seeded_and_follows_router_probabilities() {
             .leaf
     );
     // the share routed left matches the mean router probability
-    let z = to_vec(m.nodes[0].router.as_ref().unwrap().forward(x).into_flat());
+    let z = to_vec(m.nodes[0].router().unwrap().forward(x).into_flat());
     let p_left: f64 = z
         .iter()
         .map(|&z| 1.0 / (1.0 + (-z as f64).exp()))
@@ -142,12 +142,12 @@ fn pruning_removes_a_starved_branch_without_changing_predictions() {
         if r[0] > 0.0 { 2.0 * r[1] } else { -2.0 * r[1] }
     });
     // an HME (only splits) on two regions: the root splits
-    let params = AntParams::preset(Preset::Tabular)
-        .ablation(ant::Ablation::NoTransformer)
-        .epochs_node(30)
-        .batch_size(32)
-        .refine_epochs(0)
-        .max_depth(1);
+    let params = AntParams::new(Preset::Tabular)
+        .with_ablation(ant::Ablation::NoTransformer)
+        .with_epochs_node(30)
+        .with_batch_size(32)
+        .with_refine_epochs(Some(0))
+        .with_max_depth(1);
     let mut model = Ant::fit(params, &data, &Device::flex(), &mut Silent).unwrap();
     assert_eq!(
         model.tree.topology.nodes.len(),
@@ -156,7 +156,7 @@ fn pruning_removes_a_starved_branch_without_changing_predictions() {
         model.meta.decisions
     );
     // starve the right branch: the root router now sends everything left
-    let router = model.tree.modules.nodes[0].router.as_mut().unwrap();
+    let router = model.tree.modules.nodes[0].router_mut().unwrap();
     let lin = &mut router.linears[0];
     let b = lin.bias.as_ref().unwrap().val();
     lin.bias = Some(Param::from_tensor(b.add_scalar(60.0)));

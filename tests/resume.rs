@@ -219,14 +219,14 @@ fn interrupted_augmented_run_resumes_exactly() {
     )
     .unwrap();
     let params = || {
-        AntParams::preset(Preset::MnistC)
-            .augment(Augment::CropFlip)
-            .epochs_node(3)
-            .patience(10)
-            .refine_epochs(3)
-            .max_depth(1)
-            .batch_size(16)
-            .seed(5)
+        AntParams::new(Preset::MnistC)
+            .with_augment(Some(Augment::CropFlip))
+            .with_epochs_node(3)
+            .with_patience(10)
+            .with_refine_epochs(Some(3))
+            .with_max_depth(1)
+            .with_batch_size(16)
+            .with_seed(5)
     };
     let device = ant::default_device();
     let tmp = tempfile::tempdir().unwrap();

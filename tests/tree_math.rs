@@ -5,12 +5,13 @@ mod common;
 
 use ant::loss::{Target, mixture_nll, mixture_prediction, reach_probs};
 use ant::modules::{Block, Repr};
+use ant::observe::Stage;
 use ant::preset::Task;
 use ant::spec::{BlockSpec, LayerSpec, Shape};
 use ant::train::{
     CachedObjective, DeepenCandidate, DeviceSet, LeafCache, MetricCtx, Objective, SplitCandidate,
 };
-use ant::tree::{NodeModules, Topology, TreeModules, TreeView};
+use ant::tree::{Topology, TreeModules, TreeView};
 use burn::module::{Module, Param};
 use burn::prelude::*;
 use common::*;
@@ -57,16 +58,16 @@ fn check_gradients(task: Task, y: Target, dev: &Device) {
     let x = flat(uniform(16, D, 1), 16, D, dev);
     let picks: [(&str, Pick); 4] = [
         ("root transformer", |m| {
-            &mut m.nodes[0].edge[0].linears[0].weight
+            &mut m.nodes[0].edge_mut()[0].linears[0].weight
         }),
         ("root router", |m| {
-            &mut m.nodes[0].router.as_mut().unwrap().linears[0].weight
+            &mut m.nodes[0].router_mut().unwrap().linears[0].weight
         }),
         ("deep transformer", |m| {
-            &mut m.nodes[1].edge[0].linears[0].weight
+            &mut m.nodes[1].edge_mut()[0].linears[0].weight
         }),
         ("leaf solver", |m| {
-            &mut m.nodes[4].solver.as_mut().unwrap().linears[0].weight
+            &mut m.nodes[4].solver_mut().unwrap().linears[0].weight
         }),
     ];
     let loss = loss_of(&topo, &m, &x, &y);
@@ -153,15 +154,7 @@ fn with_split(
         c.right.spec().clone(),
     );
     let mut m = m.clone();
-    m.nodes[leaf].router = Some(c.router.clone());
-    m.nodes[leaf].solver = None;
-    for s in [&c.left, &c.right] {
-        m.nodes.push(NodeModules {
-            edge: vec![],
-            router: None,
-            solver: Some(s.clone()),
-        });
-    }
+    m.split(leaf, c.router.clone(), [c.left.clone(), c.right.clone()]);
     (t, m)
 }
 
@@ -175,8 +168,7 @@ fn with_deepen(
     let tr = c.transformer.clone().unwrap();
     t.deepen(leaf, tr.spec().clone(), c.solver.spec().clone());
     let mut m = m.clone();
-    m.nodes[leaf].edge.push(tr);
-    m.nodes[leaf].solver = Some(c.solver.clone());
+    m.deepen(leaf, tr, c.solver.clone());
     (t, m)
 }
 
@@ -264,7 +256,7 @@ fn cached_local_optimisation_equals_full_tree() {
         }
         // frozen modules get no gradient in the full tree either
         assert!(
-            m2.nodes[0].edge[0].linears[0]
+            m2.nodes[0].edge()[0].linears[0]
                 .weight
                 .val()
                 .grad(&gf)
@@ -392,6 +384,8 @@ fn router_penalties_make_a_split_partition_its_samples() {
             router_reg: reg,
         };
         let opts = FitOptions {
+            stage: Stage::Refine,
+            start: None,
             max_epochs: 150,
             patience: None,
             lr: 1e-2,
@@ -399,7 +393,7 @@ fn router_penalties_make_a_split_partition_its_samples() {
             lr_step: None,
             seed: 1,
         };
-        let f = fit(split, &obj, &opts, None, "t", None, None, &mut Silent, None);
+        let f = fit(split, &obj, &opts, &mut Silent, None);
         let p = to_vec(burn::tensor::activation::sigmoid(
             f.model.router.valid().forward(x.clone()).into_flat(),
         ));

@@ -4,7 +4,7 @@ use std::sync::OnceLock;
 
 use ant::observe::{Collect, Decision, EpochRecord};
 use ant::spec::{BlockSpec, LayerSpec, Shape};
-use ant::tree::{Topology, Tree, TreeModules};
+use ant::tree::{NodeKind, Topology, Tree, TreeModules};
 use ant::viz::layout::{BoxRows, layout};
 use ant::viz::stats::{NodeStats, node_stats, prob_bin};
 use ant::viz::tree_svg::{TreePlot, tree_svg};
@@ -71,12 +71,12 @@ fn data() -> Dataset {
 fn fitted() -> &'static (Ant, Collect) {
     static M: OnceLock<(Ant, Collect)> = OnceLock::new();
     M.get_or_init(|| {
-        let params = AntParams::preset(Preset::Tabular)
-            .width(8)
-            .epochs_node(5)
-            .refine_epochs(1)
-            .max_depth(2)
-            .batch_size(64);
+        let params = AntParams::new(Preset::Tabular)
+            .with_width(8)
+            .with_epochs_node(5)
+            .with_refine_epochs(Some(1))
+            .with_max_depth(2)
+            .with_batch_size(64);
         let mut obs = Collect::default();
         let m = Ant::fit(params, &data(), &ant::default_device(), &mut obs).unwrap();
         (m, obs)
@@ -175,7 +175,7 @@ fn stats_of_a_model_add_up() {
     for (i, n) in t.nodes.iter().enumerate() {
         let h: f64 = s[i].class_hist.as_ref().unwrap().iter().sum();
         assert!(close(h, s[i].mass, 1e-4));
-        if let Some([l, r]) = n.children {
+        if let Some([l, r]) = n.children() {
             assert!(close(s[l].mass + s[r].mass, s[i].mass, 1e-4));
             let lh: f64 = s[i].left_hist.as_ref().unwrap().iter().sum();
             assert!(close(lh, s[i].mass, 1e-4));
@@ -211,7 +211,7 @@ fn layout_grows_for_wide_trees_without_overlaps() {
     }
     // children straddle their parent
     for (i, n) in t.nodes.iter().enumerate() {
-        if let Some([a, b]) = n.children {
+        if let Some([a, b]) = n.children() {
             assert!(l.boxes[a].x < l.boxes[i].x && l.boxes[i].x < l.boxes[b].x);
         }
     }
@@ -255,10 +255,9 @@ fn svg_has_one_group_per_node_with_labels_and_histograms() {
         let tx = texts(*g);
         assert!(tx.contains(&format!("node {i}")), "{tx:?}");
         let n = &t.nodes[i];
-        let module = match (&n.router, &n.solver) {
-            (Some(r), _) => format!("router: {}", r.label()),
-            (_, Some(s)) => format!("solver: {}", s.label()),
-            _ => unreachable!(),
+        let module = match &n.kind {
+            NodeKind::Internal { router, .. } => format!("router: {}", router.label()),
+            NodeKind::Leaf { solver } => format!("solver: {}", solver.label()),
         };
         assert!(tx.contains(&module), "{tx:?}");
         // red bars carry the reach-weighted counts; they sum to the node's mass
@@ -402,11 +401,16 @@ fn inspect_has_a_line_per_node_and_the_total() {
     }
 }
 
+/// An enum from its name in records.jsonl.
+fn named<T: serde::de::DeserializeOwned>(name: &str) -> T {
+    serde_json::from_value(serde_json::Value::String(name.into())).unwrap()
+}
+
 fn rec(phase: &str, node: Option<usize>, cand: Option<&str>, epoch: usize) -> EpochRecord {
     EpochRecord {
-        phase: phase.into(),
+        phase: named(phase),
         node,
-        candidate: cand.map(String::from),
+        candidate: cand.map(named),
         epoch,
         train_loss: 1.0 / (epoch + 1) as f64,
         valid_loss: 1.2 / (epoch + 1) as f64,
@@ -427,7 +431,7 @@ fn curve_segments_follow_the_records() {
     let dec = |action: &str, level| Decision {
         node: 0,
         level,
-        action: action.into(),
+        action: named(action),
         valid_before: 1.0,
         valid_after: 0.5,
         split: Some(0.6),

@@ -11,7 +11,7 @@ use rand::seq::SliceRandom;
 use rand_chacha::ChaCha8Rng;
 
 use super::checkpoint::{Checkpoints, Start};
-use crate::observe::{EpochRecord, Observer};
+use crate::observe::{EpochRecord, Observer, Stage};
 
 /// What a loop optimises: a loss on training mini-batches and a validation score.
 pub trait Objective<M> {
@@ -26,6 +26,11 @@ pub trait Objective<M> {
 /// Loop settings.
 #[derive(Clone, Debug)]
 pub struct FitOptions {
+    /// What is optimised (for observers and records).
+    pub stage: Stage,
+    /// The (validation NLL, metric) to beat, e.g. the tree's before refinement; without
+    /// it the first epoch always counts.
+    pub start: Option<(f64, f64)>,
     pub max_epochs: usize,
     /// Stop after this many epochs without a validation improvement (`None`: never).
     pub patience: Option<usize>,
@@ -51,24 +56,18 @@ pub fn adam() -> AdamConfig {
     AdamConfig::new().with_epsilon(1e-8)
 }
 
-/// Train `model` on `obj`. `start` is the score to beat (e.g. the current tree's
-/// validation NLL before refinement); without it the first epoch always counts.
-/// With `ckpt`, the state is saved after every epoch and an optimisation that finished
-/// (or was in progress) before an interruption is replayed (or resumed) from there.
-#[allow(clippy::too_many_arguments)]
+/// Train `model` on `obj`. With `ckpt`, the state is saved after every epoch and an
+/// optimisation that finished (or was in progress) before an interruption is replayed
+/// (or resumed) from there.
 pub fn fit<M: Module>(
     model: M,
     obj: &dyn Objective<M>,
     opts: &FitOptions,
-    start: Option<(f64, f64)>,
-    phase: &str,
-    node: Option<usize>,
-    candidate: Option<&str>,
     observer: &mut dyn Observer,
     ckpt: Option<&Checkpoints>,
 ) -> Fitted<M> {
     let begin = ckpt.map_or(Start::Fresh, |c| c.begin(&model));
-    let (best_start, metric_start) = start.unwrap_or((f64::INFINITY, f64::NAN));
+    let (best_start, metric_start) = opts.start.unwrap_or((f64::INFINITY, f64::NAN));
     let (mut model, mut optim, mut best, mut best_nll, mut best_metric, mut since_best, first) =
         match begin {
             Start::Replay(f) => return f,
@@ -90,7 +89,7 @@ pub fn fit<M: Module>(
         order.shuffle(&mut rng);
     }
     let mut epochs = first;
-    observer.phase_start(phase, node, candidate, opts.max_epochs);
+    observer.phase_start(opts.stage, opts.max_epochs);
     if first > 0 {
         observer.phase_resumed(first);
     }
@@ -123,9 +122,9 @@ pub fn fit<M: Module>(
             since_best += 1;
         }
         observer.epoch(&EpochRecord {
-            phase: phase.to_string(),
-            node,
-            candidate: candidate.map(str::to_string),
+            phase: opts.stage.phase(),
+            node: opts.stage.node(),
+            candidate: opts.stage.candidate(),
             epoch: epoch + 1,
             train_loss,
             valid_loss: v_nll,

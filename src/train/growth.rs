@@ -1,4 +1,7 @@
-//! The growth phase: the root first, then leaves breadth-first, level by level.
+//! The growth phase: the root first, then leaves breadth-first, level by level; at each
+//! leaf a split and a deepen candidate are trained on cached inputs (only the new
+//! modules), and the better one is kept if it lowers the tree's validation NLL.
+//! Refinement, which follows, is in `refine.rs`.
 
 use burn::module::Module;
 use burn::prelude::*;
@@ -8,10 +11,11 @@ use super::candidate::{
     SplitCandidate,
 };
 use super::checkpoint::Checkpoints;
-use super::eval::{MetricCtx, TreeObjective};
+use super::eval::MetricCtx;
 use super::fit::{FitOptions, Fitted, Objective, fit};
+use super::seed::{INIT_DEEPEN, INIT_ROOT, INIT_SPLIT, shuffle_stream, sub_seed};
 use crate::modules::Block;
-use crate::observe::{Decision, Observer};
+use crate::observe::{Action, CandidateKind, Decision, Observer, Stage};
 use crate::params::{Init, RouterInit, TrainConfig};
 use crate::preset::{Ablation, Task};
 use crate::spec::Shape;
@@ -34,55 +38,46 @@ pub struct Grown {
     pub decisions: Vec<Decision>,
 }
 
-/// `sub_seed` kinds of the seeds for initial weights.
-const INIT_ROOT: u64 = 16;
-const INIT_SPLIT: u64 = 17;
-const INIT_DEEPEN: u64 = 18;
-
-/// A distinct, reproducible seed for each optimisation.
-fn sub_seed(seed: u64, node: usize, kind: u64) -> u64 {
-    let mut z = seed ^ ((node as u64) << 8 | kind).wrapping_mul(0x9E37_79B9_7F4A_7C15);
-    z = (z ^ (z >> 30)).wrapping_mul(0xBF58_476D_1CE4_E5B9);
-    z ^ (z >> 31)
-}
-
+/// What every optimisation of a growth needs.
 struct Ctx<'a> {
     cfg: &'a TrainConfig,
-    metric: &'a MetricCtx,
-    checkpoints: Option<&'a Checkpoints>,
+    data: GrowthData<'a>,
 }
 
 impl Ctx<'_> {
-    fn node_opts(&self, node: usize, kind: u64) -> FitOptions {
+    fn node_opts(&self, node: usize, kind: CandidateKind) -> FitOptions {
         FitOptions {
+            stage: Stage::Growth {
+                node,
+                candidate: kind,
+            },
+            start: None,
             max_epochs: self.cfg.epochs_node,
             patience: Some(self.cfg.patience),
             lr: self.cfg.lr,
             batch_size: self.cfg.batch_size,
             lr_step: None,
-            seed: sub_seed(self.cfg.seed, node, kind),
+            seed: sub_seed(self.cfg.seed, node, shuffle_stream(kind)),
         }
     }
 
-    #[allow(clippy::too_many_arguments)]
+    /// Train candidate `c` of `kind` at leaf `at.node`.
     fn train_candidate<C: Candidate>(
         &self,
         c: C,
-        train: &TrainData<'_>,
-        valid: &LeafCache,
-        node: usize,
-        name: &str,
-        kind: u64,
+        kind: CandidateKind,
+        at: &LeafData<'_>,
         obs: &mut dyn Observer,
     ) -> Fitted<C> {
-        let opts = self.node_opts(node, kind);
-        let (metric, chunk) = (self.metric, EVAL_CHUNK);
+        let opts = self.node_opts(at.node, kind);
+        let (metric, chunk) = (self.data.metric, EVAL_CHUNK);
         let router_reg = RouterReg {
             balance: self.cfg.router_balance,
             confidence: self.cfg.router_confidence,
         };
+        let valid = at.valid;
         let (cached, live);
-        let obj: &dyn Objective<C> = match *train {
+        let obj: &dyn Objective<C> = match at.train {
             TrainData::Cached(train) => {
                 cached = CachedObjective {
                     train,
@@ -96,7 +91,7 @@ impl Ctx<'_> {
             TrainData::Live { frozen, set } => {
                 live = LiveObjective {
                     frozen,
-                    leaf: node,
+                    leaf: at.node,
                     train: set,
                     valid,
                     metric,
@@ -106,29 +101,35 @@ impl Ctx<'_> {
                 &live
             }
         };
-        let (phase, node, name) = ("growth", Some(node), Some(name));
-        fit(
-            c,
-            obj,
-            &opts,
-            None,
-            phase,
-            node,
-            name,
-            obs,
-            self.checkpoints,
-        )
+        fit(c, obj, &opts, obs, self.data.checkpoints)
     }
+}
+
+/// A leaf and what its candidates train and are scored on.
+struct LeafData<'a> {
+    node: usize,
+    /// The representation's shape there.
+    shape: Shape,
+    train: TrainData<'a>,
+    valid: &'a LeafCache,
 }
 
 /// What a candidate trains on: inputs cached once per growth step, or, when training
 /// images are augmented (new inputs every epoch), the frozen tree run on each batch.
+#[derive(Clone, Copy)]
 enum TrainData<'a> {
     Cached(&'a LeafCache),
     Live {
         frozen: Option<TreeView<'a>>,
         set: &'a DeviceSet,
     },
+}
+
+impl<'a> TrainData<'a> {
+    /// The cache when there is one, else the frozen tree (`None`: the root) on `set`.
+    fn new(cache: Option<&'a LeafCache>, frozen: Option<TreeView<'a>>, set: &'a DeviceSet) -> Self {
+        cache.map_or(TrainData::Live { frozen, set }, TrainData::Cached)
+    }
 }
 
 /// What growth trains on: the data, how it is scored, and the (autodiff) device that
@@ -167,18 +168,10 @@ pub fn train_root(
         task,
         train,
         valid,
-        metric,
         device,
-        checkpoints,
+        ..
     } = data;
-    let ctx = Ctx {
-        cfg,
-        metric,
-        checkpoints,
-    };
     let preset = cfg.preset;
-
-    // The root: one transformer (identity without transformers) and one solver.
     let root_t = match cfg.ablation {
         Ablation::NoTransformer => None,
         _ => preset.transformer(input, 1, cfg.width),
@@ -196,22 +189,19 @@ pub fn train_root(
     };
     let vc = LeafCache::for_root(valid);
     let tc = train.augment.is_none().then(|| LeafCache::for_root(train));
-    let td = tc.as_ref().map_or(
-        TrainData::Live {
-            frozen: None,
-            set: train,
-        },
-        TrainData::Cached,
-    );
-    let fitted = ctx.train_candidate(cand, &td, &vc, 0, "root", 0, obs);
-    drop((tc, vc));
+    let at = LeafData {
+        node: 0,
+        shape: input,
+        train: TrainData::new(tc.as_ref(), None, train),
+        valid: &vc,
+    };
+    let fitted = Ctx { cfg, data }.train_candidate(cand, CandidateKind::Root, &at, obs);
     let topo = Topology::root(input, root_t.into_iter().collect(), root_solver);
     let modules = TreeModules {
-        nodes: vec![NodeModules {
-            edge: fitted.model.transformer.into_iter().collect(),
-            router: None,
-            solver: Some(fitted.model.solver),
-        }],
+        nodes: vec![NodeModules::leaf(
+            fitted.model.transformer.into_iter().collect(),
+            fitted.model.solver,
+        )],
     };
     Grown {
         tree: Tree::new(topo, modules),
@@ -231,240 +221,226 @@ pub fn grow_from(
     start: Grown,
     obs: &mut dyn Observer,
 ) -> Grown {
-    let GrowthData {
-        task,
-        train,
-        valid,
-        metric,
-        device,
-        checkpoints,
-    } = data;
-    let ctx = Ctx {
-        cfg,
-        metric,
-        checkpoints,
-    };
-    let preset = cfg.preset;
-    let Tree {
-        topology: mut topo,
-        mut modules,
-    } = start.tree;
-    let (mut cur_nll, mut cur_metric) = (start.valid_nll, start.valid_metric);
-    let mut decisions = start.decisions;
-
-    let mut frontier = topo.leaves();
+    let ctx = Ctx { cfg, data };
+    let mut grown = start;
+    let mut frontier = grown.tree.topology.leaves();
     for level in 0..cfg.max_depth {
         let mut next = vec![];
-        let mut changed = false;
         for &leaf in &frontier {
-            let frozen = modules.valid();
-            let view = TreeView {
-                topology: &topo,
-                modules: &frozen,
-            };
-            let vc = LeafCache::compute(view, valid, leaf, task, EVAL_CHUNK);
-            // Without augmentation the training inputs never change: cache them once.
-            let tc = train
-                .augment
-                .is_none()
-                .then(|| LeafCache::compute(view, train, leaf, task, EVAL_CHUNK));
-            let td = tc.as_ref().map_or(
-                TrainData::Live {
-                    frozen: Some(view),
-                    set: train,
-                },
-                TrainData::Cached,
-            );
-            let shape = topo.shape_at(leaf);
-
-            // One seed per candidate and leaf visit (see `train_root`).
-            let visit = decisions.len();
-            device.seed(sub_seed(cfg.seed, visit, INIT_SPLIT));
-            // An inherited split also just continues training the parent's solver; to
-            // win it must beat that too, so its gain comes from routing.
-            let baseline = match (cfg.init, cfg.ablation, preset.router(shape)) {
-                (Init::Inherit, a, Some(_)) if a != Ablation::NoRouter => {
-                    let parent = modules.nodes[leaf].solver.as_ref().expect("leaf");
-                    let c = DeepenCandidate {
-                        transformer: None,
-                        solver: parent.jittered(0.0),
-                    };
-                    Some(
-                        ctx.train_candidate(c, &td, &vc, leaf, "continue", 3, obs)
-                            .valid_nll,
-                    )
-                }
-                _ => None,
-            };
-            let split = match (cfg.ablation, preset.router(shape)) {
-                (Ablation::NoRouter, _) | (_, None) => None,
-                (_, Some(r)) => {
-                    let solver = preset.solver(shape, task);
-                    let (left, right) = match cfg.init {
-                        Init::Inherit => {
-                            let parent = modules.nodes[leaf].solver.as_ref().expect("leaf");
-                            (
-                                parent.jittered(INHERIT_JITTER),
-                                parent.jittered(INHERIT_JITTER),
-                            )
-                        }
-                        Init::Fresh => (Block::init(&solver, device), Block::init(&solver, device)),
-                    };
-                    let mut router = Block::init(&r, device);
-                    if cfg.router_init == RouterInit::Centred {
-                        let n = train.n.min(2048);
-                        let h = match &tc {
-                            Some(c) => c.h.narrow(0, n),
-                            None => {
-                                let b = train.batch(&(0..n).collect::<Vec<_>>());
-                                LeafCache::compute(view, &b, leaf, task, EVAL_CHUNK).h
-                            }
-                        };
-                        router = router.centred_on(h, ROUTER_SPREAD);
-                    }
-                    let c = SplitCandidate {
-                        router,
-                        left,
-                        right,
-                    };
-                    Some(ctx.train_candidate(c, &td, &vc, leaf, "split", 1, obs))
-                }
-            };
-            let k = topo.transformers_on_path(leaf) + 1;
-            device.seed(sub_seed(cfg.seed, visit, INIT_DEEPEN));
-            let deepen = match (cfg.ablation, preset.transformer(shape, k, cfg.width)) {
-                (Ablation::NoTransformer, _) | (_, None) => None,
-                (_, Some(t)) => {
-                    let out = t.out_shape(shape).expect("checked");
-                    let c = DeepenCandidate {
-                        transformer: Some(Block::init(&t, device)),
-                        solver: Block::init(&preset.solver(out, task), device),
-                    };
-                    Some(ctx.train_candidate(c, &td, &vc, leaf, "deepen", 2, obs))
-                }
-            };
-            drop((tc, vc));
-
-            let (s_nll, d_nll) = (
-                split.as_ref().map(|f| f.valid_nll),
-                deepen.as_ref().map(|f| f.valid_nll),
-            );
-            let best_split = s_nll.is_some_and(|s| d_nll.is_none_or(|d| s <= d));
-            let before = cur_nll;
-            let split_bar = baseline.map_or(cur_nll, |b| b.min(cur_nll));
-            let action = if best_split && s_nll.is_some_and(|s| s < split_bar) {
-                let f = split.expect("split trained");
-                let m = f.model;
-                let [l, r] = topo.split(
-                    leaf,
-                    m.router.spec().clone(),
-                    m.left.spec().clone(),
-                    m.right.spec().clone(),
-                );
-                let n = &mut modules.nodes[leaf];
-                n.router = Some(m.router);
-                n.solver = None;
-                for s in [m.left, m.right] {
-                    modules.nodes.push(NodeModules {
-                        edge: vec![],
-                        router: None,
-                        solver: Some(s),
-                    });
-                }
-                (cur_nll, cur_metric) = (f.valid_nll, f.valid_metric);
-                next.extend([l, r]);
-                "split"
-            } else if d_nll.is_some_and(|d| d < cur_nll) {
-                let f = deepen.expect("deepen trained");
-                let m = f.model;
-                let t = m.transformer.expect("deepen has a transformer");
-                topo.deepen(leaf, t.spec().clone(), m.solver.spec().clone());
-                let n = &mut modules.nodes[leaf];
-                n.edge.push(t);
-                n.solver = Some(m.solver);
-                (cur_nll, cur_metric) = (f.valid_nll, f.valid_metric);
-                next.push(leaf);
-                "deepen"
-            } else {
-                "keep"
-            };
-            changed |= action != "keep";
-            let d = Decision {
-                node: leaf,
-                level,
-                action: action.to_string(),
-                valid_before: before,
-                valid_after: cur_nll,
-                split: s_nll,
-                deepen: d_nll,
-                continued: baseline,
-            };
+            let trained = ctx.train_at_leaf(&grown, leaf, obs);
+            let d = grown.apply(leaf, level, trained);
             obs.decision(&d);
-            decisions.push(d);
+            match d.action {
+                Action::Split => next.extend(
+                    grown.tree.topology.nodes[leaf]
+                        .children()
+                        .into_iter()
+                        .flatten(),
+                ),
+                Action::Deepen => next.push(leaf),
+                Action::Keep => {}
+            }
+            grown.decisions.push(d);
         }
-        if !changed {
+        // A level that changed nothing leaves nothing new to grow.
+        if next.is_empty() {
             break;
         }
         frontier = next;
     }
-    Grown {
-        tree: Tree::new(topo, modules),
-        valid_nll: cur_nll,
-        valid_metric: cur_metric,
-        decisions,
+    grown
+}
+
+/// What was trained at one leaf: the candidates that fit there, and with inherited
+/// splits the parent's solver trained on alone.
+struct Trained {
+    continued: Option<f64>,
+    split: Option<Fitted<SplitCandidate>>,
+    deepen: Option<Fitted<DeepenCandidate>>,
+}
+
+impl Ctx<'_> {
+    /// Train every candidate at `leaf` on its cached inputs (the tree is frozen).
+    fn train_at_leaf(&self, grown: &Grown, leaf: usize, obs: &mut dyn Observer) -> Trained {
+        let GrowthData {
+            task,
+            train,
+            valid,
+            device,
+            ..
+        } = self.data;
+        let (topo, modules) = (&grown.tree.topology, &grown.tree.modules);
+        let frozen = modules.valid();
+        let view = TreeView {
+            topology: topo,
+            modules: &frozen,
+        };
+        let vc = LeafCache::compute(view, valid, leaf, task, EVAL_CHUNK);
+        // Without augmentation the training inputs never change: cache them once.
+        let tc = train
+            .augment
+            .is_none()
+            .then(|| LeafCache::compute(view, train, leaf, task, EVAL_CHUNK));
+        let at = LeafData {
+            node: leaf,
+            shape: topo.shape_at(leaf),
+            train: TrainData::new(tc.as_ref(), Some(view), train),
+            valid: &vc,
+        };
+        let parent = modules.nodes[leaf].solver().expect("growth visits leaves");
+        // One seed per candidate and leaf visit (see `train_root`).
+        let visit = grown.decisions.len();
+        device.seed(sub_seed(self.cfg.seed, visit, INIT_SPLIT));
+        let continued = self.train_continued(parent, &at, obs);
+        let split = self.train_split(parent, view, &at, obs);
+        device.seed(sub_seed(self.cfg.seed, visit, INIT_DEEPEN));
+        let deepen = self.train_deepen(topo, &at, obs);
+        Trained {
+            continued,
+            split,
+            deepen,
+        }
+    }
+
+    /// Whether a split can be tried at a leaf of this shape.
+    fn split_spec(&self, shape: Shape) -> Option<crate::spec::BlockSpec> {
+        match (self.cfg.ablation, self.cfg.preset.router(shape)) {
+            (Ablation::NoRouter, _) | (_, None) => None,
+            (_, r) => r,
+        }
+    }
+
+    /// An inherited split also just continues training the parent's solver; to win it
+    /// must beat that too, so its gain comes from routing.
+    fn train_continued(
+        &self,
+        parent: &Block,
+        at: &LeafData<'_>,
+        obs: &mut dyn Observer,
+    ) -> Option<f64> {
+        let shape = at.shape;
+        if self.cfg.init != Init::Inherit || self.split_spec(shape).is_none() {
+            return None;
+        }
+        let c = DeepenCandidate {
+            transformer: None,
+            solver: parent.jittered(0.0),
+        };
+        Some(
+            self.train_candidate(c, CandidateKind::Continue, at, obs)
+                .valid_nll,
+        )
+    }
+
+    fn train_split(
+        &self,
+        parent: &Block,
+        view: TreeView<'_>,
+        at: &LeafData<'_>,
+        obs: &mut dyn Observer,
+    ) -> Option<Fitted<SplitCandidate>> {
+        let shape = at.shape;
+        let r = self.split_spec(shape)?;
+        let device = self.data.device;
+        let solver = self.cfg.preset.solver(shape, self.data.task);
+        let (left, right) = match self.cfg.init {
+            Init::Inherit => (
+                parent.jittered(INHERIT_JITTER),
+                parent.jittered(INHERIT_JITTER),
+            ),
+            Init::Fresh => (Block::init(&solver, device), Block::init(&solver, device)),
+        };
+        let mut router = Block::init(&r, device);
+        if self.cfg.router_init == RouterInit::Centred {
+            router = router.centred_on(self.leaf_sample(view, at), ROUTER_SPREAD);
+        }
+        let c = SplitCandidate {
+            router,
+            left,
+            right,
+        };
+        Some(self.train_candidate(c, CandidateKind::Split, at, obs))
+    }
+
+    /// Up to 2,048 training representations at the leaf (to centre a router on).
+    fn leaf_sample(&self, view: TreeView<'_>, at: &LeafData<'_>) -> crate::modules::Repr {
+        let train = self.data.train;
+        let n = train.n.min(2048);
+        match at.train {
+            TrainData::Cached(c) => c.h.narrow(0, n),
+            TrainData::Live { .. } => {
+                let b = train.batch(&(0..n).collect::<Vec<_>>());
+                LeafCache::compute(view, &b, at.node, self.data.task, EVAL_CHUNK).h
+            }
+        }
+    }
+
+    fn train_deepen(
+        &self,
+        topo: &Topology,
+        at: &LeafData<'_>,
+        obs: &mut dyn Observer,
+    ) -> Option<Fitted<DeepenCandidate>> {
+        let shape = at.shape;
+        let k = topo.transformers_on_path(at.node) + 1;
+        let t = match (
+            self.cfg.ablation,
+            self.cfg.preset.transformer(shape, k, self.cfg.width),
+        ) {
+            (Ablation::NoTransformer, _) | (_, None) => return None,
+            (_, Some(t)) => t,
+        };
+        let out = t.out_shape(shape).expect("checked");
+        let device = self.data.device;
+        let c = DeepenCandidate {
+            transformer: Some(Block::init(&t, device)),
+            solver: Block::init(&self.cfg.preset.solver(out, self.data.task), device),
+        };
+        Some(self.train_candidate(c, CandidateKind::Deepen, at, obs))
     }
 }
 
-/// Refinement: all parameters together for `cfg.refine_epochs` epochs, the learning
-/// rate divided by 10 at every multiple of 50. Returns the better of the grown tree and
-/// the best refined epoch (by validation NLL), with its scores.
-pub fn refine(
-    cfg: &TrainConfig,
-    grown: Grown,
-    data: GrowthData<'_>,
-    obs: &mut dyn Observer,
-) -> (Tree, f64, f64) {
-    let GrowthData {
-        train,
-        valid,
-        metric,
-        checkpoints,
-        ..
-    } = data;
-    if cfg.refine_epochs == 0 {
-        return (grown.tree, grown.valid_nll, grown.valid_metric);
-    }
-    let Tree { topology, modules } = grown.tree;
-    let obj = TreeObjective {
-        topology: &topology,
-        train,
-        valid,
-        metric,
-        chunk: EVAL_CHUNK,
-    };
-    let opts = FitOptions {
-        max_epochs: cfg.refine_epochs,
-        patience: None,
-        lr: cfg.lr,
-        batch_size: cfg.batch_size,
-        lr_step: Some(50),
-        seed: sub_seed(cfg.seed, usize::MAX >> 8, 3),
-    };
-    let start = (grown.valid_nll, grown.valid_metric);
-    let f = fit(
-        modules.clone(),
-        &obj,
-        &opts,
-        Some(start),
-        "refine",
-        None,
-        None,
-        obs,
-        checkpoints,
-    );
-    if f.improved {
-        (Tree::new(topology, f.model), f.valid_nll, f.valid_metric)
-    } else {
-        (Tree::new(topology, modules), start.0, start.1)
+impl Grown {
+    /// Keep the better candidate at `leaf` if it beats the tree's validation NLL (an
+    /// inherited split must also beat the continued parent), and say what was done.
+    fn apply(&mut self, leaf: usize, level: usize, t: Trained) -> Decision {
+        let (s_nll, d_nll) = (
+            t.split.as_ref().map(|f| f.valid_nll),
+            t.deepen.as_ref().map(|f| f.valid_nll),
+        );
+        let before = self.valid_nll;
+        let split_wins = s_nll.is_some_and(|s| d_nll.is_none_or(|d| s <= d));
+        let split_bar = t.continued.map_or(before, |b| b.min(before));
+        let (topo, modules) = (&mut self.tree.topology, &mut self.tree.modules);
+        let action = match (t.split, t.deepen) {
+            (Some(f), _) if split_wins && f.valid_nll < split_bar => {
+                let m = f.model;
+                let specs = [m.router.spec(), m.left.spec(), m.right.spec()].map(Clone::clone);
+                let [router, left, right] = specs;
+                topo.split(leaf, router, left, right);
+                modules.split(leaf, m.router, [m.left, m.right]);
+                (self.valid_nll, self.valid_metric) = (f.valid_nll, f.valid_metric);
+                Action::Split
+            }
+            (_, Some(f)) if f.valid_nll < before => {
+                let m = f.model;
+                let t = m.transformer.expect("deepen has a transformer");
+                topo.deepen(leaf, t.spec().clone(), m.solver.spec().clone());
+                modules.deepen(leaf, t, m.solver);
+                (self.valid_nll, self.valid_metric) = (f.valid_nll, f.valid_metric);
+                Action::Deepen
+            }
+            _ => Action::Keep,
+        };
+        Decision {
+            node: leaf,
+            level,
+            action,
+            valid_before: before,
+            valid_after: self.valid_nll,
+            split: s_nll,
+            deepen: d_nll,
+            continued: t.continued,
+        }
     }
 }

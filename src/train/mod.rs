@@ -5,6 +5,8 @@ mod checkpoint;
 mod eval;
 mod fit;
 mod growth;
+mod refine;
+mod seed;
 
 pub use augment::{Augment, Augmenter};
 pub use candidate::{
@@ -14,4 +16,5 @@ pub use candidate::{
 pub use checkpoint::{Checkpoints, ResumedLoop, Start};
 pub use eval::{MetricCtx, TreeObjective, chunks, evaluate};
 pub use fit::{FitOptions, Fitted, Objective, adam, fit, index_tensor};
-pub use growth::{EVAL_CHUNK, Grown, GrowthData, grow, grow_from, refine, train_root};
+pub use growth::{EVAL_CHUNK, Grown, GrowthData, grow, grow_from, train_root};
+pub use refine::refine;

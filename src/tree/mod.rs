@@ -3,6 +3,8 @@ mod forward;
 mod route;
 mod topology;
 
-pub use forward::{LeafOutput, NodeModules, Tree, TreeModules, TreeView};
+pub use forward::{
+    InternalModules, LeafModules, LeafOutput, NodeModules, Tree, TreeModules, TreeView,
+};
 pub use route::{PathOutput, Routing};
-pub use topology::{Node, Topology};
+pub use topology::{Node, NodeKind, Topology};

@@ -6,6 +6,7 @@ use rand::{Rng, SeedableRng};
 use rand_chacha::ChaCha8Rng;
 
 use super::TreeView;
+use super::forward::{NodeStep, router_logit};
 use crate::modules::Repr;
 
 /// How a sample chooses its branch at a router.
@@ -56,10 +57,15 @@ impl TreeView<'_> {
         // (node, inputs of the samples routed here, their positions in the batch)
         let mut stack: Vec<(usize, Repr, Vec<usize>)> = vec![(0, x, (0..n).collect())];
         while let Some((i, x, pos)) = stack.pop() {
-            let h = self.edge_forward(i, x);
-            match self.topology.nodes[i].children {
-                Some([l, r]) => {
-                    let z = self.router_logit(i, h.clone()).into_data().convert::<f32>();
+            match self.step(i, x) {
+                (
+                    h,
+                    NodeStep::Route {
+                        router,
+                        children: [l, r],
+                    },
+                ) => {
+                    let z = router_logit(router, h.clone()).into_data().convert::<f32>();
                     let z = z.as_slice::<f32>().expect("f32 logits");
                     let (mut li, mut ri) = (vec![], vec![]);
                     for (j, &zj) in z.iter().enumerate() {
@@ -82,11 +88,7 @@ impl TreeView<'_> {
                         stack.push((child, sub, rows.iter().map(|&j| pos[j]).collect()));
                     }
                 }
-                None => {
-                    let solver = self.modules.nodes[i]
-                        .solver
-                        .as_ref()
-                        .expect("leaf has a solver");
+                (h, NodeStep::Solve(solver)) => {
                     let o = post(solver.forward(h).into_flat());
                     let kk = o.dims()[1];
                     if out.is_empty() {

@@ -6,22 +6,54 @@ use crate::spec::{BlockSpec, Shape};
 
 /// One node. The root's `edge` transforms the input itself.
 #[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
+#[serde(try_from = "NodeFile", into = "NodeFile")]
 pub struct Node {
     pub parent: Option<usize>,
-    /// `[left, right]` when internal.
-    pub children: Option<[usize; 2]>,
     /// Transformers on the incoming edge, applied in order ("deepen" appends one).
     /// Empty = identity.
     pub edge: Vec<BlockSpec>,
-    /// Present on internal nodes: outputs the logit of going left.
-    pub router: Option<BlockSpec>,
-    /// Present on leaves.
-    pub solver: Option<BlockSpec>,
+    pub kind: NodeKind,
+}
+
+/// What a node does with the representation its edge produces.
+#[derive(Clone, Debug, PartialEq)]
+pub enum NodeKind {
+    /// A router (outputs the logit of going left) and its `[left, right]` children.
+    Internal {
+        router: BlockSpec,
+        children: [usize; 2],
+    },
+    /// A solver: the prediction of this leaf.
+    Leaf { solver: BlockSpec },
 }
 
 impl Node {
     pub fn is_leaf(&self) -> bool {
-        self.children.is_none()
+        matches!(self.kind, NodeKind::Leaf { .. })
+    }
+
+    /// `[left, right]` of an internal node.
+    pub fn children(&self) -> Option<[usize; 2]> {
+        match self.kind {
+            NodeKind::Internal { children, .. } => Some(children),
+            NodeKind::Leaf { .. } => None,
+        }
+    }
+
+    /// The router (internal) or the solver (leaf).
+    pub fn module(&self) -> &BlockSpec {
+        match &self.kind {
+            NodeKind::Internal { router, .. } => router,
+            NodeKind::Leaf { solver } => solver,
+        }
+    }
+
+    /// "router" or "solver": what [`Node::module`] is.
+    pub fn role(&self) -> &'static str {
+        match self.kind {
+            NodeKind::Internal { .. } => "router",
+            NodeKind::Leaf { .. } => "solver",
+        }
     }
 
     /// The edge's transformers as a short label, e.g. `conv5-5+relu, conv5-5+relu+pool`.
@@ -34,6 +66,49 @@ impl Node {
             .map(|e| e.label())
             .collect::<Vec<_>>()
             .join(", ")
+    }
+}
+
+/// A node as `tree.json` stores it: the kind spread over three optional fields.
+#[derive(Serialize, Deserialize)]
+struct NodeFile {
+    parent: Option<usize>,
+    children: Option<[usize; 2]>,
+    edge: Vec<BlockSpec>,
+    router: Option<BlockSpec>,
+    solver: Option<BlockSpec>,
+}
+
+impl TryFrom<NodeFile> for Node {
+    type Error = String;
+    fn try_from(f: NodeFile) -> Result<Node, String> {
+        let kind = match (f.children, f.router, f.solver) {
+            (Some(children), Some(router), None) => NodeKind::Internal { router, children },
+            (None, None, Some(solver)) => NodeKind::Leaf { solver },
+            (Some(_), _, _) => return Err("internal nodes need a router and no solver".into()),
+            (None, _, _) => return Err("leaves need a solver and no router".into()),
+        };
+        Ok(Node {
+            parent: f.parent,
+            edge: f.edge,
+            kind,
+        })
+    }
+}
+
+impl From<Node> for NodeFile {
+    fn from(n: Node) -> NodeFile {
+        let (children, router, solver) = match n.kind {
+            NodeKind::Internal { router, children } => (Some(children), Some(router), None),
+            NodeKind::Leaf { solver } => (None, None, Some(solver)),
+        };
+        NodeFile {
+            parent: n.parent,
+            children,
+            edge: n.edge,
+            router,
+            solver,
+        }
     }
 }
 
@@ -52,10 +127,8 @@ impl Topology {
             input,
             nodes: vec![Node {
                 parent: None,
-                children: None,
                 edge,
-                router: None,
-                solver: Some(solver),
+                kind: NodeKind::Leaf { solver },
             }],
         }
     }
@@ -112,7 +185,7 @@ impl Topology {
     }
 
     pub fn routers(&self) -> usize {
-        self.nodes.iter().filter(|n| n.router.is_some()).count()
+        self.nodes.iter().filter(|n| !n.is_leaf()).count()
     }
 
     /// Non-identity transformer modules in the tree.
@@ -138,9 +211,7 @@ impl Topology {
         self.nodes
             .iter()
             .map(|n| {
-                n.edge.iter().map(BlockSpec::num_params).sum::<usize>()
-                    + n.router.as_ref().map_or(0, BlockSpec::num_params)
-                    + n.solver.as_ref().map_or(0, BlockSpec::num_params)
+                n.edge.iter().map(BlockSpec::num_params).sum::<usize>() + n.module().num_params()
             })
             .sum()
     }
@@ -154,28 +225,23 @@ impl Topology {
         left: BlockSpec,
         right: BlockSpec,
     ) -> [usize; 2] {
-        let l = self.nodes.len();
+        let children = [self.nodes.len(), self.nodes.len() + 1];
         for solver in [left, right] {
             self.nodes.push(Node {
                 parent: Some(i),
-                children: None,
                 edge: vec![],
-                router: None,
-                solver: Some(solver),
+                kind: NodeKind::Leaf { solver },
             });
         }
-        let n = &mut self.nodes[i];
-        n.children = Some([l, l + 1]);
-        n.router = Some(router);
-        n.solver = None;
-        [l, l + 1]
+        self.nodes[i].kind = NodeKind::Internal { router, children };
+        children
     }
 
     /// Append a transformer to leaf `i`'s edge and give it a new solver.
     pub fn deepen(&mut self, i: usize, transformer: BlockSpec, solver: BlockSpec) {
         let n = &mut self.nodes[i];
         n.edge.push(transformer);
-        n.solver = Some(solver);
+        n.kind = NodeKind::Leaf { solver };
     }
 
     /// Check the invariants a loaded file must satisfy; `Err` says what is wrong.
@@ -187,23 +253,9 @@ impl Topology {
             return Err("node 0 must be the root".into());
         }
         for (i, n) in self.nodes.iter().enumerate() {
-            match n.children {
-                Some([a, b]) => {
-                    for c in [a, b] {
-                        if c >= self.nodes.len() || c <= i || self.nodes[c].parent != Some(i) {
-                            return Err(format!("node {i}: bad child {c}"));
-                        }
-                    }
-                    if n.router.is_none() || n.solver.is_some() {
-                        return Err(format!(
-                            "node {i}: internal nodes need a router and no solver"
-                        ));
-                    }
-                }
-                None => {
-                    if n.solver.is_none() || n.router.is_some() {
-                        return Err(format!("node {i}: leaves need a solver and no router"));
-                    }
+            for c in n.children().into_iter().flatten() {
+                if c >= self.nodes.len() || c <= i || self.nodes[c].parent != Some(i) {
+                    return Err(format!("node {i}: bad child {c}"));
                 }
             }
             if i > 0 && n.parent.is_none_or(|p| p >= i) {
@@ -222,14 +274,10 @@ impl Topology {
                     .out_shape(s)
                     .ok_or_else(|| format!("node {i}: transformer does not fit {s}"))?;
             }
-            for m in self.nodes[i]
-                .router
-                .iter()
-                .chain(self.nodes[i].solver.iter())
-            {
-                m.out_shape(s)
-                    .ok_or_else(|| format!("node {i}: module does not fit {s}"))?;
-            }
+            self.nodes[i]
+                .module()
+                .out_shape(s)
+                .ok_or_else(|| format!("node {i}: module does not fit {s}"))?;
         }
         Ok(())
     }

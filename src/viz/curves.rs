@@ -12,15 +12,15 @@ use plotters::prelude::*;
 use plotters::style::text_anchor::{HPos, Pos, VPos};
 
 use crate::error::{AntError, Result};
-use crate::observe::{Decision, EpochRecord};
+use crate::observe::{CandidateKind, Decision, EpochRecord, Phase};
 
 /// One optimisation: records `start..end` of the concatenated list, drawn at x =
 /// `start + 1 ..= end`.
 #[derive(Clone, Debug, PartialEq)]
 pub struct Segment {
-    pub phase: String,
+    pub phase: Phase,
     pub node: Option<usize>,
-    pub candidate: Option<String>,
+    pub candidate: Option<CandidateKind>,
     pub start: usize,
     pub end: usize,
     /// e.g. "n0 split", or "refine".
@@ -64,28 +64,30 @@ pub fn segments(records: &[EpochRecord], decisions: &[Decision]) -> Vec<Segment>
             .filter(|s| s.phase == r.phase && s.node == r.node && s.candidate == r.candidate)
             .count();
         let decision = match (&r.node, &r.candidate) {
-            (Some(n), Some(c)) if r.phase == "growth" && c != "root" => {
+            (Some(n), Some(c)) if r.phase == Phase::Growth && *c != CandidateKind::Root => {
                 decisions.iter().filter(|d| d.node == *n).nth(attempt)
             }
             _ => None,
         };
         let label = match (&r.node, &r.candidate) {
-            _ if r.phase == "refine" => "refine".to_string(),
+            _ if r.phase == Phase::Refine => "refine".to_string(),
             (Some(n), Some(c)) => match decision {
                 Some(d) => format!("n{n} {c} (level {})", d.level),
                 None => format!("n{n} {c}"),
             },
             (Some(n), None) => format!("n{n}"),
-            (None, Some(c)) => c.clone(),
-            (None, None) => r.phase.clone(),
+            (None, Some(c)) => c.to_string(),
+            (None, None) => r.phase.to_string(),
         };
-        let kept = r.phase == "growth"
-            && (r.candidate.as_deref() == Some("root")
-                || decision.is_some_and(|d| Some(d.action.as_str()) == r.candidate.as_deref()));
+        let kept = r.phase == Phase::Growth
+            && (r.candidate == Some(CandidateKind::Root)
+                || decision.is_some_and(|d| {
+                    Some(d.action.as_str()) == r.candidate.map(CandidateKind::as_str)
+                }));
         out.push(Segment {
-            phase: r.phase.clone(),
+            phase: r.phase,
             node: r.node,
-            candidate: r.candidate.clone(),
+            candidate: r.candidate,
             start: j,
             end: j + 1,
             label,
@@ -183,7 +185,7 @@ pub fn curves_svg(
             // alternate shading per segment, refinement tinted
             chart
                 .draw_series(segs.iter().enumerate().map(|(j, s)| {
-                    let c = if s.phase == "refine" {
+                    let c = if s.phase == Phase::Refine {
                         RGBColor(253, 235, 235)
                     } else if j % 2 == 0 {
                         RGBColor(240, 240, 240)
@@ -231,10 +233,10 @@ pub fn curves_svg(
             // segment boundaries, refinement start
             for s in &segs {
                 let x = s.start as f64 + 0.5;
-                let refine_start = s.phase == "refine"
+                let refine_start = s.phase == Phase::Refine
                     && segs
                         .iter()
-                        .position(|t| t.phase == "refine")
+                        .position(|t| t.phase == Phase::Refine)
                         .is_some_and(|p| segs[p].start == s.start);
                 let style = if refine_start {
                     RED.stroke_width(3)
@@ -259,7 +261,7 @@ pub fn curves_svg(
                         s.label.clone()
                     };
                     let x = (s.start + s.end) as f64 / 2.0 + 0.5;
-                    let color = if s.phase == "refine" { RED } else { BLACK };
+                    let color = if s.phase == Phase::Refine { RED } else { BLACK };
                     let style = font
                         .clone()
                         .color(&color)

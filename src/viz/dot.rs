@@ -48,11 +48,7 @@ pub fn tree_dot(
     let root_mass = stats.map(|st| st[0].mass.max(f64::MIN_POSITIVE));
     for (i, n) in t.nodes.iter().enumerate() {
         let mut lines = vec![format!("node {i}")];
-        match (&n.router, &n.solver) {
-            (Some(m), _) => lines.push(format!("router: {}", m.label())),
-            (_, Some(m)) => lines.push(format!("solver: {}", m.label())),
-            _ => {}
-        }
+        lines.push(format!("{}: {}", n.role(), n.module().label()));
         lines.push(format!(
             "out {} | {} params",
             t.shape_at(i),
@@ -97,7 +93,7 @@ pub fn tree_dot(
             Some(p) => format!("n{p}"),
             None => "input".to_string(),
         };
-        let side = match n.parent.and_then(|p| t.nodes[p].children) {
+        let side = match n.parent.and_then(|p| t.nodes[p].children()) {
             Some([l, _]) if l == i => ", taillabel=\"L\"",
             Some(_) => ", taillabel=\"R\"",
             None => "",

@@ -13,11 +13,7 @@ use crate::tree::Topology;
 pub fn node_line(t: &Topology, i: usize) -> String {
     let n = &t.nodes[i];
     let edge = n.edge_label();
-    let what = match (&n.router, &n.solver) {
-        (Some(r), _) => format!("router {}", r.label()),
-        (_, Some(s)) => format!("solver {}", s.label()),
-        _ => String::new(),
-    };
+    let what = format!("{} {}", n.role(), n.module().label());
     format!(
         "node {i}  edge {edge}  {what}  -> {}  {} params",
         t.shape_at(i),
@@ -35,7 +31,7 @@ pub fn inspect_text(t: &Topology) -> String {
             Some(false) => ("├── ", format!("{prefix}│   ")),
         };
         s.push_str(&format!("{prefix}{branch}{}\n", node_line(t, i)));
-        if let Some([l, r]) = t.nodes[i].children {
+        if let Some([l, r]) = t.nodes[i].children() {
             walk(t, l, &next, Some(false), s);
             walk(t, r, &next, Some(true), s);
         }

@@ -90,7 +90,7 @@ pub fn layout(t: &Topology, min_width: f64, rows: BoxRows) -> Layout {
         slot: f64,
         boxes: &mut [NodeBox],
     ) -> f64 {
-        let x = match t.nodes[i].children {
+        let x = match t.nodes[i].children() {
             None => {
                 let x = x0 + (*next as f64 + 0.5) * slot;
                 *next += 1;

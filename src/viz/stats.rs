@@ -76,7 +76,7 @@ pub fn node_stats(
             node: i,
             mass: 0.0,
             class_hist: None,
-            left_hist: topology.nodes[i].children.map(|_| vec![0.0; bins]),
+            left_hist: topology.nodes[i].children().map(|_| vec![0.0; bins]),
             target_mean: None,
             target_std: None,
             single_path_count: None,
@@ -89,7 +89,7 @@ pub fn node_stats(
         }
     }
     for (i, s) in out.iter_mut().enumerate() {
-        if let (Some(h), Some([l, _])) = (s.left_hist.as_mut(), topology.nodes[i].children) {
+        if let (Some(h), Some([l, _])) = (s.left_hist.as_mut(), topology.nodes[i].children()) {
             for row in reach.chunks(m) {
                 let w = row[i] as f64;
                 if w > 0.0 {

@@ -212,7 +212,7 @@ fn node_group(t: &Topology, i: usize, b: &NodeBox, f: f64, p: &TreePlot) -> Grou
             .set("stroke-width", r(0.1 * f)),
     );
     // title row: router (white) or solver (grey) circle, index, parameters
-    let is_router = n.router.is_some();
+    let is_router = !n.is_leaf();
     g = g.add(
         Circle::new()
             .set("cx", r(x + 0.5 * f))
@@ -242,11 +242,7 @@ fn node_group(t: &Topology, i: usize, b: &NodeBox, f: f64, p: &TreePlot) -> Grou
     let edge_label = n.edge_label();
     let lines = [
         format!("edge: {edge_label} \u{2192} {}", t.shape_at(i)),
-        match (&n.router, &n.solver) {
-            (Some(m), _) => format!("router: {}", m.label()),
-            (_, Some(m)) => format!("solver: {}", m.label()),
-            _ => String::new(),
-        },
+        format!("{}: {}", n.role(), n.module().label()),
     ];
     let mut y = b.y + 2.55 * f;
     for l in lines {
