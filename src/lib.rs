@@ -49,6 +49,7 @@ pub mod persist;
 pub mod predict;
 pub mod preset;
 pub mod prune;
+pub mod run;
 pub mod spec;
 pub mod train;
 pub mod tree;

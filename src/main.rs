@@ -2,18 +2,16 @@
 
 use std::path::PathBuf;
 use std::process::ExitCode;
-use std::time::Instant;
 
 use clap::{Parser, Subcommand};
 use indicatif::{ProgressBar, ProgressStyle};
 
 use ant::data::source::{load_source, load_test_for};
 use ant::data::tabular::{Separator, TabularTask, TargetSpec};
-use ant::model::{Inference, Provenance, TestSplit};
-use ant::observe::{Decision, EpochRecord, Observer, Stage};
+use ant::model::{Inference, TestSplit};
+use ant::observe::{Decision, EpochRecord, Fanout, Observer, Stage};
 use ant::persist::write_atomic;
-use ant::train::Checkpoints;
-use ant::tree::NodeKind;
+use ant::run::{DataSpec, Run, RunSpec};
 use ant::{Ablation, Ant, AntError, AntParams, Init, Preset, Result};
 
 #[derive(Parser)]
@@ -202,15 +200,13 @@ struct EvalArgs {
     json: bool,
 }
 
-/// Progress bars on stderr, growth decisions as lines, records.jsonl rewritten
-/// atomically after every epoch.
-struct CliObserver {
+/// Progress bars on stderr, growth decisions as lines.
+#[derive(Default)]
+struct ProgressBars {
     bar: Option<ProgressBar>,
-    records: Vec<String>,
-    records_path: PathBuf,
 }
 
-impl Observer for CliObserver {
+impl Observer for ProgressBars {
     fn phase_start(&mut self, stage: Stage, max: usize) {
         let bar = ProgressBar::new(max as u64);
         bar.set_style(
@@ -234,13 +230,6 @@ impl Observer for CliObserver {
                 r.train_loss, r.valid_loss, r.valid_metric
             ));
         }
-        self.records
-            .push(serde_json::to_string(r).expect("record serialises"));
-        let mut text = self.records.join("\n");
-        text.push('\n');
-        if let Err(e) = write_atomic(&self.records_path, text.as_bytes()) {
-            tracing::warn!("{e}");
-        }
     }
     fn phase_end(&mut self) {
         if let Some(b) = self.bar.take() {
@@ -252,124 +241,17 @@ impl Observer for CliObserver {
     }
 }
 
-fn describe(ant: &Ant) -> String {
-    let t = &ant.tree.topology;
-    let mut s = String::new();
-    fn walk(t: &ant::tree::Topology, i: usize, depth: usize, s: &mut String) {
-        let n = &t.nodes[i];
-        let edge = n.edge_label();
-        let what = match &n.kind {
-            NodeKind::Internal { router, .. } => format!("router {}", router.label()),
-            NodeKind::Leaf { solver } => format!("solver {}", solver.label()),
-        };
-        s.push_str(&format!(
-            "{}node {i}: edge [{edge}] {what} -> {}\n",
-            "  ".repeat(depth),
-            t.shape_at(i)
-        ));
-        if let Some([l, r]) = n.children() {
-            walk(t, l, depth + 1, s);
-            walk(t, r, depth + 1, s);
-        }
-    }
-    walk(t, 0, 0, &mut s);
-    s
-}
-
-fn report_json(ant: &Ant, ev: &ant::Evaluation) -> serde_json::Value {
-    let t = &ant.tree.topology;
-    let (mk, sk, lk) = if ant.task().is_classification() {
-        (
-            "multi_path_error",
-            "single_path_error",
-            "least_likely_path_error",
-        )
-    } else {
-        ("multi_path_mse", "single_path_mse", "least_likely_path_mse")
-    };
-    serde_json::json!({
-        "task": ev.task,
-        mk: ev.multi_path,
-        sk: ev.single_path,
-        lk: ev.least_likely_path,
-        "params_total": ev.params_total,
-        "params_single_path_avg": ev.params_single_path_avg,
-        "flops_multi_path": ev.flops_multi_path,
-        "flops_single_path": ev.flops_single_path,
-        "nodes": t.nodes.len(),
-        "leaves": t.leaves().len(),
-        "routers": t.routers(),
-        "transformers": t.transformers(),
-        "depth": t.depth(),
-        "test_samples": ev.test_samples,
-        "leaf_reach": ev.leaf_reach,
-        "preset": ant.meta.preset.name(),
-        "valid_nll": ant.meta.valid_nll,
-        "valid_metric": ant.meta.valid_metric,
-    })
-}
-
-/// What `ant train --resume` needs to run an interrupted run again.
-#[derive(serde::Serialize, serde::Deserialize)]
-struct RunFile {
-    /// The command line of the run.
-    argv: Vec<String>,
-    /// The directory it was started from (its paths may be relative).
-    cwd: PathBuf,
-}
-
-const CHECKPOINT_DIR: &str = "checkpoint";
-const RUN_FILE: &str = "run.json";
-
-fn train(a: TrainArgs) -> Result<()> {
-    let Some(dir) = a.resume else {
-        return train_run(a, false);
-    };
-    let path = dir.join(CHECKPOINT_DIR).join(RUN_FILE);
-    let text = std::fs::read(&path).map_err(|e| {
-        if dir.join("tree.json").exists() && !dir.join(CHECKPOINT_DIR).exists() {
-            AntError::data(&dir, "this run has already finished: nothing to resume")
-        } else {
-            AntError::io(&path, e)
-        }
-    })?;
-    let run: RunFile = serde_json::from_slice(&text)
-        .map_err(|e| AntError::data(&path, format!("not a run file: {e}")))?;
-    std::env::set_current_dir(&run.cwd).map_err(|e| AntError::io(&run.cwd, e))?;
-    let cli = Cli::try_parse_from(&run.argv)
-        .map_err(|e| AntError::data(&path, format!("bad command line: {e}")))?;
-    match cli.cmd {
-        Cmd::Train(a) if a.resume.is_none() => {
-            eprintln!("resuming: {}", run.argv[1..].join(" "));
-            train_run(a, true)
-        }
-        _ => Err(AntError::data(&path, "not an `ant train` command line")),
-    }
-}
-
-fn train_run(a: TrainArgs, resumed: bool) -> Result<()> {
-    let t0 = Instant::now();
-    // clap requires these unless --resume, which `train` has resolved.
-    let (Some(preset), Some(data), Some(out)) = (a.preset, a.data.clone(), a.out.clone()) else {
+/// The run a `train` command line describes.
+fn run_spec(a: TrainArgs) -> Result<(PathBuf, RunSpec)> {
+    // clap requires these unless --resume.
+    let (Some(preset), Some(path), Some(out)) = (a.preset, a.data, a.out) else {
         return Err(AntError::param("--preset, --data and --out are required"));
     };
-    let ckdir = out.join(CHECKPOINT_DIR);
-    // Only a run that finished an epoch has something to lose.
-    if !resumed && Checkpoints::has_progress(&ckdir) {
-        return Err(AntError::data(
-            &out,
-            format!(
-                "holds an interrupted run: continue it with `ant train --resume {}`, or delete {} to start over",
-                out.display(),
-                ckdir.display()
-            ),
-        ));
-    }
-    let target = match (&a.target, a.task) {
+    let target = match (a.target, a.task) {
         (Some(column), Some(task)) => Some(TargetSpec {
             delimiter: a.delimiter,
             skip_rows: a.skip_rows,
-            ..TargetSpec::new(column.clone(), task)
+            ..TargetSpec::new(column, task)
         }),
         (Some(_), None) => {
             return Err(AntError::param(
@@ -378,20 +260,6 @@ fn train_run(a: TrainArgs, resumed: bool) -> Result<()> {
         }
         (None, _) => None,
     };
-    let src = load_source(
-        &data,
-        a.test_data.as_deref(),
-        a.test_fraction,
-        a.seed,
-        target.as_ref(),
-    )?;
-    let mut train = src.train;
-    if let Some(n) = a.train_limit {
-        if n == 0 {
-            return Err(AntError::param("--train-limit must be at least 1"));
-        }
-        train = train.take_first(n);
-    }
     let params = AntParams::new(preset)
         .with_seed(a.seed)
         .with_epochs_node(a.epochs_node)
@@ -407,86 +275,48 @@ fn train_run(a: TrainArgs, resumed: bool) -> Result<()> {
         .with_router_confidence(a.router_confidence)
         .with_augment(a.augment)
         .with_refine_epochs(a.refine_epochs);
-    // Bad settings are refused before anything is written.
-    params.clone().check()?;
-    std::fs::create_dir_all(&out).map_err(|e| AntError::io(&out, e))?;
-    let records_path = out.join("records.jsonl");
-    let (checkpoints, records) = if resumed {
-        let c = Checkpoints::open(&ckdir)?;
-        // Epoch records after the last checkpoint are written again by the resumed run.
-        let text =
-            std::fs::read_to_string(&records_path).map_err(|e| AntError::io(&records_path, e))?;
-        let lines: Vec<String> = text.lines().take(c.records()).map(str::to_string).collect();
-        if lines.len() < c.records() {
-            return Err(AntError::data(
-                &records_path,
-                format!(
-                    "has {} records, the checkpoint {}",
-                    lines.len(),
-                    c.records()
-                ),
-            ));
-        }
-        (c, lines)
-    } else {
-        let c = Checkpoints::create(&ckdir)?;
-        let run = RunFile {
-            argv: std::env::args().collect(),
-            cwd: std::env::current_dir().map_err(|e| AntError::io(".", e))?,
-        };
-        write_atomic(
-            &ckdir.join(RUN_FILE),
-            &serde_json::to_vec_pretty(&run).expect("json"),
-        )?;
-        (c, vec![])
+    let data = DataSpec {
+        path,
+        test_data: a.test_data,
+        test_fraction: a.test_fraction,
+        target,
+        train_limit: a.train_limit,
     };
+    Ok((out, RunSpec { data, params }))
+}
+
+fn train(a: TrainArgs) -> Result<()> {
+    let run = match a.resume.clone() {
+        Some(dir) => {
+            let run = Run::resume(&dir)?;
+            eprintln!("resuming the run in {}", dir.display());
+            run
+        }
+        None => {
+            let (out, spec) = run_spec(a)?;
+            let run = Run::start(&out, spec)?;
+            eprintln!(
+                "checkpoints every epoch: if stopped, continue with `ant train --resume {}`",
+                out.display()
+            );
+            run
+        }
+    };
+    let spec = run.spec();
     eprintln!(
         "training {} on {} samples ({} test) from {}",
-        preset,
-        train.len(),
-        src.test.len(),
-        data.display()
+        spec.params.preset,
+        run.train_set().len(),
+        run.test_set().len(),
+        spec.data.path.display()
     );
-    if !resumed {
-        eprintln!(
-            "checkpoints every epoch: if stopped, continue with `ant train --resume {}`",
-            out.display()
-        );
-    }
-    let mut obs = CliObserver {
-        bar: None,
-        records,
-        records_path,
-    };
-    let device = ant::default_device();
-    let mut model = Ant::fit_checkpointed(params, &train, &device, &mut obs, &checkpoints)?;
-    let n_valid = model.meta.provenance.n_valid;
-    model.meta.provenance = Provenance {
-        data: data.display().to_string(),
-        test_split: src.split,
-        train_limit: a.train_limit,
-        n_train: train.len() - n_valid,
-        n_valid,
-        target: src.target,
-    };
-    model.meta.class_names = src.class_names;
-    model.save(&out)?;
-    let ev = model.evaluate(&src.test)?;
-    let report = report_json(&model, &ev);
-    let mut report = report;
-    // Over every attempt of a resumed run (up to each one's last checkpoint).
-    let seconds = checkpoints.seconds_before() + t0.elapsed().as_secs_f64();
-    report["train_seconds"] = serde_json::json!(seconds);
-    write_atomic(
-        &out.join("report.json"),
-        serde_json::to_string_pretty(&report)
-            .expect("json")
-            .as_bytes(),
-    )?;
-    // Model and report are saved: the checkpoints have served their purpose.
-    drop(checkpoints);
-    std::fs::remove_dir_all(&ckdir).map_err(|e| AntError::io(&ckdir, e))?;
-    eprint!("{}", describe(&model));
+    let out = run.out().to_path_buf();
+    let mut records = run.records_log()?;
+    let mut bars = ProgressBars::default();
+    let mut obs = Fanout(vec![&mut bars, &mut records]);
+    let done = run.fit(&ant::default_device(), &mut obs)?;
+    let (model, ev) = (&done.model, &done.evaluation);
+    eprint!("{}", model.tree.topology.outline());
     let unit = if model.task().is_classification() {
         "% error"
     } else {
@@ -498,7 +328,7 @@ fn train_run(a: TrainArgs, resumed: bool) -> Result<()> {
         ev.single_path,
         ev.test_samples,
         model.tree.topology.num_params(),
-        seconds,
+        done.seconds,
         out.display()
     );
     Ok(())
@@ -515,11 +345,11 @@ fn eval(a: EvalArgs) -> Result<()> {
     )?;
     ant::predict::check_fits(&model, &test, &a.data, true)?;
     let ev = model.evaluate(&test)?;
-    let report = report_json(&model, &ev);
+    let report = ant::run::report(&model, &ev);
     if a.json {
         println!("{}", serde_json::to_string(&report).expect("json"));
     } else {
-        print!("{}", describe(&model));
+        print!("{}", model.tree.topology.outline());
         for (k, v) in report.as_object().expect("object") {
             println!("{k}: {v}");
         }

@@ -5,6 +5,9 @@ use std::path::{Path, PathBuf};
 use std::process::{Child, Command, Output, Stdio};
 use std::time::{Duration, Instant};
 
+use ant::run::{DataSpec, RunFile, RunSpec};
+use ant::{AntParams, Preset};
+
 fn bin() -> Command {
     Command::new(env!("CARGO_BIN_EXE_ant"))
 }
@@ -283,10 +286,21 @@ fn a_damaged_checkpoint_is_a_clear_error() {
     let out = tmp.path().join("run");
     let ck = out.join("checkpoint");
     std::fs::create_dir_all(&ck).unwrap();
-    let mut argv = vec!["ant".to_string()];
-    argv.extend(train_args(&out));
-    let run = serde_json::json!({ "argv": argv, "cwd": tmp.path() });
-    std::fs::write(ck.join("run.json"), run.to_string()).unwrap();
+    let spec = RunSpec {
+        data: DataSpec {
+            path: sarcos().into(),
+            test_data: None,
+            test_fraction: 0.2,
+            target: None,
+            train_limit: None,
+        },
+        params: AntParams::new(Preset::Sarcos),
+    };
+    let run = RunFile {
+        spec,
+        cwd: tmp.path().into(),
+    };
+    std::fs::write(ck.join("run.json"), serde_json::to_vec(&run).unwrap()).unwrap();
     std::fs::write(
         ck.join("current.ckpt"),
         b"ANTCKPT1\x03\0\0\0\0\0\0\0garbage",

@@ -244,6 +244,27 @@ impl Topology {
         n.kind = NodeKind::Leaf { solver };
     }
 
+    /// One line per node, indented by depth: edge, router or solver, output shape.
+    pub fn outline(&self) -> String {
+        let mut s = String::new();
+        let mut stack = vec![(0usize, 0usize)];
+        while let Some((i, depth)) = stack.pop() {
+            let n = &self.nodes[i];
+            s.push_str(&format!(
+                "{}node {i}: edge [{}] {} {} -> {}\n",
+                "  ".repeat(depth),
+                n.edge_label(),
+                n.role(),
+                n.module().label(),
+                self.shape_at(i)
+            ));
+            if let Some([l, r]) = n.children() {
+                stack.extend([(r, depth + 1), (l, depth + 1)]);
+            }
+        }
+        s
+    }
+
     /// Check the invariants a loaded file must satisfy; `Err` says what is wrong.
     pub fn validate(&self) -> Result<(), String> {
         if self.nodes.is_empty() {

@@ -1,0 +1,309 @@
+//! Run directories: what training writes into its output directory, and how an
+//! interrupted run continues from there. Any front end (the CLI today) gets resumable
+//! runs by going through [`Run`]:
+//!
+//! ```text
+//! OUT/tree.json, OUT/model.safetensors   the model (Ant::save)
+//! OUT/records.jsonl                      one EpochRecord per line, appended as it ends
+//! OUT/report.json                        test scores, accounting, training seconds
+//! OUT/checkpoint/                        while training: run.json + per-epoch state
+//! ```
+
+use std::fs::File;
+use std::io::Write;
+use std::path::{Path, PathBuf};
+use std::time::Instant;
+
+use burn::prelude::Device;
+use serde::{Deserialize, Serialize};
+
+use crate::data::Dataset;
+use crate::data::source::{Source, load_source};
+use crate::data::tabular::TargetSpec;
+use crate::error::{AntError, Result};
+use crate::model::{Ant, Evaluation, Provenance, TestSplit};
+use crate::observe::{EpochRecord, Observer};
+use crate::params::AntParams;
+use crate::persist::write_atomic;
+use crate::train::Checkpoints;
+
+pub const CHECKPOINT_DIR: &str = "checkpoint";
+/// Inside the checkpoint folder: what the run was started with.
+pub const RUN_FILE: &str = "run.json";
+pub const RECORDS_FILE: &str = "records.jsonl";
+pub const REPORT_FILE: &str = "report.json";
+
+/// Where a run's samples come from.
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
+pub struct DataSpec {
+    /// A data file or directory (see [`crate::data::source`]).
+    pub path: PathBuf,
+    /// A separate test file (else the data's own test files, else `test_fraction`).
+    pub test_data: Option<PathBuf>,
+    /// Seeded fraction of the file held out as the test set when it has none.
+    pub test_fraction: f64,
+    /// How a table is read (target column and task).
+    pub target: Option<TargetSpec>,
+    /// Use only the first N training samples.
+    pub train_limit: Option<usize>,
+}
+
+/// Everything a run is started with.
+#[derive(Clone, Debug, Serialize, Deserialize)]
+pub struct RunSpec {
+    pub data: DataSpec,
+    pub params: AntParams,
+}
+
+/// `run.json`: the spec, and the directory relative paths in it start from.
+#[derive(Serialize, Deserialize)]
+pub struct RunFile {
+    pub spec: RunSpec,
+    pub cwd: PathBuf,
+}
+
+/// A run that owns its output directory: data loaded, checkpoints ready.
+pub struct Run {
+    out: PathBuf,
+    spec: RunSpec,
+    source: Source,
+    train: Dataset,
+    checkpoints: Checkpoints,
+    resumed: bool,
+    started: Instant,
+}
+
+/// A finished run: the saved model and its test scores.
+pub struct Finished {
+    pub model: Ant,
+    pub evaluation: Evaluation,
+    /// Training seconds over every attempt of the run (each up to its last checkpoint).
+    pub seconds: f64,
+}
+
+impl Run {
+    /// A new run of `spec` into `out`. Refuses a directory that holds an interrupted
+    /// run; bad parameters and unreadable data are errors before anything is written.
+    pub fn start(out: &Path, spec: RunSpec) -> Result<Run> {
+        let ckdir = out.join(CHECKPOINT_DIR);
+        // Only a run that finished an epoch has something to lose.
+        if Checkpoints::has_progress(&ckdir) {
+            return Err(AntError::data(
+                out,
+                format!(
+                    "holds an interrupted run: continue it with `ant train --resume {}`, or delete {} to start over",
+                    out.display(),
+                    ckdir.display()
+                ),
+            ));
+        }
+        let cwd = std::env::current_dir().map_err(|e| AntError::io(".", e))?;
+        let (source, train) = load(&spec, &cwd)?;
+        std::fs::create_dir_all(out).map_err(|e| AntError::io(out, e))?;
+        let checkpoints = Checkpoints::create(&ckdir)?;
+        let file = RunFile {
+            spec: spec.clone(),
+            cwd,
+        };
+        let json = serde_json::to_vec_pretty(&file).map_err(|e| AntError::model(e.to_string()))?;
+        write_atomic(&ckdir.join(RUN_FILE), &json)?;
+        Ok(Run {
+            out: out.to_path_buf(),
+            spec,
+            source,
+            train,
+            checkpoints,
+            resumed: false,
+            started: Instant::now(),
+        })
+    }
+
+    /// The interrupted run in `out`, ready to continue where its checkpoints end.
+    pub fn resume(out: &Path) -> Result<Run> {
+        let ckdir = out.join(CHECKPOINT_DIR);
+        let path = ckdir.join(RUN_FILE);
+        let text = std::fs::read(&path).map_err(|e| {
+            if out.join(crate::model::TREE_FILE).exists() && !ckdir.exists() {
+                AntError::data(out, "this run has already finished: nothing to resume")
+            } else {
+                AntError::io(&path, e)
+            }
+        })?;
+        let file: RunFile = serde_json::from_slice(&text)
+            .map_err(|e| AntError::data(&path, format!("not a run file: {e}")))?;
+        let (source, train) = load(&file.spec, &file.cwd)?;
+        let checkpoints = Checkpoints::open(&ckdir)?;
+        Ok(Run {
+            out: out.to_path_buf(),
+            spec: file.spec,
+            source,
+            train,
+            checkpoints,
+            resumed: true,
+            started: Instant::now(),
+        })
+    }
+
+    pub fn spec(&self) -> &RunSpec {
+        &self.spec
+    }
+
+    pub fn out(&self) -> &Path {
+        &self.out
+    }
+
+    /// Whether this run continues an interrupted one.
+    pub fn is_resumed(&self) -> bool {
+        self.resumed
+    }
+
+    /// The samples growth and refinement use (validation rows included).
+    pub fn train_set(&self) -> &Dataset {
+        &self.train
+    }
+
+    pub fn test_set(&self) -> &Dataset {
+        &self.source.test
+    }
+
+    /// The observer that appends every epoch to `records.jsonl`: a new run starts the
+    /// file afresh; a resumed one keeps the records up to its last checkpoint.
+    pub fn records_log(&self) -> Result<RecordsLog> {
+        let path = self.out.join(RECORDS_FILE);
+        if self.resumed {
+            let keep = self.checkpoints.records();
+            let text = std::fs::read_to_string(&path).map_err(|e| AntError::io(&path, e))?;
+            let lines: Vec<&str> = text.lines().take(keep).collect();
+            if lines.len() < keep {
+                let msg = format!("has {} records, the checkpoint {keep}", lines.len());
+                return Err(AntError::data(&path, msg));
+            }
+            let kept: String = lines.iter().map(|l| format!("{l}\n")).collect();
+            write_atomic(&path, kept.as_bytes())?;
+        } else {
+            write_atomic(&path, b"")?;
+        }
+        let file = std::fs::OpenOptions::new()
+            .append(true)
+            .open(&path)
+            .map_err(|e| AntError::io(&path, e))?;
+        Ok(RecordsLog { file, path })
+    }
+
+    /// Train (or continue training), then save the model and `report.json` and remove
+    /// the checkpoints, which have served their purpose.
+    pub fn fit(self, device: &Device, observer: &mut dyn Observer) -> Result<Finished> {
+        let Run {
+            out,
+            spec,
+            source,
+            train,
+            checkpoints,
+            started,
+            ..
+        } = self;
+        let mut model = Ant::fit_checkpointed(spec.params, &train, device, observer, &checkpoints)?;
+        let n_valid = model.meta.provenance.n_valid;
+        model.meta.provenance = Provenance {
+            data: spec.data.path.display().to_string(),
+            test_split: source.split,
+            train_limit: spec.data.train_limit,
+            n_train: train.len() - n_valid,
+            n_valid,
+            target: source.target,
+        };
+        model.meta.class_names = source.class_names;
+        model.save(&out)?;
+        let evaluation = model.evaluate(&source.test)?;
+        let seconds = checkpoints.seconds_before() + started.elapsed().as_secs_f64();
+        let mut report = report(&model, &evaluation);
+        report["train_seconds"] = serde_json::json!(seconds);
+        let text =
+            serde_json::to_string_pretty(&report).map_err(|e| AntError::model(e.to_string()))?;
+        write_atomic(&out.join(REPORT_FILE), text.as_bytes())?;
+        let ckdir = out.join(CHECKPOINT_DIR);
+        drop(checkpoints);
+        std::fs::remove_dir_all(&ckdir).map_err(|e| AntError::io(&ckdir, e))?;
+        Ok(Finished {
+            model,
+            evaluation,
+            seconds,
+        })
+    }
+}
+
+/// Check the parameters, then read the data (paths relative to `cwd`).
+fn load(spec: &RunSpec, cwd: &Path) -> Result<(Source, Dataset)> {
+    spec.params.clone().check()?;
+    let d = &spec.data;
+    if d.train_limit == Some(0) {
+        return Err(AntError::invalid("train_limit", "must be at least 1"));
+    }
+    let test_data = d.test_data.as_ref().map(|p| cwd.join(p));
+    let seed = spec.params.seed;
+    let mut source = load_source(
+        &cwd.join(&d.path),
+        test_data.as_deref(),
+        d.test_fraction,
+        seed,
+        d.target.as_ref(),
+    )?;
+    // Provenance names the test file as it was given.
+    if let (TestSplit::File { path }, Some(given)) = (&mut source.split, &d.test_data) {
+        *path = given.display().to_string();
+    }
+    let train = match d.train_limit {
+        Some(n) => source.train.take_first(n),
+        None => source.train.clone(),
+    };
+    Ok((source, train))
+}
+
+/// Appends every epoch record to `records.jsonl` as one JSON line.
+pub struct RecordsLog {
+    file: File,
+    path: PathBuf,
+}
+
+impl Observer for RecordsLog {
+    fn epoch(&mut self, r: &EpochRecord) {
+        let line = serde_json::to_string(r).expect("records serialise");
+        if let Err(e) = writeln!(self.file, "{line}").and_then(|()| self.file.flush()) {
+            tracing::warn!("{}: {e}", self.path.display());
+        }
+    }
+}
+
+/// `report.json`: test scores (error or MSE by task), accounting and the tree's size.
+pub fn report(ant: &Ant, ev: &Evaluation) -> serde_json::Value {
+    let t = &ant.tree.topology;
+    let (mk, sk, lk) = if ant.task().is_classification() {
+        (
+            "multi_path_error",
+            "single_path_error",
+            "least_likely_path_error",
+        )
+    } else {
+        ("multi_path_mse", "single_path_mse", "least_likely_path_mse")
+    };
+    serde_json::json!({
+        "task": ev.task,
+        mk: ev.multi_path,
+        sk: ev.single_path,
+        lk: ev.least_likely_path,
+        "params_total": ev.params_total,
+        "params_single_path_avg": ev.params_single_path_avg,
+        "flops_multi_path": ev.flops_multi_path,
+        "flops_single_path": ev.flops_single_path,
+        "nodes": t.nodes.len(),
+        "leaves": t.leaves().len(),
+        "routers": t.routers(),
+        "transformers": t.transformers(),
+        "depth": t.depth(),
+        "test_samples": ev.test_samples,
+        "leaf_reach": ev.leaf_reach,
+        "preset": ant.meta.preset.name(),
+        "valid_nll": ant.meta.valid_nll,
+        "valid_metric": ant.meta.valid_metric,
+    })
+}
