@@ -1,5 +1,5 @@
 //! `ant data fetch` against a loopback HTTP server that this test runs itself, serving
-//! the real MNIST files from `../shared/data/mnist`: download + verification, resume
+//! the real MNIST files shipped in `data/mnist`: download + verification, resume
 //! with `Range`, a server that ignores `Range`, and a checksum mismatch.
 
 use std::io::{BufRead, BufReader, Write};
@@ -28,7 +28,7 @@ struct Server {
 }
 
 fn root() -> PathBuf {
-    Path::new(env!("CARGO_MANIFEST_DIR")).join("../shared/data/mnist")
+    Path::new(env!("CARGO_MANIFEST_DIR")).join("data/mnist")
 }
 
 fn serve(b: Behaviour) -> Server {

@@ -17,9 +17,10 @@ fn ant(args: &[&str]) -> Output {
         .expect("runs")
 }
 
+/// scikit-learn's bundled tables, shipped in `data/small`.
 fn small(name: &str) -> PathBuf {
     Path::new(env!("CARGO_MANIFEST_DIR"))
-        .join("../shared/data/small")
+        .join("data/small")
         .join(name)
 }
 
