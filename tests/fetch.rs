@@ -5,9 +5,11 @@
 use std::io::{BufRead, BufReader, Write};
 use std::net::{TcpListener, TcpStream};
 use std::path::{Path, PathBuf};
-use std::process::{Command, Output};
+use std::process::Output;
 use std::sync::atomic::{AtomicBool, Ordering};
 use std::sync::{Arc, Mutex};
+
+mod common;
 
 #[derive(Clone, Default)]
 struct Behaviour {
@@ -119,18 +121,8 @@ fn handle(
 }
 
 fn fetch(dir: &Path, url: &str) -> Output {
-    Command::new(env!("CARGO_BIN_EXE_ant"))
-        .args([
-            "data",
-            "fetch",
-            "mnist",
-            "--dir",
-            dir.to_str().unwrap(),
-            "--base-url",
-            url,
-        ])
-        .output()
-        .unwrap()
+    let d = dir.to_str().unwrap();
+    common::ant(&["data", "fetch", "mnist", "--dir", d, "--base-url", url])
 }
 
 const FILES: [&str; 4] = [
