@@ -2,15 +2,11 @@
 //! names the file and the problem, exit code 2, and no panic.
 
 use std::path::{Path, PathBuf};
-use std::process::{Command, Output};
+use std::process::Output;
 use std::sync::OnceLock;
 
-fn ant(args: &[&str]) -> Output {
-    Command::new(env!("CARGO_BIN_EXE_ant"))
-        .args(args)
-        .output()
-        .expect("runs")
-}
+mod common;
+use common::ant;
 
 fn repo(p: &str) -> String {
     Path::new(env!("CARGO_MANIFEST_DIR"))

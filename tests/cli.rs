@@ -1,14 +1,10 @@
 //! The `ant` binary end to end: training on SARCOS, eval's JSON, and clear errors.
 
 use std::path::Path;
-use std::process::{Command, Output};
+use std::process::Output;
 
-fn ant(args: &[&str]) -> Output {
-    Command::new(env!("CARGO_BIN_EXE_ant"))
-        .args(args)
-        .output()
-        .expect("runs")
-}
+mod common;
+use common::ant;
 
 fn stderr(o: &Output) -> String {
     String::from_utf8_lossy(&o.stderr).into_owned()

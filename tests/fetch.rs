@@ -1,13 +1,15 @@
 //! `ant data fetch` against a loopback HTTP server that this test runs itself, serving
-//! the real MNIST files from `../shared/data/mnist`: download + verification, resume
+//! the real MNIST files shipped in `data/mnist`: download + verification, resume
 //! with `Range`, a server that ignores `Range`, and a checksum mismatch.
 
 use std::io::{BufRead, BufReader, Write};
 use std::net::{TcpListener, TcpStream};
 use std::path::{Path, PathBuf};
-use std::process::{Command, Output};
+use std::process::Output;
 use std::sync::atomic::{AtomicBool, Ordering};
 use std::sync::{Arc, Mutex};
+
+mod common;
 
 #[derive(Clone, Default)]
 struct Behaviour {
@@ -28,7 +30,7 @@ struct Server {
 }
 
 fn root() -> PathBuf {
-    Path::new(env!("CARGO_MANIFEST_DIR")).join("../shared/data/mnist")
+    Path::new(env!("CARGO_MANIFEST_DIR")).join("data/mnist")
 }
 
 fn serve(b: Behaviour) -> Server {
@@ -119,18 +121,8 @@ fn handle(
 }
 
 fn fetch(dir: &Path, url: &str) -> Output {
-    Command::new(env!("CARGO_BIN_EXE_ant"))
-        .args([
-            "data",
-            "fetch",
-            "mnist",
-            "--dir",
-            dir.to_str().unwrap(),
-            "--base-url",
-            url,
-        ])
-        .output()
-        .unwrap()
+    let d = dir.to_str().unwrap();
+    common::ant(&["data", "fetch", "mnist", "--dir", d, "--base-url", url])
 }
 
 const FILES: [&str; 4] = [

@@ -2,16 +2,11 @@
 //! images of the wrong size refused naming the file.
 
 use std::path::Path;
-use std::process::{Command, Output};
 
 use ant::data::idx::read_idx;
 
-fn ant(args: &[&str]) -> Output {
-    Command::new(env!("CARGO_BIN_EXE_ant"))
-        .args(args)
-        .output()
-        .expect("runs")
-}
+mod common;
+use common::ant;
 
 fn idx(dims: &[u32], data: &[u8]) -> Vec<u8> {
     let mut b = vec![0, 0, 8, dims.len() as u8];

@@ -4,22 +4,18 @@
 
 use std::io::Read;
 use std::path::{Path, PathBuf};
-use std::process::{Command, Output};
 
 use ant::data::Targets;
 use ant::data::source::load_source;
 use ant::data::tabular::{Separator, TabularTask, TargetSpec};
 
-fn ant(args: &[&str]) -> Output {
-    Command::new(env!("CARGO_BIN_EXE_ant"))
-        .args(args)
-        .output()
-        .expect("runs")
-}
+mod common;
+use common::ant;
 
+/// scikit-learn's bundled tables, shipped in `data/small`.
 fn small(name: &str) -> PathBuf {
     Path::new(env!("CARGO_MANIFEST_DIR"))
-        .join("../shared/data/small")
+        .join("data/small")
         .join(name)
 }
 

@@ -430,14 +430,10 @@ mod tests {
         assert!(msg.contains("UTF-8"), "{msg}");
     }
 
-    /// The scikit-learn copies in the shared data folder, when present.
+    /// scikit-learn's bundled tables, copied as-is into `data/small`.
     #[test]
     fn real_small_tables() {
-        let dir = Path::new(env!("CARGO_MANIFEST_DIR")).join("../shared/data/small");
-        if !dir.is_dir() {
-            eprintln!("skipping: {} not found", dir.display());
-            return;
-        }
+        let dir = Path::new(env!("CARGO_MANIFEST_DIR")).join("data/small");
         let opts = CsvOptions::default();
         let iris = read_table(&dir.join("iris.csv"), &opts).unwrap();
         assert_eq!(iris.header.as_ref().unwrap()[2], "setosa");

@@ -409,14 +409,10 @@ mod tests {
         assert!(msg.contains("no images"), "{msg}");
     }
 
-    /// The real MNIST, when the shared data folder is present.
+    /// The real MNIST shipped in `data/mnist`.
     #[test]
     fn real_mnist() {
-        let dir = Path::new(env!("CARGO_MANIFEST_DIR")).join("../shared/data/mnist");
-        if !dir.is_dir() {
-            eprintln!("skipping: {} not found", dir.display());
-            return;
-        }
+        let dir = Path::new(env!("CARGO_MANIFEST_DIR")).join("data/mnist");
         let (train, test) = load_idx_dir(&dir).unwrap();
         assert_eq!(train.len(), 60000);
         assert_eq!(test.len(), 10000);

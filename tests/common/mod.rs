@@ -1,4 +1,4 @@
-//! Shared helpers: small synthetic data sets and tensors.
+//! Shared helpers: the `ant` binary, small synthetic data sets and tensors.
 #![allow(dead_code)]
 
 use ant::data::{Dataset, Targets};
@@ -7,6 +7,14 @@ use ant::modules::Repr;
 use burn::prelude::*;
 use rand::{Rng, SeedableRng};
 use rand_chacha::ChaCha8Rng;
+
+/// Runs the `ant` binary with `args` and waits for its output.
+pub fn ant(args: &[&str]) -> std::process::Output {
+    std::process::Command::new(env!("CARGO_BIN_EXE_ant"))
+        .args(args)
+        .output()
+        .expect("runs")
+}
 
 /// `n` points uniform in [-1,1]^d.
 pub fn uniform(n: usize, d: usize, seed: u64) -> Vec<f32> {
