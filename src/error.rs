@@ -18,6 +18,9 @@ pub enum AntError {
     InvalidParam { name: &'static str, reason: String },
     #[error("invalid parameter: {0}")]
     Param(String),
+    /// A download failed: the server, the connection or the file it sent.
+    #[error("{url}: {reason}")]
+    Download { url: String, reason: String },
     #[error("model: {0}")]
     Model(String),
 }

@@ -11,18 +11,22 @@ use std::io::{Read, Write};
 use std::path::{Path, PathBuf};
 use std::time::Duration;
 
-use indicatif::{ProgressBar, ProgressStyle};
-
 use crate::data::{file_md5, read_maybe_gz};
 use crate::error::{AntError, Result};
 
 /// The data sets `fetch` knows.
-#[derive(Clone, Copy, Debug, PartialEq, Eq, clap::ValueEnum)]
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub enum Known {
     Mnist,
     FashionMnist,
     Cifar10,
 }
+
+crate::named::named!(Known {
+    Mnist => "mnist",
+    FashionMnist => "fashion-mnist",
+    Cifar10 => "cifar10",
+});
 
 /// What a downloaded file must match.
 enum Check {
@@ -100,8 +104,39 @@ impl Known {
     }
 }
 
-/// Whether `path` passes its check. The error is the mismatch, for messages.
-fn verify(path: &Path, check: &Check) -> Result<std::result::Result<(), String>> {
+/// What a check of a file found.
+enum Verdict {
+    Verified,
+    /// What differs, for messages.
+    Mismatch(String),
+}
+
+/// What [`fetch`] has just done with a file, for a front end to show.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum Step {
+    /// The file was already there and passed its check.
+    Present,
+    Downloaded,
+    /// An archive was unpacked into this directory.
+    Unpacked,
+}
+
+/// Receives [`fetch`]'s progress. Every method has a do-nothing default.
+pub trait FetchProgress {
+    /// A download of `file` begins at byte `start` of `total` (when the server says).
+    fn download_started(&mut self, _file: &str, _start: u64, _total: Option<u64>) {}
+    fn received(&mut self, _bytes: u64) {}
+    fn download_ended(&mut self) {}
+    /// `path` is in place.
+    fn step(&mut self, _path: &Path, _step: Step) {}
+}
+
+/// Reports nothing.
+pub struct Quiet;
+impl FetchProgress for Quiet {}
+
+/// Whether `path` passes its check.
+fn verify(path: &Path, check: &Check) -> Result<Verdict> {
     let (got, want, what) = match check {
         Check::Unpacked(want) => {
             use md5::{Digest, Md5};
@@ -115,9 +150,9 @@ fn verify(path: &Path, check: &Check) -> Result<std::result::Result<(), String>>
         Check::Raw(want) => (file_md5(path)?, *want, "md5"),
     };
     Ok(if got == want {
-        Ok(())
+        Verdict::Verified
     } else {
-        Err(format!("{what} {got}, expected {want}"))
+        Verdict::Mismatch(format!("{what} {got}, expected {want}"))
     })
 }
 
@@ -129,13 +164,21 @@ fn part_path(path: &Path) -> PathBuf {
 
 /// Downloads `url` into `part`, continuing a partial file when the server honours
 /// `Range`. Returns the number of bytes received in this call.
-fn download(agent: &ureq::Agent, url: &str, part: &Path, progress: bool) -> Result<u64> {
+fn download(
+    agent: &ureq::Agent,
+    url: &str,
+    part: &Path,
+    progress: &mut dyn FetchProgress,
+) -> Result<u64> {
     let have = std::fs::metadata(part).map(|m| m.len()).unwrap_or(0);
     let mut req = agent.get(url);
     if have > 0 {
         req = req.set("Range", &format!("bytes={have}-"));
     }
-    let net = |msg: String| AntError::data(url, msg);
+    let net = |reason: String| AntError::Download {
+        url: url.to_string(),
+        reason,
+    };
     let resp = match req.call() {
         Ok(r) => r,
         // The partial file is already whole (or larger than the file): start over.
@@ -168,25 +211,11 @@ fn download(agent: &ureq::Agent, url: &str, part: &Path, progress: bool) -> Resu
     }
     .map_err(|e| AntError::io(part, e))?;
     let start = if resumed { have } else { 0 };
-    let bar = if progress {
-        let b = ProgressBar::new(len.map_or(0, |l| l + start));
-        b.set_style(
-            ProgressStyle::with_template(
-                "{msg:>28} [{bar:30}] {bytes}/{total_bytes} {bytes_per_sec}",
-            )
-            .expect("valid template")
-            .progress_chars("=> "),
-        );
-        b.set_message(
-            part.file_name()
-                .map(|n| n.to_string_lossy().trim_end_matches(".part").to_string())
-                .unwrap_or_default(),
-        );
-        b.set_position(start);
-        b
-    } else {
-        ProgressBar::hidden()
-    };
+    let name = part
+        .file_name()
+        .map(|n| n.to_string_lossy().trim_end_matches(".part").to_string())
+        .unwrap_or_default();
+    progress.download_started(&name, start, len.map(|l| l + start));
     let mut reader = resp.into_reader();
     let mut buf = vec![0u8; 1 << 16];
     let mut got = 0u64;
@@ -203,10 +232,10 @@ fn download(agent: &ureq::Agent, url: &str, part: &Path, progress: bool) -> Resu
         file.write_all(&buf[..n])
             .map_err(|e| AntError::io(part, e))?;
         got += n as u64;
-        bar.inc(n as u64);
+        progress.received(n as u64);
     }
     file.sync_all().map_err(|e| AntError::io(part, e))?;
-    bar.finish_and_clear();
+    progress.download_ended();
     if let Some(l) = len
         && got < l
     {
@@ -220,7 +249,12 @@ fn download(agent: &ureq::Agent, url: &str, part: &Path, progress: bool) -> Resu
 /// Downloads and verifies every file of `set` into `dir` (`base_url` replaces the
 /// canonical prefix). Files already there and verified are kept. CIFAR-10's archive
 /// is unpacked into `dir` (giving `cifar-10-batches-bin/`).
-pub fn fetch(set: Known, dir: &Path, base_url: Option<&str>, progress: bool) -> Result<()> {
+pub fn fetch(
+    set: Known,
+    dir: &Path,
+    base_url: Option<&str>,
+    progress: &mut dyn FetchProgress,
+) -> Result<()> {
     std::fs::create_dir_all(dir).map_err(|e| AntError::io(dir, e))?;
     let base = base_url.unwrap_or(set.default_base_url());
     let sep = if base.ends_with('/') { "" } else { "/" };
@@ -231,8 +265,8 @@ pub fn fetch(set: Known, dir: &Path, base_url: Option<&str>, progress: bool) -> 
     for f in set.files() {
         let path = dir.join(f.name);
         if path.is_file() {
-            if verify(&path, &f.check)?.is_ok() {
-                eprintln!("{}: present and verified", path.display());
+            if let Verdict::Verified = verify(&path, &f.check)? {
+                progress.step(&path, Step::Present);
                 continue;
             }
             // A bad file in place would be taken as good by the loaders.
@@ -241,7 +275,7 @@ pub fn fetch(set: Known, dir: &Path, base_url: Option<&str>, progress: bool) -> 
         let url = format!("{base}{sep}{}", f.name);
         let part = part_path(&path);
         download(&agent, &url, &part, progress)?;
-        if let Err(why) = verify(&part, &f.check)? {
+        if let Verdict::Mismatch(why) = verify(&part, &f.check)? {
             std::fs::remove_file(&part).map_err(|e| AntError::io(&part, e))?;
             return Err(AntError::data(
                 &path,
@@ -249,7 +283,7 @@ pub fn fetch(set: Known, dir: &Path, base_url: Option<&str>, progress: bool) -> 
             ));
         }
         std::fs::rename(&part, &path).map_err(|e| AntError::io(&path, e))?;
-        eprintln!("{}: downloaded and verified", path.display());
+        progress.step(&path, Step::Downloaded);
     }
     if set == Known::Cifar10 {
         let archive = dir.join(CIFAR[0].name);
@@ -257,7 +291,7 @@ pub fn fetch(set: Known, dir: &Path, base_url: Option<&str>, progress: bool) -> 
         tar::Archive::new(flate2::read::GzDecoder::new(file))
             .unpack(dir)
             .map_err(|e| AntError::data(&archive, format!("cannot unpack: {e}")))?;
-        eprintln!("{}: unpacked", dir.join("cifar-10-batches-bin").display());
+        progress.step(&dir.join("cifar-10-batches-bin"), Step::Unpacked);
     }
     Ok(())
 }

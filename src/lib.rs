@@ -37,12 +37,14 @@
 //! ```
 pub mod data;
 pub mod error;
+#[cfg(feature = "fetch")]
 pub mod fetch;
 pub mod loss;
 pub mod malloc;
 pub mod metrics;
 pub mod model;
 pub mod modules;
+pub mod named;
 pub mod observe;
 pub mod params;
 pub mod persist;
@@ -58,8 +60,10 @@ pub mod viz;
 pub use data::{Dataset, Targets};
 pub use error::{AntError, Result};
 pub use model::{Ant, Evaluation, Inference, Predictions};
-pub use params::{AntParams, Init, TrainConfig};
+pub use named::Named;
+pub use params::{AntParams, Init, RouterInit, TrainConfig};
 pub use preset::{Ablation, Preset, Task};
+pub use train::Augment;
 
 /// The device everything runs on by default: burn's pure-Rust CPU backend.
 pub fn default_device() -> burn::prelude::Device {

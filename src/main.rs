@@ -8,10 +8,14 @@ use indicatif::{ProgressBar, ProgressStyle};
 
 use ant::data::source::{load_source, load_test_for};
 use ant::data::tabular::{Separator, TabularTask, TargetSpec};
+use ant::fetch::{FetchProgress, Known, Step, fetch};
 use ant::model::{Inference, TestSplit};
+use ant::named::Named;
 use ant::observe::{Decision, EpochRecord, Fanout, Observer, Stage};
+use ant::params::RouterInit;
 use ant::persist::write_atomic;
 use ant::run::{DataSpec, Run, RunSpec};
+use ant::train::Augment;
 use ant::{Ablation, Ant, AntError, AntParams, Init, Preset, Result};
 
 #[derive(Parser)]
@@ -59,8 +63,8 @@ enum DataCmd {
 
 #[derive(clap::Args)]
 struct FetchArgs {
-    #[arg(value_enum)]
-    set: ant::fetch::Known,
+    #[arg(value_parser = named::<Known>())]
+    set: Known,
     #[arg(long)]
     dir: PathBuf,
     /// Replaces the canonical URL prefix (the standard file names are appended).
@@ -82,6 +86,53 @@ struct PruneArgs {
     out: PathBuf,
 }
 
+/// Parses the names of a library enum (listed in `--help`).
+fn named<T: Named + Clone + Send + Sync>() -> impl clap::builder::TypedValueParser<Value = T> {
+    use clap::builder::TypedValueParser;
+    clap::builder::PossibleValuesParser::new(T::names())
+        .map(|s: String| T::from_name(&s).expect("clap accepts only listed names"))
+}
+
+/// A progress bar per download, a line per file in place.
+#[derive(Default)]
+struct DownloadBars {
+    bar: Option<ProgressBar>,
+}
+
+impl FetchProgress for DownloadBars {
+    fn download_started(&mut self, file: &str, start: u64, total: Option<u64>) {
+        let b = ProgressBar::new(total.unwrap_or(0));
+        b.set_style(
+            ProgressStyle::with_template(
+                "{msg:>28} [{bar:30}] {bytes}/{total_bytes} {bytes_per_sec}",
+            )
+            .expect("valid template")
+            .progress_chars("=> "),
+        );
+        b.set_message(file.to_string());
+        b.set_position(start);
+        self.bar = Some(b);
+    }
+    fn received(&mut self, bytes: u64) {
+        if let Some(b) = &self.bar {
+            b.inc(bytes);
+        }
+    }
+    fn download_ended(&mut self) {
+        if let Some(b) = self.bar.take() {
+            b.finish_and_clear();
+        }
+    }
+    fn step(&mut self, path: &std::path::Path, step: Step) {
+        let what = match step {
+            Step::Present => "present and verified",
+            Step::Downloaded => "downloaded and verified",
+            Step::Unpacked => "unpacked",
+        };
+        eprintln!("{}: {what}", path.display());
+    }
+}
+
 /// The library's defaults, shown by `--help` (those that depend on the preset are
 /// options left unset).
 fn defaults() -> AntParams {
@@ -100,7 +151,7 @@ struct TrainArgs {
     ])]
     resume: Option<PathBuf>,
     /// Module preset (paper, Table 2).
-    #[arg(long, value_enum, required_unless_present = "resume")]
+    #[arg(long, value_parser = named::<Preset>(), required_unless_present = "resume")]
     preset: Option<Preset>,
     /// An IDX directory (MNIST layout), a CIFAR-10 binary directory, a SARCOS .mat /
     /// .csv file, or with --target any table (.csv, .csv.gz).
@@ -151,14 +202,14 @@ struct TrainArgs {
     /// Seeded fraction of the file held out as the test set when it has none.
     #[arg(long, default_value_t = 0.2)]
     test_fraction: f64,
-    #[arg(long, value_enum, default_value_t = defaults().ablation)]
+    #[arg(long, value_parser = named::<Ablation>(), default_value_t = defaults().ablation)]
     ablation: Ablation,
     /// Training-image augmentation (default: crop-flip for cifar10 presets, else none).
-    #[arg(long, value_enum)]
+    #[arg(long, value_parser = named::<Augment>())]
     augment: Option<ant::train::Augment>,
     /// How a split's router starts: `default` (random, as the paper) or `centred` (splits
     /// the leaf's samples in half with confident decisions).
-    #[arg(long, value_enum, default_value_t = defaults().router_init)]
+    #[arg(long, value_parser = named::<RouterInit>(), default_value_t = defaults().router_init)]
     router_init: ant::params::RouterInit,
     /// Weight of a load-balancing penalty on each new router during growth (Frosst &
     /// Hinton): asks it to send, on average, half the reaching mass each way. 0: off.
@@ -169,7 +220,7 @@ struct TrainArgs {
     #[arg(long, default_value_t = defaults().router_confidence)]
     router_confidence: f64,
     /// How split children start: from the parent's solver, or fresh.
-    #[arg(long, value_enum, default_value_t = defaults().init)]
+    #[arg(long, value_parser = named::<Init>(), default_value_t = defaults().init)]
     init: Init,
 }
 
@@ -538,7 +589,12 @@ fn main() -> ExitCode {
         Cmd::Predict(a) => predict(a),
         Cmd::Data {
             cmd: DataCmd::Fetch(a),
-        } => ant::fetch::fetch(a.set, &a.dir, a.base_url.as_deref(), true),
+        } => fetch(
+            a.set,
+            &a.dir,
+            a.base_url.as_deref(),
+            &mut DownloadBars::default(),
+        ),
     };
     match res {
         Ok(()) => ExitCode::SUCCESS,

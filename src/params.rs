@@ -6,11 +6,12 @@ use burn::config::Config;
 use serde::{Deserialize, Serialize};
 
 use crate::error::AntError;
+use crate::named::named;
 use crate::preset::{Ablation, Preset};
 use crate::train::Augment;
 
 /// How the two children of a split start.
-#[derive(Clone, Copy, Debug, Default, PartialEq, Eq, Serialize, Deserialize, clap::ValueEnum)]
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq, Serialize, Deserialize)]
 #[serde(rename_all = "kebab-case")]
 pub enum Init {
     /// Both children start from the parent's solver (with a little noise, so the router
@@ -23,9 +24,8 @@ pub enum Init {
 }
 
 /// How a split's new router starts.
-#[derive(Clone, Copy, Debug, Default, PartialEq, Eq, Serialize, Deserialize, clap::ValueEnum)]
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq, Serialize, Deserialize)]
 #[serde(rename_all = "kebab-case")]
-#[value(rename_all = "kebab-case")]
 pub enum RouterInit {
     /// Standard random initialisation (as the paper).
     #[default]
@@ -34,6 +34,16 @@ pub enum RouterInit {
     /// with decisions well away from 0.5 (breaks the symmetry between the new children).
     Centred,
 }
+
+named!(Init {
+    Inherit => "inherit",
+    Fresh => "fresh",
+});
+
+named!(RouterInit {
+    Default => "default",
+    Centred => "centred",
+});
 
 /// Validated training settings: made only by [`AntParams::check`], read through
 /// [`TrainConfig::params`]; the crate reads the fields directly.

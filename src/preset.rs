@@ -13,12 +13,12 @@
 
 use serde::{Deserialize, Serialize};
 
+use crate::named::{Named, named};
 use crate::spec::{BlockSpec, LayerSpec, Shape};
 
 /// A named set of module families (paper, Table 2).
-#[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize, Deserialize, clap::ValueEnum)]
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize, Deserialize)]
 #[serde(rename_all = "kebab-case")]
-#[value(rename_all = "kebab-case")]
 pub enum Preset {
     /// SARCOS: FC(width) + tanh transformers, FC routers, linear regressors.
     Sarcos,
@@ -33,9 +33,8 @@ pub enum Preset {
 }
 
 /// Which growth options exist (paper, section 4 ablations).
-#[derive(Clone, Copy, Debug, Default, PartialEq, Eq, Serialize, Deserialize, clap::ValueEnum)]
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq, Serialize, Deserialize)]
 #[serde(rename_all = "kebab-case")]
-#[value(rename_all = "kebab-case")]
 pub enum Ablation {
     /// The full ANT: split and deepen.
     #[default]
@@ -130,19 +129,6 @@ impl Preset {
                 freq: 1,
                 gap_solver: true,
             },
-        }
-    }
-
-    pub fn name(self) -> &'static str {
-        match self {
-            Preset::Sarcos => "sarcos",
-            Preset::Tabular => "tabular",
-            Preset::MnistA => "mnist-a",
-            Preset::MnistB => "mnist-b",
-            Preset::MnistC => "mnist-c",
-            Preset::Cifar10A => "cifar10-a",
-            Preset::Cifar10B => "cifar10-b",
-            Preset::Cifar10C => "cifar10-c",
         }
     }
 
@@ -322,11 +308,22 @@ fn push_pool(layers: &mut Vec<LayerSpec>, input: Shape, k: usize, freq: usize) {
     }
 }
 
-impl std::fmt::Display for Preset {
-    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
-        f.write_str(self.name())
-    }
-}
+named!(Preset {
+    Sarcos => "sarcos",
+    Tabular => "tabular",
+    MnistA => "mnist-a",
+    MnistB => "mnist-b",
+    MnistC => "mnist-c",
+    Cifar10A => "cifar10-a",
+    Cifar10B => "cifar10-b",
+    Cifar10C => "cifar10-c",
+});
+
+named!(Ablation {
+    None => "none",
+    NoRouter => "no-router",
+    NoTransformer => "no-transformer",
+});
 
 #[cfg(test)]
 mod tests {

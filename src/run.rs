@@ -22,6 +22,7 @@ use crate::data::source::{Source, load_source};
 use crate::data::tabular::TargetSpec;
 use crate::error::{AntError, Result};
 use crate::model::{Ant, Evaluation, Provenance, TestSplit};
+use crate::named::Named;
 use crate::observe::{EpochRecord, Observer};
 use crate::params::AntParams;
 use crate::persist::write_atomic;

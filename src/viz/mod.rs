@@ -18,6 +18,7 @@ use std::path::Path;
 use crate::data::Dataset;
 use crate::error::{AntError, Result};
 use crate::model::{Ant, Inference};
+use crate::named::Named;
 
 /// Output format of `ant plot`, chosen by `--format` or the extension of `--out`.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]

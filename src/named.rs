@@ -1,0 +1,68 @@
+//! Enums a user picks by name (on a command line, in a file): one list of names each,
+//! the same as their JSON names, so front ends need no copy of them.
+
+/// An enum with a fixed set of named values.
+pub trait Named: Sized + Copy + 'static {
+    /// Every value, in the order a user would list them.
+    const ALL: &'static [Self];
+
+    /// The value's name (kebab-case).
+    fn name(self) -> &'static str;
+
+    /// The value called `name`.
+    fn from_name(name: &str) -> Option<Self> {
+        Self::ALL.iter().copied().find(|v| v.name() == name)
+    }
+
+    /// Every name, for help texts and error messages.
+    fn names() -> Vec<&'static str> {
+        Self::ALL.iter().map(|v| v.name()).collect()
+    }
+}
+
+/// `named!(Type { Variant => "name", ... })`: [`Named`] and `Display` by name.
+macro_rules! named {
+    ($t:ty { $($v:ident => $n:literal),* $(,)? }) => {
+        impl $crate::named::Named for $t {
+            const ALL: &'static [Self] = &[$(Self::$v),*];
+            fn name(self) -> &'static str {
+                match self {
+                    $(Self::$v => $n),*
+                }
+            }
+        }
+
+        impl std::fmt::Display for $t {
+            fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+                f.write_str($crate::named::Named::name(*self))
+            }
+        }
+    };
+}
+pub(crate) use named;
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::{Ablation, Augment, Init, Preset, RouterInit};
+
+    /// The names are the JSON names, so files and command lines agree.
+    fn names_match_json<T: Named + serde::Serialize>() {
+        for v in T::ALL {
+            let json = serde_json::to_value(v).unwrap();
+            assert_eq!(json.as_str(), Some(v.name()));
+            assert_eq!(T::from_name(v.name()).map(|w| w.name()), Some(v.name()));
+        }
+    }
+
+    #[test]
+    fn every_name_is_its_json_name() {
+        names_match_json::<Preset>();
+        names_match_json::<Ablation>();
+        names_match_json::<Init>();
+        names_match_json::<RouterInit>();
+        names_match_json::<Augment>();
+        assert_eq!(Preset::from_name("mnist-c"), Some(Preset::MnistC));
+        assert_eq!(Preset::from_name("mnist_c"), None);
+    }
+}
