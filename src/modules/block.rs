@@ -17,6 +17,12 @@ pub enum Repr {
     Flat(Tensor<2>),
 }
 
+/// Row indices as an Int tensor on `device` (for `select`).
+pub fn index_tensor(idx: &[usize], device: &Device) -> Tensor<1, Int> {
+    let v: Vec<i64> = idx.iter().map(|&i| i as i64).collect();
+    Tensor::from_data(TensorData::new(v, [idx.len()]), device)
+}
+
 impl Repr {
     pub fn batch(&self) -> usize {
         match self {

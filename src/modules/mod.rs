@@ -1,3 +1,3 @@
 //! Burn modules built from [`crate::spec::BlockSpec`]s.
 mod block;
-pub use block::{Block, Repr};
+pub use block::{Block, Repr, index_tensor};

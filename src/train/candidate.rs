@@ -15,9 +15,9 @@ use burn::tensor::activation;
 
 use super::augment::Augmenter;
 use super::eval::{MetricCtx, chunks};
-use super::fit::{Objective, index_tensor};
+use super::fit::Objective;
 use crate::loss::{Target, leaf_log_lik, leaf_prediction, logsumexp_rows};
-use crate::modules::{Block, Repr};
+use crate::modules::{Block, Repr, index_tensor};
 use crate::preset::Task;
 use crate::tree::TreeView;
 

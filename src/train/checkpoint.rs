@@ -19,13 +19,12 @@ use std::path::{Path, PathBuf};
 use std::sync::{Arc, Mutex};
 
 use burn::module::Module;
-use burn::optim::ModuleOptimizer;
 use burn::store::{BurnpackStore, ModuleSnapshot};
 use burn::tensor::Bytes;
 use serde::{Deserialize, Serialize};
 
 use super::augment::Augmenter;
-use super::fit::Fitted;
+use super::state::{Fitted, LoopState, adam};
 use crate::error::{AntError, Result};
 use crate::persist::write_atomic;
 
@@ -65,23 +64,12 @@ struct FitHeader {
     seconds: f64,
 }
 
-/// An optimisation resumed after its `epoch`-th epoch.
-pub struct ResumedLoop<M> {
-    pub model: M,
-    pub best: Option<M>,
-    pub optim: ModuleOptimizer,
-    pub epoch: usize,
-    pub best_nll: f64,
-    pub best_metric: f64,
-    pub since_best: usize,
-}
-
 /// How an optimisation starts.
 pub enum Start<M> {
     /// Finished before the interruption: its result, nothing to train.
     Replay(Fitted<M>),
-    /// In progress at the interruption.
-    Resume(ResumedLoop<M>),
+    /// In progress at the interruption: its state after its last finished epoch.
+    Resume(LoopState<M>),
     /// Not reached before: train from the beginning.
     Fresh,
 }
@@ -267,18 +255,18 @@ impl Checkpoints {
             && h.fit == i
         {
             let [m, b, o] = <[Vec<u8>; 3]>::try_from(parts).expect("3 sections");
-            let res = (|| -> std::result::Result<ResumedLoop<M>, String> {
+            let res = (|| -> std::result::Result<LoopState<M>, String> {
                 let model_l = load_module(model.clone(), m)?;
                 let best = if h.has_best {
                     Some(load_module(model.clone(), b)?)
                 } else {
                     None
                 };
-                let optim = super::fit::adam()
+                let optim = adam()
                     .init()
                     .from_bytes(Bytes::from_bytes_vec(o))
                     .map_err(|e| e.to_string())?;
-                Ok(ResumedLoop {
+                Ok(LoopState {
                     model: model_l,
                     best,
                     optim,
@@ -304,36 +292,30 @@ impl Checkpoints {
     }
 
     /// Save the state after an epoch of the optimisation in progress.
-    #[allow(clippy::too_many_arguments)]
-    pub fn save_epoch<M: Module>(
-        &self,
-        epoch: usize,
-        model: &M,
-        best: Option<&M>,
-        optim: &ModuleOptimizer,
-        best_nll: f64,
-        best_metric: f64,
-        since_best: usize,
-    ) {
+    pub fn save_epoch<M: Module>(&self, state: &LoopState<M>) {
         let s = self.lock();
         let header = EpochHeader {
             fit: s.next - 1,
-            epoch,
-            best_nll_bits: best_nll.to_bits(),
-            best_metric_bits: best_metric.to_bits(),
-            since_best,
-            has_best: best.is_some(),
+            epoch: state.epoch,
+            best_nll_bits: state.best_nll.to_bits(),
+            best_metric_bits: state.best_metric.to_bits(),
+            since_best: state.since_best,
+            has_best: state.best.is_some(),
             records: s.records,
             aug_pos: s.aug_pos(),
             seconds: s.seconds(),
         };
         save(&s.dir.join(CURRENT), &header, || {
-            let b = match best {
+            let b = match &state.best {
                 Some(b) => module_bytes(b)?,
                 None => vec![],
             };
-            let o = optim.into_bytes().map_err(|e| e.to_string())?.to_vec();
-            Ok(vec![module_bytes(model)?, b, o])
+            let o = state
+                .optim
+                .into_bytes()
+                .map_err(|e| e.to_string())?
+                .to_vec();
+            Ok(vec![module_bytes(&state.model)?, b, o])
         });
     }
 

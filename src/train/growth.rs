@@ -12,8 +12,9 @@ use super::candidate::{
 };
 use super::checkpoint::Checkpoints;
 use super::eval::MetricCtx;
-use super::fit::{FitOptions, Fitted, Objective, fit};
+use super::fit::{FitOptions, Objective, fit};
 use super::seed::{INIT_DEEPEN, INIT_ROOT, INIT_SPLIT, shuffle_stream, sub_seed};
+use super::state::Fitted;
 use crate::modules::Block;
 use crate::observe::{Action, CandidateKind, Decision, Observer, Stage};
 use crate::params::{Init, RouterInit, TrainConfig};

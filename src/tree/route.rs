@@ -7,7 +7,7 @@ use rand_chacha::ChaCha8Rng;
 
 use super::TreeView;
 use super::forward::{NodeStep, router_logit};
-use crate::modules::Repr;
+use crate::modules::{Repr, index_tensor};
 
 /// How a sample chooses its branch at a router.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
@@ -26,11 +26,6 @@ pub struct PathOutput {
     /// Solver outputs `[B,K]` row-major, each sample's row from its own leaf.
     pub out: Vec<f32>,
     pub k: usize,
-}
-
-fn index_tensor(idx: &[usize], device: &Device) -> Tensor<1, Int> {
-    let v: Vec<i64> = idx.iter().map(|&i| i as i64).collect();
-    Tensor::from_data(TensorData::new(v, [idx.len()]), device)
 }
 
 impl TreeView<'_> {
