@@ -120,7 +120,11 @@ pub fn render_tree(
 /// The training curves of the run in `dir` (`records.jsonl`, and `tree.json` if present
 /// for the task and growth decisions), `width` pixels wide.
 pub fn render_curves(dir: &Path, format: Format, width: u32) -> Result<Vec<u8>> {
-    let records = curves::read_records(&dir.join("records.jsonl"))?;
+    let path = dir.join("records.jsonl");
+    let records = curves::read_records(&path)?;
+    if records.is_empty() {
+        return Err(AntError::data(&path, "holds no epochs"));
+    }
     let meta: Option<crate::model::ModelMeta> = std::fs::read_to_string(dir.join("tree.json"))
         .ok()
         .and_then(|s| serde_json::from_str(&s).ok());
@@ -152,4 +156,18 @@ pub(crate) fn thousands(n: usize) -> String {
         out.push(c);
     }
     out
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn curves_of_a_run_without_epochs_name_the_file() {
+        let dir = tempfile::tempdir().unwrap();
+        std::fs::write(dir.path().join("records.jsonl"), "\n").unwrap();
+        let e = render_curves(dir.path(), Format::Svg, 800).unwrap_err();
+        assert!(matches!(e, AntError::Data { .. }), "{e:?}");
+        assert!(e.to_string().contains("records.jsonl"), "{e}");
+    }
 }
