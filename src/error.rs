@@ -23,6 +23,10 @@ pub enum AntError {
     Download { url: String, reason: String },
     #[error("model: {0}")]
     Model(String),
+    /// Drawing, parsing or encoding a picture failed: `what` was being done, `reason`
+    /// is the drawing library's message.
+    #[error("{what}: {reason}")]
+    Render { what: String, reason: String },
 }
 
 pub type Result<T> = std::result::Result<T, AntError>;
@@ -61,6 +65,15 @@ impl AntError {
     pub fn model(msg: impl Into<String>) -> Self {
         AntError::Model(msg.into())
     }
+
+    /// A picture could not be drawn: `what` names the step ("parsing the SVG"),
+    /// `reason` the library's message.
+    pub fn render(what: impl Into<String>, reason: impl Into<String>) -> Self {
+        AntError::Render {
+            what: what.into(),
+            reason: reason.into(),
+        }
+    }
 }
 
 #[cfg(test)]
@@ -79,5 +92,9 @@ mod tests {
         assert!(std::error::Error::source(&e).is_some());
         assert_eq!(AntError::param("k").to_string(), "invalid parameter: k");
         assert_eq!(AntError::model("m").to_string(), "model: m");
+        assert_eq!(
+            AntError::render("parsing the SVG", "bad").to_string(),
+            "parsing the SVG: bad"
+        );
     }
 }

@@ -8,6 +8,8 @@
 
 use std::path::Path;
 
+use plotters::coord::Shift;
+use plotters::coord::types::RangedCoordf64;
 use plotters::prelude::*;
 use plotters::style::text_anchor::{HPos, Pos, VPos};
 
@@ -115,7 +117,76 @@ pub fn robust_range(v: &[f64]) -> (f64, f64) {
 }
 
 fn err<E: std::fmt::Display>(e: E) -> AntError {
-    AntError::model(format!("drawing the curves: {e}"))
+    AntError::render("drawing the curves", e.to_string())
+}
+
+/// A chart on one panel: x is the epoch, y the panel's quantity.
+type Chart<'a, 'b> = ChartContext<'a, SVGBackend<'b>, Cartesian2d<RangedCoordf64, RangedCoordf64>>;
+
+const FONT: &str = "sans-serif";
+const TRAIN_COLOR: RGBColor = RGBColor(31, 119, 180);
+const VALID_COLOR: RGBColor = RGBColor(255, 127, 14);
+const METRIC_COLOR: RGBColor = RGBColor(44, 160, 44);
+/// Segment shading: growth segments alternate between two greys, refinement is pink.
+const SHADE_EVEN: RGBColor = RGBColor(240, 240, 240);
+const SHADE_ODD: RGBColor = RGBColor(252, 252, 252);
+const SHADE_REFINE: RGBColor = RGBColor(253, 235, 235);
+const BOUNDARY_COLOR: RGBColor = RGBColor(150, 150, 150);
+const GRID_COLOR: RGBColor = RGBColor(225, 225, 225);
+/// Share of the height (below the title) given to the upper (loss) panel.
+const UPPER_SHARE: f64 = 0.55;
+
+/// One curve: its legend name, colour and one value per record.
+struct Series<'a> {
+    name: &'a str,
+    color: RGBColor,
+    values: Vec<f64>,
+}
+
+/// One panel: the upper one shows the losses and labels the segments; the lower one
+/// shows the validation metric and names the x axis.
+struct Panel<'a> {
+    upper: bool,
+    y_desc: &'a str,
+    series: Vec<Series<'a>>,
+}
+
+impl Segment {
+    fn is_refine(&self) -> bool {
+        self.phase == Phase::Refine
+    }
+}
+
+/// The two panels' curves: training and validation loss above, `metric` below.
+fn panels<'a>(records: &[EpochRecord], metric: &'a str) -> [Panel<'a>; 2] {
+    let column = |value: fn(&EpochRecord) -> f64| records.iter().map(value).collect::<Vec<f64>>();
+    [
+        Panel {
+            upper: true,
+            y_desc: "loss (NLL)",
+            series: vec![
+                Series {
+                    name: "train loss",
+                    color: TRAIN_COLOR,
+                    values: column(|r| r.train_loss),
+                },
+                Series {
+                    name: "valid loss",
+                    color: VALID_COLOR,
+                    values: column(|r| r.valid_loss),
+                },
+            ],
+        },
+        Panel {
+            upper: false,
+            y_desc: metric,
+            series: vec![Series {
+                name: metric,
+                color: METRIC_COLOR,
+                values: column(|r| r.valid_metric),
+            }],
+        },
+    ]
 }
 
 /// The curves as an SVG document of `width` x `height` pixels. `metric` names the
@@ -135,165 +206,180 @@ pub fn curves_svg(
     let n = records.len() as f64;
     let mut buf = String::new();
     {
+        // the font unit: every text size and margin is a multiple of it
         let f = (width as f64 / 90.0).clamp(11.0, 22.0);
         let root = SVGBackend::with_string(&mut buf, (width, height)).into_drawing_area();
         root.fill(&WHITE).map_err(err)?;
         let root = root
-            .titled(
-                title,
-                ("sans-serif", f * 1.4).into_font().style(FontStyle::Bold),
-            )
+            .titled(title, (FONT, f * 1.4).into_font().style(FontStyle::Bold))
             .map_err(err)?;
-        let (upper, lower) = root.split_vertically((height as f64 * 0.55) as u32);
-        let panels: [(&DrawingArea<_, _>, &str, Vec<(&str, RGBColor, Vec<f64>)>); 2] = [
-            (
-                &upper,
-                "loss (NLL)",
-                vec![
-                    (
-                        "train loss",
-                        RGBColor(31, 119, 180),
-                        records.iter().map(|r| r.train_loss).collect(),
-                    ),
-                    (
-                        "valid loss",
-                        RGBColor(255, 127, 14),
-                        records.iter().map(|r| r.valid_loss).collect(),
-                    ),
-                ],
-            ),
-            (
-                &lower,
-                metric,
-                vec![(
-                    metric,
-                    RGBColor(44, 160, 44),
-                    records.iter().map(|r| r.valid_metric).collect(),
-                )],
-            ),
-        ];
-        for (k, (area, ydesc, series)) in panels.into_iter().enumerate() {
-            let all: Vec<f64> = series.iter().flat_map(|s| s.2.iter().copied()).collect();
-            let (lo, hi) = robust_range(&all);
-            let mut chart = ChartBuilder::on(area)
-                .margin(f * 0.8)
-                .margin_top(if k == 0 { f * 0.5 } else { f * 0.2 })
-                .x_label_area_size(f * 2.6)
-                .y_label_area_size(f * 4.5)
-                .build_cartesian_2d(0.5f64..n + 0.5, lo..hi)
-                .map_err(err)?;
-            // alternate shading per segment, refinement tinted
-            chart
-                .draw_series(segs.iter().enumerate().map(|(j, s)| {
-                    let c = if s.phase == Phase::Refine {
-                        RGBColor(253, 235, 235)
-                    } else if j % 2 == 0 {
-                        RGBColor(240, 240, 240)
-                    } else {
-                        RGBColor(252, 252, 252)
-                    };
-                    Rectangle::new(
-                        [(s.start as f64 + 0.5, lo), (s.end as f64 + 0.5, hi)],
-                        c.filled(),
-                    )
-                }))
-                .map_err(err)?;
-            chart
-                .configure_mesh()
-                .disable_x_mesh()
-                .light_line_style(RGBColor(225, 225, 225))
-                .x_desc(if k == 1 {
-                    "epoch (growth candidates, then refinement, concatenated)"
-                } else {
-                    ""
-                })
-                .y_desc(ydesc)
-                .x_label_formatter(&|x| format!("{x:.0}"))
-                .label_style(("sans-serif", f * 0.85))
-                .axis_desc_style(("sans-serif", f))
-                .draw()
-                .map_err(err)?;
-            for (name, color, values) in &series {
-                for (j, s) in segs.iter().enumerate() {
-                    let pts: Vec<(f64, f64)> = (s.start..s.end)
-                        .map(|i| ((i + 1) as f64, values[i].clamp(lo, hi)))
-                        .collect();
-                    let style = ShapeStyle::from(color).stroke_width(2);
-                    let drawn = chart
-                        .draw_series(LineSeries::new(pts, style))
-                        .map_err(err)?;
-                    if j == 0 {
-                        let c = *color;
-                        drawn.label(*name).legend(move |(x, y)| {
-                            PathElement::new(vec![(x, y), (x + 20, y)], c.stroke_width(2))
-                        });
-                    }
-                }
-            }
-            // segment boundaries, refinement start
-            for s in &segs {
-                let x = s.start as f64 + 0.5;
-                let refine_start = s.phase == Phase::Refine
-                    && segs
-                        .iter()
-                        .position(|t| t.phase == Phase::Refine)
-                        .is_some_and(|p| segs[p].start == s.start);
-                let style = if refine_start {
-                    RED.stroke_width(3)
-                } else {
-                    RGBColor(150, 150, 150).stroke_width(1)
-                };
-                chart
-                    .draw_series(std::iter::once(PathElement::new(
-                        vec![(x, lo), (x, hi)],
-                        style,
-                    )))
-                    .map_err(err)?;
-            }
-            if k == 0 {
-                let font = ("sans-serif", f * 0.8)
-                    .into_font()
-                    .transform(FontTransform::Rotate90);
-                for s in &segs {
-                    let label = if s.kept {
-                        format!("{} *", s.label)
-                    } else {
-                        s.label.clone()
-                    };
-                    let x = (s.start + s.end) as f64 / 2.0 + 0.5;
-                    let color = if s.phase == Phase::Refine { RED } else { BLACK };
-                    let style = font
-                        .clone()
-                        .color(&color)
-                        .pos(Pos::new(HPos::Left, VPos::Center));
-                    chart
-                        .draw_series(std::iter::once(Text::new(
-                            label,
-                            (x, hi - (hi - lo) * 0.02),
-                            style,
-                        )))
-                        .map_err(err)?;
-                }
-                chart
-                    .configure_series_labels()
-                    .position(SeriesLabelPosition::MiddleRight)
-                    .label_font(("sans-serif", f * 0.85))
-                    .background_style(WHITE.mix(0.85))
-                    .border_style(BLACK)
-                    .draw()
-                    .map_err(err)?;
-            } else {
-                chart
-                    .configure_series_labels()
-                    .position(SeriesLabelPosition::UpperRight)
-                    .label_font(("sans-serif", f * 0.85))
-                    .background_style(WHITE.mix(0.85))
-                    .border_style(BLACK)
-                    .draw()
-                    .map_err(err)?;
-            }
+        let (upper, lower) = root.split_vertically((height as f64 * UPPER_SHARE) as u32);
+        for (area, panel) in [&upper, &lower].into_iter().zip(panels(records, metric)) {
+            draw_panel(area, &panel, &segs, n, f)?;
         }
         root.present().map_err(err)?;
     }
     Ok(buf)
+}
+
+/// One panel over `n` epochs, font unit `f`: its y range ignores outliers
+/// ([`robust_range`]); values beyond it are clipped to its edge.
+fn draw_panel(
+    area: &DrawingArea<SVGBackend, Shift>,
+    panel: &Panel,
+    segs: &[Segment],
+    n: f64,
+    f: f64,
+) -> Result<()> {
+    let all: Vec<f64> = panel
+        .series
+        .iter()
+        .flat_map(|s| s.values.iter().copied())
+        .collect();
+    let (lo, hi) = robust_range(&all);
+    let mut chart = ChartBuilder::on(area)
+        .margin(f * 0.8)
+        .margin_top(if panel.upper { f * 0.5 } else { f * 0.2 })
+        .x_label_area_size(f * 2.6)
+        .y_label_area_size(f * 4.5)
+        .build_cartesian_2d(0.5f64..n + 0.5, lo..hi)
+        .map_err(err)?;
+    shade_segments(&mut chart, segs, (lo, hi))?;
+    draw_mesh(&mut chart, panel, f)?;
+    draw_curves(&mut chart, &panel.series, segs, (lo, hi))?;
+    draw_boundaries(&mut chart, segs, (lo, hi))?;
+    if panel.upper {
+        label_segments(&mut chart, segs, (lo, hi), f)?;
+    }
+    let legend_at = if panel.upper {
+        SeriesLabelPosition::MiddleRight
+    } else {
+        SeriesLabelPosition::UpperRight
+    };
+    chart
+        .configure_series_labels()
+        .position(legend_at)
+        .label_font((FONT, f * 0.85))
+        .background_style(WHITE.mix(0.85))
+        .border_style(BLACK)
+        .draw()
+        .map_err(err)
+}
+
+/// Alternate shading per segment over the y range `(lo, hi)`, refinement tinted.
+fn shade_segments(chart: &mut Chart, segs: &[Segment], (lo, hi): (f64, f64)) -> Result<()> {
+    chart
+        .draw_series(segs.iter().enumerate().map(|(j, s)| {
+            let c = if s.is_refine() {
+                SHADE_REFINE
+            } else if j % 2 == 0 {
+                SHADE_EVEN
+            } else {
+                SHADE_ODD
+            };
+            Rectangle::new(
+                [(s.start as f64 + 0.5, lo), (s.end as f64 + 0.5, hi)],
+                c.filled(),
+            )
+        }))
+        .map_err(err)?;
+    Ok(())
+}
+
+/// Axes, horizontal grid lines and their labels; the lower panel names the x axis.
+fn draw_mesh(chart: &mut Chart, panel: &Panel, f: f64) -> Result<()> {
+    let x_desc = if panel.upper {
+        ""
+    } else {
+        "epoch (growth candidates, then refinement, concatenated)"
+    };
+    chart
+        .configure_mesh()
+        .disable_x_mesh()
+        .light_line_style(GRID_COLOR)
+        .x_desc(x_desc)
+        .y_desc(panel.y_desc)
+        .x_label_formatter(&|x| format!("{x:.0}"))
+        .label_style((FONT, f * 0.85))
+        .axis_desc_style((FONT, f))
+        .draw()
+        .map_err(err)
+}
+
+/// Each series as one line per segment (not joined across segments: each is a
+/// separate optimisation), clipped to `(lo, hi)`; the first segment's line carries the
+/// legend entry.
+fn draw_curves(
+    chart: &mut Chart,
+    series: &[Series],
+    segs: &[Segment],
+    (lo, hi): (f64, f64),
+) -> Result<()> {
+    for s in series {
+        for (j, seg) in segs.iter().enumerate() {
+            let pts: Vec<(f64, f64)> = (seg.start..seg.end)
+                .map(|i| ((i + 1) as f64, s.values[i].clamp(lo, hi)))
+                .collect();
+            let style = ShapeStyle::from(&s.color).stroke_width(2);
+            let drawn = chart
+                .draw_series(LineSeries::new(pts, style))
+                .map_err(err)?;
+            if j == 0 {
+                let c = s.color;
+                drawn.label(s.name).legend(move |(x, y)| {
+                    PathElement::new(vec![(x, y), (x + 20, y)], c.stroke_width(2))
+                });
+            }
+        }
+    }
+    Ok(())
+}
+
+/// A thin grey line before every segment, a thick red one where refinement starts.
+fn draw_boundaries(chart: &mut Chart, segs: &[Segment], (lo, hi): (f64, f64)) -> Result<()> {
+    let refine_start = segs.iter().find(|s| s.is_refine()).map(|s| s.start);
+    for s in segs {
+        let x = s.start as f64 + 0.5;
+        let style = if s.is_refine() && refine_start == Some(s.start) {
+            RED.stroke_width(3)
+        } else {
+            BOUNDARY_COLOR.stroke_width(1)
+        };
+        chart
+            .draw_series(std::iter::once(PathElement::new(
+                vec![(x, lo), (x, hi)],
+                style,
+            )))
+            .map_err(err)?;
+    }
+    Ok(())
+}
+
+/// Each segment's label, rotated, at the top of its middle; kept candidates starred,
+/// refinement in red.
+fn label_segments(chart: &mut Chart, segs: &[Segment], (lo, hi): (f64, f64), f: f64) -> Result<()> {
+    let font = (FONT, f * 0.8)
+        .into_font()
+        .transform(FontTransform::Rotate90);
+    for s in segs {
+        let label = if s.kept {
+            format!("{} *", s.label)
+        } else {
+            s.label.clone()
+        };
+        let x = (s.start + s.end) as f64 / 2.0 + 0.5;
+        let color = if s.is_refine() { RED } else { BLACK };
+        let style = font
+            .clone()
+            .color(&color)
+            .pos(Pos::new(HPos::Left, VPos::Center));
+        chart
+            .draw_series(std::iter::once(Text::new(
+                label,
+                (x, hi - (hi - lo) * 0.02),
+                style,
+            )))
+            .map_err(err)?;
+    }
+    Ok(())
 }

@@ -47,37 +47,11 @@ pub fn tree_dot(
     ));
     let root_mass = stats.map(|st| st[0].mass.max(f64::MIN_POSITIVE));
     for (i, n) in t.nodes.iter().enumerate() {
-        let mut lines = vec![format!("node {i}")];
-        lines.push(format!("{}: {}", n.role(), n.module().label()));
-        lines.push(format!(
-            "out {} | {} params",
-            t.shape_at(i),
-            t.node_cost(i).params
-        ));
+        let mut lines = module_lines(t, i);
         if let (Some(st), Some(m)) = (stats, root_mass) {
-            let x = &st[i];
-            lines.push(format!("reach {:.1}%", 100.0 * x.mass / m));
-            let top: Vec<String> = x
-                .top_classes(3)
-                .into_iter()
-                .filter(|(_, v)| *v > 0.0)
-                .map(|(c, v)| {
-                    let name = class_names
-                        .and_then(|n| n.get(c).cloned())
-                        .unwrap_or_else(|| c.to_string());
-                    format!("{name} {:.0}%", 100.0 * v)
-                })
-                .collect();
-            if !top.is_empty() {
-                lines.push(format!("top: {}", top.join(", ")));
-            }
-            if let (Some(mu), Some(sd)) = (&x.target_mean, &x.target_std) {
-                lines.push(format!("y0 {:.3} +- {:.3}", mu[0], sd[0]));
-            }
-            if let Some(share) = x.single_path_share {
-                lines.push(format!("single path {:.1}%", 100.0 * share));
-            }
+            lines.extend(data_lines(&st[i], m, class_names));
         }
+        // leaves filled grey, as the solver circles of the SVG
         let (fill, shape) = if n.is_leaf() {
             ("#dddddd", "box")
         } else {
@@ -88,21 +62,68 @@ pub fn tree_dot(
             escape(&lines.join("\n"))
         ));
     }
-    for (i, n) in t.nodes.iter().enumerate() {
-        let from = match n.parent {
-            Some(p) => format!("n{p}"),
-            None => "input".to_string(),
-        };
-        let side = match n.parent.and_then(|p| t.nodes[p].children()) {
-            Some([l, _]) if l == i => ", taillabel=\"L\"",
-            Some(_) => ", taillabel=\"R\"",
-            None => "",
-        };
-        s.push_str(&format!(
-            "  {from} -> n{i} [label=\"{}\"{side}];\n",
-            escape(&edge_label(t, i))
-        ));
+    for i in 0..t.nodes.len() {
+        s.push_str(&edge_statement(t, i));
     }
     s.push_str("}\n");
     s
+}
+
+/// Node `i`'s index, router or solver, output shape and parameter count.
+fn module_lines(t: &Topology, i: usize) -> Vec<String> {
+    let n = &t.nodes[i];
+    let mut lines = vec![format!("node {i}")];
+    lines.push(format!("{}: {}", n.role(), n.module().label()));
+    lines.push(format!(
+        "out {} | {} params",
+        t.shape_at(i),
+        t.node_cost(i).params
+    ));
+    lines
+}
+
+/// A node's reach (share of `root_mass`), top classes or first target's moments, and
+/// single-path share.
+fn data_lines(x: &NodeStats, root_mass: f64, class_names: Option<&[String]>) -> Vec<String> {
+    let mut lines = vec![format!("reach {:.1}%", 100.0 * x.mass / root_mass)];
+    let top: Vec<String> = x
+        .top_classes(3)
+        .into_iter()
+        .filter(|(_, v)| *v > 0.0)
+        .map(|(c, v)| {
+            let name = class_names
+                .and_then(|n| n.get(c).cloned())
+                .unwrap_or_else(|| c.to_string());
+            format!("{name} {:.0}%", 100.0 * v)
+        })
+        .collect();
+    if !top.is_empty() {
+        lines.push(format!("top: {}", top.join(", ")));
+    }
+    if let (Some(mu), Some(sd)) = (&x.target_mean, &x.target_std) {
+        lines.push(format!("y0 {:.3} +- {:.3}", mu[0], sd[0]));
+    }
+    if let Some(share) = x.single_path_share {
+        lines.push(format!("single path {:.1}%", 100.0 * share));
+    }
+    lines
+}
+
+/// The edge into node `i` (from its parent, or the input), labelled with its
+/// transformers and, below the root, the side it leaves the parent by.
+fn edge_statement(t: &Topology, i: usize) -> String {
+    let n = &t.nodes[i];
+    let from = match n.parent {
+        Some(p) => format!("n{p}"),
+        None => "input".to_string(),
+    };
+    let side = match n.parent.and_then(|p| t.nodes[p].children()) {
+        Some([l, _]) if l == i => ", taillabel=\"L\"",
+        Some(_) => ", taillabel=\"R\"",
+        None => "",
+    };
+    format!(
+        "  {from} -> n{i} [label=\"{}\"{side}];\n",
+        escape(&edge_label(t, i))
+    )
 }

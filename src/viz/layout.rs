@@ -12,6 +12,18 @@ use crate::tree::Topology;
 pub const MIN_SLOT: f64 = 230.0;
 /// Margin around the drawing, in font units.
 const MARGIN: f64 = 1.5;
+/// A slot is this many font units wide: the font is the slot width over it, within
+/// [`MIN_FONT`]..=[`MAX_FONT`] pixels.
+const SLOT_FONTS: f64 = 19.0;
+const MIN_FONT: f64 = 10.0;
+const MAX_FONT: f64 = 16.0;
+/// A box fills this share of its slot, up to [`MAX_BOX_W`] font units.
+const BOX_SHARE: f64 = 0.9;
+const MAX_BOX_W: f64 = 26.0;
+/// Vertical gap between levels, in font units per transformer dot on the longest edge
+/// (plus one), at least [`MIN_GAP`].
+const GAP_PER_DOT: f64 = 1.6;
+const MIN_GAP: f64 = 4.0;
 
 /// A node's box: `x` is the centre, `y` the top.
 #[derive(Clone, Copy, Debug, PartialEq)]
@@ -57,10 +69,10 @@ pub struct BoxRows {
 /// Lay out `t` in a picture at least `min_width` pixels wide.
 pub fn layout(t: &Topology, min_width: f64, rows: BoxRows) -> Layout {
     let leaves = t.leaves().len().max(1) as f64;
-    let font = ((min_width / leaves).max(MIN_SLOT) / 19.0).clamp(10.0, 16.0);
+    let font = ((min_width / leaves).max(MIN_SLOT) / SLOT_FONTS).clamp(MIN_FONT, MAX_FONT);
     let margin = MARGIN * font;
     let slot = ((min_width - 2.0 * margin) / leaves).max(MIN_SLOT);
-    let w = (slot * 0.9).min(26.0 * font);
+    let w = (slot * BOX_SHARE).min(MAX_BOX_W * font);
     let width = min_width.max(leaves * slot + 2.0 * margin);
     let x0 = (width - leaves * slot) / 2.0;
     let max_edge = t
@@ -69,7 +81,7 @@ pub fn layout(t: &Topology, min_width: f64, rows: BoxRows) -> Layout {
         .map(|n| n.edge.len().max(1))
         .max()
         .unwrap_or(1) as f64;
-    let gap = font * (1.6 * (max_edge + 1.0)).max(4.0);
+    let gap = font * (GAP_PER_DOT * (max_edge + 1.0)).max(MIN_GAP);
     let top = margin + rows.header * font;
     let box_h = rows.box_h * font;
     let mut boxes = vec![

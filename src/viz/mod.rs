@@ -9,6 +9,7 @@ pub mod curves;
 pub mod dot;
 pub mod inspect;
 pub mod layout;
+#[cfg(feature = "raster")]
 pub mod raster;
 pub mod stats;
 pub mod tree_svg;
@@ -113,7 +114,7 @@ pub fn render_tree(
         },
     );
     match format {
-        Format::Png => raster::svg_to_png(&svg, None),
+        Format::Png => png(&svg, None),
         _ => Ok(svg.into_bytes()),
     }
 }
@@ -121,7 +122,11 @@ pub fn render_tree(
 /// The training curves of the run in `dir` (`records.jsonl`, and `tree.json` if present
 /// for the task and growth decisions), `width` pixels wide.
 pub fn render_curves(dir: &Path, format: Format, width: u32) -> Result<Vec<u8>> {
-    let records = curves::read_records(&dir.join("records.jsonl"))?;
+    let path = dir.join("records.jsonl");
+    let records = curves::read_records(&path)?;
+    if records.is_empty() {
+        return Err(AntError::data(&path, "holds no epochs"));
+    }
     let meta: Option<crate::model::ModelMeta> = std::fs::read_to_string(dir.join("tree.json"))
         .ok()
         .and_then(|s| serde_json::from_str(&s).ok());
@@ -136,7 +141,7 @@ pub fn render_curves(dir: &Path, format: Format, width: u32) -> Result<Vec<u8>> 
     let height = (width as f64 * 0.56) as u32;
     let svg = curves::curves_svg(&records, &decisions, metric, &title, width, height)?;
     match format {
-        Format::Png => raster::svg_to_png(&svg, Some(width)),
+        Format::Png => png(&svg, Some(width)),
         Format::Svg => Ok(svg.into_bytes()),
         Format::Dot => Err(AntError::param("curves are drawn as svg or png, not dot")),
     }
@@ -153,4 +158,32 @@ pub(crate) fn thousands(n: usize) -> String {
         out.push(c);
     }
     out
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn curves_of_a_run_without_epochs_name_the_file() {
+        let dir = tempfile::tempdir().unwrap();
+        std::fs::write(dir.path().join("records.jsonl"), "\n").unwrap();
+        let e = render_curves(dir.path(), Format::Svg, 800).unwrap_err();
+        assert!(matches!(e, AntError::Data { .. }), "{e:?}");
+        assert!(e.to_string().contains("records.jsonl"), "{e}");
+    }
+}
+
+/// PNG bytes of an SVG (`width` in pixels, else the SVG's own).
+fn png(svg: &str, width: Option<u32>) -> Result<Vec<u8>> {
+    #[cfg(feature = "raster")]
+    return raster::svg_to_png(svg, width);
+    #[cfg(not(feature = "raster"))]
+    {
+        let _ = (svg, width);
+        Err(AntError::render(
+            "PNG",
+            "this build has no `raster` feature: use SVG",
+        ))
+    }
 }

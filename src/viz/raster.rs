@@ -53,7 +53,7 @@ pub fn svg_to_png(svg: &str, width: Option<u32>) -> Result<Vec<u8>> {
         ..Default::default()
     };
     let tree = usvg::Tree::from_str(svg, &opt)
-        .map_err(|e| AntError::model(format!("cannot parse the SVG: {e}")))?;
+        .map_err(|e| AntError::render("parsing the SVG", e.to_string()))?;
     let size = tree.size();
     let w = width.unwrap_or(size.width().ceil() as u32).max(1);
     let scale = w as f32 / size.width();
@@ -68,5 +68,17 @@ pub fn svg_to_png(svg: &str, width: Option<u32>) -> Result<Vec<u8>> {
     );
     pixmap
         .encode_png()
-        .map_err(|e| AntError::model(format!("cannot encode the PNG: {e}")))
+        .map_err(|e| AntError::render("encoding the PNG", e.to_string()))
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn a_broken_svg_is_a_render_error() {
+        let e = svg_to_png("<svg", None).unwrap_err();
+        assert!(matches!(e, AntError::Render { .. }), "{e:?}");
+        assert!(e.to_string().starts_with("parsing the SVG: "), "{e}");
+    }
 }

@@ -68,10 +68,29 @@ pub fn node_stats(
     bins: usize,
 ) -> Vec<NodeStats> {
     let m = topology.nodes.len();
-    let n = targets.len();
-    let bins = bins.max(1);
-    assert_eq!(reach.len(), n * m, "reach must be [samples][nodes]");
-    let mut out: Vec<NodeStats> = (0..m)
+    assert_eq!(
+        reach.len(),
+        targets.len() * m,
+        "reach must be [samples][nodes]"
+    );
+    let mut out = empty_stats(topology, bins.max(1));
+    add_masses(&mut out, reach);
+    add_left_hists(&mut out, topology, reach);
+    match targets {
+        Targets::Classes { labels, n_classes } => {
+            add_class_hists(&mut out, reach, labels, *n_classes)
+        }
+        Targets::Values { values, dim } => add_target_moments(&mut out, reach, values, *dim),
+    }
+    if let Some(leaf) = single_leaf {
+        add_single_path(&mut out, topology, leaf);
+    }
+    out
+}
+
+/// Zero statistics per node; internal nodes get an empty `bins`-bin left histogram.
+fn empty_stats(topology: &Topology, bins: usize) -> Vec<NodeStats> {
+    (0..topology.nodes.len())
         .map(|i| NodeStats {
             node: i,
             mass: 0.0,
@@ -82,14 +101,25 @@ pub fn node_stats(
             single_path_count: None,
             single_path_share: None,
         })
-        .collect();
-    for row in reach.chunks(m) {
+        .collect()
+}
+
+/// Each node's mass: the sum of its reach over the samples.
+fn add_masses(out: &mut [NodeStats], reach: &[f32]) {
+    for row in reach.chunks(out.len()) {
         for (i, s) in out.iter_mut().enumerate() {
             s.mass += row[i] as f64;
         }
     }
+}
+
+/// Internal nodes: each sample's probability of going left is its reach of the left
+/// child over its reach of the node; binned, weighted by the reach of the node.
+fn add_left_hists(out: &mut [NodeStats], topology: &Topology, reach: &[f32]) {
+    let m = out.len();
     for (i, s) in out.iter_mut().enumerate() {
         if let (Some(h), Some([l, _])) = (s.left_hist.as_mut(), topology.nodes[i].children()) {
+            let bins = h.len();
             for row in reach.chunks(m) {
                 let w = row[i] as f64;
                 if w > 0.0 {
@@ -98,51 +128,57 @@ pub fn node_stats(
             }
         }
     }
-    match targets {
-        Targets::Classes { labels, n_classes } => {
-            for (i, s) in out.iter_mut().enumerate() {
-                let mut h = vec![0.0; *n_classes];
-                for (row, &y) in reach.chunks(m).zip(labels) {
-                    if let Some(c) = h.get_mut(y as usize) {
-                        *c += row[i] as f64;
-                    }
-                }
-                s.class_hist = Some(h);
+}
+
+/// Classification: reach-weighted class counts (labels out of range are skipped).
+fn add_class_hists(out: &mut [NodeStats], reach: &[f32], labels: &[u32], n_classes: usize) {
+    let m = out.len();
+    for (i, s) in out.iter_mut().enumerate() {
+        let mut h = vec![0.0; n_classes];
+        for (row, &y) in reach.chunks(m).zip(labels) {
+            if let Some(c) = h.get_mut(y as usize) {
+                *c += row[i] as f64;
             }
         }
-        Targets::Values { values, dim } => {
-            let dim = *dim;
-            for (i, s) in out.iter_mut().enumerate() {
-                let (mut sum, mut sq) = (vec![0.0; dim], vec![0.0; dim]);
-                for (row, y) in reach.chunks(m).zip(values.chunks(dim)) {
-                    let w = row[i] as f64;
-                    for j in 0..dim {
-                        sum[j] += w * y[j] as f64;
-                        sq[j] += w * (y[j] as f64).powi(2);
-                    }
-                }
-                if s.mass > 0.0 {
-                    let mean: Vec<f64> = sum.iter().map(|v| v / s.mass).collect();
-                    let std = sq
-                        .iter()
-                        .zip(&mean)
-                        .map(|(q, mu)| (q / s.mass - mu * mu).max(0.0).sqrt())
-                        .collect();
-                    s.target_mean = Some(mean);
-                    s.target_std = Some(std);
-                }
+        s.class_hist = Some(h);
+    }
+}
+
+/// Regression: reach-weighted mean and standard deviation of each of the `dim` target
+/// dimensions (`values` row-major `[N][dim]`), for nodes that any mass reaches.
+fn add_target_moments(out: &mut [NodeStats], reach: &[f32], values: &[f32], dim: usize) {
+    let m = out.len();
+    for (i, s) in out.iter_mut().enumerate() {
+        let (mut sum, mut sq) = (vec![0.0; dim], vec![0.0; dim]);
+        for (row, y) in reach.chunks(m).zip(values.chunks(dim)) {
+            let w = row[i] as f64;
+            for j in 0..dim {
+                sum[j] += w * y[j] as f64;
+                sq[j] += w * (y[j] as f64).powi(2);
             }
+        }
+        if s.mass > 0.0 {
+            let mean: Vec<f64> = sum.iter().map(|v| v / s.mass).collect();
+            let std = sq
+                .iter()
+                .zip(&mean)
+                .map(|(q, mu)| (q / s.mass - mu * mu).max(0.0).sqrt())
+                .collect();
+            s.target_mean = Some(mean);
+            s.target_std = Some(std);
         }
     }
-    if let Some(leaf) = single_leaf {
-        let total = leaf.len().max(1) as f64;
-        for s in out.iter_mut() {
-            if topology.nodes[s.node].is_leaf() {
-                let c = leaf.iter().filter(|&&l| l == s.node).count();
-                s.single_path_count = Some(c);
-                s.single_path_share = Some(c as f64 / total);
-            }
+}
+
+/// Leaves: how many samples' greedy single path (`leaf` per sample) ends here, and
+/// their share of all samples.
+fn add_single_path(out: &mut [NodeStats], topology: &Topology, leaf: &[usize]) {
+    let total = leaf.len().max(1) as f64;
+    for s in out.iter_mut() {
+        if topology.nodes[s.node].is_leaf() {
+            let c = leaf.iter().filter(|&&l| l == s.node).count();
+            s.single_path_count = Some(c);
+            s.single_path_share = Some(c as f64 / total);
         }
     }
-    out
 }
