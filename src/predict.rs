@@ -9,51 +9,14 @@ use std::path::Path;
 use crate::data::{Dataset, Targets, cifar, idx, read_maybe_gz, sarcos, tabular};
 use crate::error::{AntError, Result};
 use crate::model::{Ant, Predictions};
-use crate::preset::Task;
 use crate::spec::Shape;
 
 /// Refuses `data` (read from `path`) when its samples do not have the model's input
-/// shape, or, with `with_targets`, when its targets do not fit the model's task.
+/// shape, or, with `with_targets`, when its targets do not fit the model's task:
+/// [`crate::data::check_fits`], as a data error naming the file.
 pub fn check_fits(model: &Ant, data: &Dataset, path: &Path, with_targets: bool) -> Result<()> {
-    let want = model.tree.topology.input.dims();
-    if data.sample_shape != want {
-        return Err(AntError::data(
-            path,
-            format!(
-                "samples of shape {:?}, but the model takes {:?}",
-                data.sample_shape, want
-            ),
-        ));
-    }
-    if !with_targets {
-        return Ok(());
-    }
-    match (&data.targets, model.task()) {
-        (Targets::Classes { labels, .. }, Task::Classification { classes }) => {
-            if let Some((i, l)) = labels
-                .iter()
-                .enumerate()
-                .find(|(_, l)| **l as usize >= classes)
-            {
-                return Err(AntError::data(
-                    path,
-                    format!("sample {i}: label {l} out of range: the model has {classes} classes"),
-                ));
-            }
-            Ok(())
-        }
-        (Targets::Values { dim, .. }, Task::Regression { dim: d }) if *dim == d => Ok(()),
-        (t, task) => Err(AntError::data(
-            path,
-            format!(
-                "the data's targets ({}) do not fit the model's task ({task:?})",
-                match t {
-                    Targets::Classes { n_classes, .. } => format!("{n_classes} classes"),
-                    Targets::Values { dim, .. } => format!("{dim} regression values"),
-                }
-            ),
-        )),
-    }
+    crate::data::check_fits(data, model.tree.topology.input, model.task(), with_targets)
+        .map_err(|m| m.in_file(path))
 }
 
 /// Reads the samples of `path` for `model`: table rows for a flat model (target
