@@ -1,11 +1,13 @@
 //! Data sets in memory and the loaders that fill them.
 //!
 //! Every loader returns a [`Dataset`]: samples as one row-major `f32` buffer plus
-//! their targets. File formats live one per module; [`check_fits`] says whether a
-//! data set fits a model.
+//! their targets. File formats live one per module; [`detect`] says which one a path
+//! holds, [`source`] turns a `--data` path into training and test sets, and
+//! [`check_fits`] says whether a data set fits a model.
 
 pub mod cifar;
 pub mod csv;
+pub mod detect;
 pub mod fit;
 pub mod idx;
 pub mod mat;
