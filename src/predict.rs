@@ -6,128 +6,94 @@
 
 use std::path::Path;
 
-use crate::data::{Dataset, Targets, cifar, idx, read_maybe_gz, sarcos, tabular};
+use crate::data::detect::{FileFormat, Input, detect};
+use crate::data::{Dataset, Targets, cifar, idx, sarcos, tabular};
 use crate::error::{AntError, Result};
 use crate::model::{Ant, Predictions};
-use crate::preset::Task;
 use crate::spec::Shape;
 
 /// Refuses `data` (read from `path`) when its samples do not have the model's input
-/// shape, or, with `with_targets`, when its targets do not fit the model's task.
+/// shape, or, with `with_targets`, when its targets do not fit the model's task:
+/// [`crate::data::check_fits`], as a data error naming the file.
 pub fn check_fits(model: &Ant, data: &Dataset, path: &Path, with_targets: bool) -> Result<()> {
-    let want = model.tree.topology.input.dims();
-    if data.sample_shape != want {
-        return Err(AntError::data(
-            path,
-            format!(
-                "samples of shape {:?}, but the model takes {:?}",
-                data.sample_shape, want
-            ),
-        ));
-    }
-    if !with_targets {
-        return Ok(());
-    }
-    match (&data.targets, model.task()) {
-        (Targets::Classes { labels, .. }, Task::Classification { classes }) => {
-            if let Some((i, l)) = labels
-                .iter()
-                .enumerate()
-                .find(|(_, l)| **l as usize >= classes)
-            {
-                return Err(AntError::data(
-                    path,
-                    format!("sample {i}: label {l} out of range: the model has {classes} classes"),
-                ));
-            }
-            Ok(())
-        }
-        (Targets::Values { dim, .. }, Task::Regression { dim: d }) if *dim == d => Ok(()),
-        (t, task) => Err(AntError::data(
-            path,
-            format!(
-                "the data's targets ({}) do not fit the model's task ({task:?})",
-                match t {
-                    Targets::Classes { n_classes, .. } => format!("{n_classes} classes"),
-                    Targets::Values { dim, .. } => format!("{dim} regression values"),
-                }
-            ),
-        )),
-    }
+    crate::data::check_fits(data, model.tree.topology.input, model.task(), with_targets)
+        .map_err(|m| m.in_file(path))
 }
 
-/// Reads the samples of `path` for `model`: table rows for a flat model (target
-/// column optional), an IDX image file or a CIFAR-10 batch for an image model.
+/// Reads the samples of `path` for `model`, in the format [`detect`] finds: table
+/// rows for a flat model (target column optional), an IDX image file or a CIFAR-10
+/// batch for an image model, or a SARCOS MAT-file. Targets are placeholders.
 pub fn load_inputs(model: &Ant, path: &Path) -> Result<Dataset> {
-    if path.is_dir() {
+    let Input::File(format, bytes) = detect(path)? else {
         return Err(AntError::data(
             path,
             "is a directory; give one file (CSV rows, an IDX image file or a CIFAR-10 batch)",
         ));
-    }
-    if !path.exists() {
-        return Err(AntError::data(path, "no such file"));
-    }
-    let data = match model.tree.topology.input {
-        Shape::Flat { d } => {
-            let bytes = read_maybe_gz(path)?;
-            if bytes.starts_with(b"MATLAB 5.0") {
-                let mut s = sarcos::load_sarcos(path)?;
-                s.targets = Targets::Values {
-                    values: vec![0.0; s.len()],
-                    dim: 1,
-                };
-                s
-            } else {
-                drop(bytes);
-                let spec = model.meta.provenance.target.as_ref();
-                tabular::load_features(path, spec, d, model.task().outputs())?
-            }
+    };
+    let input = model.tree.topology.input;
+    let unlabelled = |x: Vec<f32>, sample_shape: Vec<usize>| {
+        let n = x.len() / sample_shape.iter().product::<usize>().max(1);
+        Dataset::new(
+            x,
+            sample_shape,
+            Targets::Values {
+                values: vec![0.0; n],
+                dim: 1,
+            },
+        )
+    };
+    let data = match (format, input) {
+        (FileFormat::Mat, _) => {
+            let s = sarcos::parse_sarcos(&bytes, path)?;
+            unlabelled(s.x, s.sample_shape)?
         }
-        Shape::Image { c, h, w } => {
-            let bytes = read_maybe_gz(path)?;
-            if bytes.starts_with(&[0, 0]) {
-                let a = idx::parse_idx(bytes, path)?;
-                let [n, ih, iw] = a.dims[..] else {
-                    return Err(AntError::data(
-                        path,
-                        format!(
-                            "an IDX image file must have 3 dimensions (count, rows, cols), got {:?}",
-                            a.dims
-                        ),
-                    ));
-                };
-                Dataset::new(
-                    a.data.iter().map(|&b| f32::from(b) / 255.0).collect(),
-                    vec![1, ih, iw],
-                    Targets::Values {
-                        values: vec![0.0; n],
-                        dim: 1,
-                    },
-                )?
-            } else if [c, h, w] == cifar::CIFAR_SHAPE {
-                let (x, labels) = cifar::parse_batch(&bytes, path)?;
-                Dataset::new(
-                    x,
-                    cifar::CIFAR_SHAPE.to_vec(),
-                    Targets::Values {
-                        values: vec![0.0; labels.len()],
-                        dim: 1,
-                    },
-                )?
-            } else {
+        (FileFormat::Idx, _) => {
+            let a = idx::parse_idx(bytes, path)?;
+            let [_, h, w] = a.dims[..] else {
                 return Err(AntError::data(
                     path,
-                    "not an IDX image file (its magic number must start with two zero bytes)",
+                    format!(
+                        "an IDX image file must have 3 dimensions (count, rows, cols), got {:?}",
+                        a.dims
+                    ),
                 ));
-            }
+            };
+            let x = a.data.iter().map(|&b| f32::from(b) / 255.0).collect();
+            unlabelled(x, vec![1, h, w])?
         }
+        (FileFormat::CifarBatch, _) => {
+            let (x, _) = cifar::parse_batch(&bytes, path)?;
+            unlabelled(x, cifar::CIFAR_SHAPE.to_vec())?
+        }
+        (FileFormat::Text, Shape::Flat { d }) => {
+            let spec = model.meta.provenance.target.as_ref();
+            tabular::parse_features(&bytes, path, spec, d, model.task().outputs())?
+        }
+        (FileFormat::Text, Shape::Image { .. }) => return Err(not_images(bytes, path, input)),
     };
     check_fits(model, &data, path, false)?;
     if data.is_empty() {
         return Err(AntError::data(path, "contains no samples"));
     }
     Ok(data)
+}
+
+/// Why a file given to an image model is neither an IDX file nor a CIFAR-10 batch,
+/// in the words of the reader its input shape calls for.
+fn not_images(bytes: Vec<u8>, path: &Path, input: Shape) -> AntError {
+    let err = if input.dims() == cifar::CIFAR_SHAPE {
+        cifar::parse_batch(&bytes, path).err()
+    } else if bytes.starts_with(&[0, 0]) {
+        idx::parse_idx(bytes, path).err()
+    } else {
+        None
+    };
+    err.unwrap_or_else(|| {
+        AntError::data(
+            path,
+            "not an IDX image file (its magic number must start with two zero bytes)",
+        )
+    })
 }
 
 /// How predictions are written.

@@ -194,4 +194,14 @@ fn cifar_directory_trains_evaluates_and_predicts_a_batch() {
     let csv = String::from_utf8(r.stdout).unwrap();
     assert_eq!(csv.lines().count(), 21);
     assert!(csv.lines().nth(2).unwrap().starts_with("1,1,"), "{csv}");
+
+    // A batch whose first record is label 0 then a black pixel starts with two zero
+    // bytes, as an IDX file does: it is still read as a CIFAR-10 batch.
+    let mut zeros = batch(3);
+    zeros[1..4].copy_from_slice(&[0, 0x08, 3]);
+    let p = t.path().join("zeros.bin");
+    std::fs::write(&p, &zeros).unwrap();
+    let r = ant(&["predict", "--model", s(&model), "--input", s(&p)]);
+    assert!(r.status.success(), "{}", String::from_utf8_lossy(&r.stderr));
+    assert_eq!(String::from_utf8(r.stdout).unwrap().lines().count(), 4);
 }

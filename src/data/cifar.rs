@@ -41,6 +41,16 @@ pub fn batches_dir(dir: &Path) -> Option<PathBuf> {
         .find(|d| has_batch(d))
 }
 
+/// Whether `bytes` are a CIFAR-10 binary batch: a whole number (at least one) of
+/// records, each starting with a label 0..=9 — exactly what [`parse_batch`] accepts.
+pub fn is_batch(bytes: &[u8]) -> bool {
+    !bytes.is_empty()
+        && bytes.len().is_multiple_of(RECORD)
+        && bytes
+            .chunks_exact(RECORD)
+            .all(|r| usize::from(r[0]) < CIFAR_CLASSES)
+}
+
 /// Parses one batch already in memory into pixels (`/255`, as f32) and labels;
 /// `path` only names the file in errors.
 pub fn parse_batch(bytes: &[u8], path: &Path) -> Result<(Vec<f32>, Vec<u32>)> {

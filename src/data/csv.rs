@@ -1,39 +1,65 @@
-//! A small reader for numeric / tabular delimited text (CSV, TSV, whitespace).
+//! Delimited text (CSV, TSV, runs of blanks) as a table of text cells, and the one
+//! number check and header guess that every loader of tables uses.
 //!
-//! Not a full RFC 4180 parser: fields may be double-quoted (with `""` escapes)
-//! but may not span lines. Gzip input is detected by its magic bytes.
+//! Fields are split by the `csv` crate: a double-quoted field may hold the delimiter,
+//! `""` for a quote, and line breaks. Two things it lets pass are refused here, with
+//! the line: text after a closing quote, and a quote still open at the end of the file.
+//! Blank-separated text ([`Separator::Space`]) is split per line, without quoting.
+//! Gzip input is detected by its magic bytes.
 
 use std::path::Path;
+use std::str::FromStr;
+
+use serde::{Deserialize, Serialize};
 
 use super::read_maybe_gz;
 use crate::error::{AntError, Result};
 
-/// Field separator.
-#[derive(Clone, Copy, Debug, PartialEq, Eq)]
-pub enum Delimiter {
+/// Field separator, as given on the command line and stored in the model.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "kebab-case")]
+pub enum Separator {
     Comma,
     Semicolon,
     Tab,
     /// Runs of spaces and/or tabs; leading and trailing blanks are ignored.
-    Whitespace,
+    Space,
 }
 
-impl Delimiter {
-    fn char(self) -> Option<char> {
+impl Separator {
+    /// The separating byte; `None` for runs of blanks.
+    fn byte(self) -> Option<u8> {
         match self {
-            Delimiter::Comma => Some(','),
-            Delimiter::Semicolon => Some(';'),
-            Delimiter::Tab => Some('\t'),
-            Delimiter::Whitespace => None,
+            Separator::Comma => Some(b','),
+            Separator::Semicolon => Some(b';'),
+            Separator::Tab => Some(b'\t'),
+            Separator::Space => None,
         }
+    }
+}
+
+impl FromStr for Separator {
+    type Err = String;
+    fn from_str(s: &str) -> std::result::Result<Self, String> {
+        Ok(match s {
+            "," | "comma" => Separator::Comma,
+            ";" | "semicolon" => Separator::Semicolon,
+            "\t" | "\\t" | "tab" => Separator::Tab,
+            " " | "space" | "whitespace" => Separator::Space,
+            _ => {
+                return Err(format!(
+                    "unknown delimiter {s:?}: use ',' ';' tab or space (comma, semicolon, tab, space)"
+                ));
+            }
+        })
     }
 }
 
 /// Whether the first row (after `skip_rows`) is a header.
 #[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
 pub enum HeaderMode {
-    /// A header if the first row has a non-numeric (non-empty) field and the
-    /// second row is numeric in all those columns.
+    /// A header if the first row has a non-empty field that is not a number
+    /// ([`first_row_is_header`] with every column numeric).
     #[default]
     Auto,
     Present,
@@ -42,8 +68,8 @@ pub enum HeaderMode {
 
 #[derive(Clone, Debug, Default)]
 pub struct CsvOptions {
-    /// `None` detects it among `,` tab `;` and whitespace.
-    pub delimiter: Option<Delimiter>,
+    /// `None` detects it among `,` tab `;` and blanks.
+    pub delimiter: Option<Separator>,
     /// Physical lines to drop before anything else (blank or not).
     pub skip_rows: usize,
     pub header: HeaderMode,
@@ -54,10 +80,10 @@ pub struct CsvOptions {
 pub struct Table {
     pub header: Option<Vec<String>>,
     pub rows: Vec<Vec<String>>,
-    /// 1-based line number in the file of each row, for error messages.
+    /// 1-based line number in the file where each row starts, for error messages.
     pub line_numbers: Vec<usize>,
     /// The delimiter used (given or detected).
-    pub delimiter: Delimiter,
+    pub delimiter: Separator,
 }
 
 impl Table {
@@ -70,10 +96,29 @@ impl Table {
     }
 }
 
+/// Whether a cell holds a number (blanks around it allowed; NaN and inf count).
+pub fn is_number(cell: &str) -> bool {
+    cell.trim().parse::<f64>().is_ok()
+}
+
+/// The header guess: the first row is a header when it has text (a non-empty cell
+/// that is not a number) in a column that should hold numbers. An empty cell is a
+/// missing value, not evidence of a header.
+pub fn first_row_is_header(row: &[String], numeric: impl Fn(usize) -> bool) -> bool {
+    row.iter()
+        .enumerate()
+        .any(|(j, c)| numeric(j) && !c.trim().is_empty() && !is_number(c))
+}
+
 /// Reads a delimited text file (raw or gzipped). Blank lines are ignored.
 pub fn read_table(path: &Path, opts: &CsvOptions) -> Result<Table> {
-    let bytes = read_maybe_gz(path)?;
-    let text = std::str::from_utf8(&bytes).map_err(|e| {
+    parse_bytes(&read_maybe_gz(path)?, path, opts)
+}
+
+/// Parses a file's (gunzipped) bytes, which must be UTF-8 text; `path` only names the
+/// file in errors.
+pub fn parse_bytes(bytes: &[u8], path: &Path, opts: &CsvOptions) -> Result<Table> {
+    let text = std::str::from_utf8(bytes).map_err(|e| {
         AntError::data(
             path,
             format!("not valid UTF-8 text (byte {})", e.valid_up_to()),
@@ -85,44 +130,45 @@ pub fn read_table(path: &Path, opts: &CsvOptions) -> Result<Table> {
 /// Parses delimited text already in memory; `path` only names the file in errors.
 pub fn parse_table(text: &str, path: &Path, opts: &CsvOptions) -> Result<Table> {
     let text = text.strip_prefix('\u{feff}').unwrap_or(text);
-    // (1-based line number, line) for non-blank lines after the skipped ones.
-    let lines: Vec<(usize, &str)> = text
-        .lines()
-        .enumerate()
-        .skip(opts.skip_rows)
-        .map(|(i, l)| (i + 1, l))
-        .filter(|(_, l)| !l.trim().is_empty())
-        .collect();
+    let (first_line, text) = skip_lines(text, opts.skip_rows);
     let delimiter = match opts.delimiter {
         Some(d) => d,
-        None => detect_delimiter(lines.iter().take(10).map(|&(_, l)| l)),
+        None => detect_delimiter(text),
     };
 
-    let mut rows = Vec::with_capacity(lines.len());
-    let mut line_numbers = Vec::with_capacity(lines.len());
-    for &(n, line) in &lines {
-        let fields = split_line(line, delimiter)
-            .map_err(|msg| AntError::data(path, format!("line {n}: {msg}")))?;
+    let mut rows: Vec<Vec<String>> = Vec::new();
+    let mut line_numbers = Vec::new();
+    for Record {
+        line,
+        fields,
+        problem,
+    } in records(text, delimiter, first_line)
+    {
+        if let Some((at, msg)) = problem {
+            return Err(AntError::data(path, format!("line {at}: {msg}")));
+        }
         if let Some(first) = rows.first().map(Vec::len)
             && fields.len() != first
         {
             return Err(AntError::data(
                 path,
                 format!(
-                    "line {n}: {} fields, expected {first} as on line {}",
+                    "line {line}: {} fields, expected {first} as on line {}",
                     fields.len(),
                     line_numbers[0]
                 ),
             ));
         }
         rows.push(fields);
-        line_numbers.push(n);
+        line_numbers.push(line);
     }
 
     let has_header = match opts.header {
         HeaderMode::Present => !rows.is_empty(),
         HeaderMode::Absent => false,
-        HeaderMode::Auto => looks_like_header(&rows),
+        HeaderMode::Auto => rows
+            .first()
+            .is_some_and(|r| first_row_is_header(r, |_| true)),
     };
     let header = if has_header {
         line_numbers.remove(0);
@@ -138,96 +184,136 @@ pub fn parse_table(text: &str, path: &Path, opts: &CsvOptions) -> Result<Table> 
     })
 }
 
-fn is_numeric(s: &str) -> bool {
-    s.trim().parse::<f64>().is_ok()
+/// The text after the first `n` physical lines, and the 1-based number of its first line.
+fn skip_lines(text: &str, n: usize) -> (usize, &str) {
+    let mut rest = text;
+    for _ in 0..n {
+        rest = rest.split_once('\n').map_or("", |(_, r)| r);
+    }
+    (n + 1, rest)
 }
 
-/// The first row has a non-empty, non-numeric field and the second row is
-/// numeric in every such column.
-fn looks_like_header(rows: &[Vec<String>]) -> bool {
-    let [first, second, ..] = rows else {
-        return false;
+/// One non-blank record of the text.
+struct Record {
+    /// 1-based line where it starts.
+    line: usize,
+    /// Its fields, unquoted and trimmed.
+    fields: Vec<String>,
+    /// Bad quoting (or unreadable text): the line and what is wrong.
+    problem: Option<(usize, String)>,
+}
+
+/// The non-blank records of `text`, whose first line is line `first_line` of the file.
+fn records(text: &str, d: Separator, first_line: usize) -> Box<dyn Iterator<Item = Record> + '_> {
+    let Some(byte) = d.byte() else {
+        return Box::new(
+            text.lines()
+                .enumerate()
+                .filter(|(_, l)| !l.trim().is_empty())
+                .map(move |(i, l)| Record {
+                    line: first_line + i,
+                    fields: l.split_whitespace().map(str::to_string).collect(),
+                    problem: None,
+                }),
+        );
     };
-    let mut text_cols = first
-        .iter()
-        .enumerate()
-        // An empty cell is a missing value, not evidence of a header.
-        .filter(|(_, f)| !f.trim().is_empty() && !is_numeric(f))
-        .peekable();
-    text_cols.peek().is_some()
-        && text_cols.all(|(j, _)| second.get(j).is_some_and(|f| is_numeric(f)))
+    let mut reader = csv::ReaderBuilder::new()
+        .has_headers(false)
+        .flexible(true)
+        .delimiter(byte)
+        .trim(csv::Trim::All)
+        .from_reader(text.as_bytes());
+    let mut record = csv::StringRecord::new();
+    // Lines are counted here: csv's own count puts a record on the first of the blank
+    // lines before it.
+    let (mut counted_to, mut line) = (0, first_line);
+    Box::new(std::iter::from_fn(move || {
+        loop {
+            let start = reader.position().byte() as usize;
+            let read = reader.read_record(&mut record);
+            let end = reader.position().byte() as usize;
+            line += newlines(&text[counted_to..start]);
+            counted_to = start;
+            let raw = &text[start..end];
+            let lead = &raw[..raw.len() - raw.trim_start().len()];
+            return match read {
+                Ok(false) => None,
+                Ok(true) if raw.trim().is_empty() => continue,
+                Ok(true) => Some(Record {
+                    line: line + newlines(lead),
+                    fields: record.iter().map(str::to_string).collect(),
+                    problem: quoting_problem(raw, byte).map(|(i, msg)| (line + i, msg.into())),
+                }),
+                Err(e) => Some(Record {
+                    line,
+                    fields: vec![],
+                    problem: Some((line, e.to_string())),
+                }),
+            };
+        }
+    }))
 }
 
-/// Picks the delimiter that splits the sample lines into the same number (> 1)
+fn newlines(s: &str) -> usize {
+    s.bytes().filter(|&b| b == b'\n').count()
+}
+
+/// What `csv` lets pass in one record as it split it (`raw`, delimited by
+/// `delimiter`), and this reader refuses: text after a closing quote, or a quote
+/// still open at the end of the file. Returns the 0-based line in `raw` and the fault.
+/// As in `csv`, a quote opens a quoted field only as a field's first character.
+fn quoting_problem(raw: &str, delimiter: u8) -> Option<(usize, &'static str)> {
+    #[derive(PartialEq)]
+    enum State {
+        FieldStart,
+        Unquoted,
+        Quoted,
+        Closed,
+    }
+    let (mut state, mut line, mut opened_on) = (State::FieldStart, 0, 0);
+    let mut bytes = raw.bytes().peekable();
+    while let Some(b) = bytes.next() {
+        state = match state {
+            State::Quoted if b == b'"' => match bytes.next_if_eq(&b'"') {
+                Some(_) => State::Quoted, // `""`: an escaped quote
+                None => State::Closed,
+            },
+            State::Quoted => State::Quoted,
+            _ if b == delimiter || b == b'\n' || b == b'\r' => State::FieldStart,
+            State::FieldStart if b == b'"' => {
+                opened_on = line;
+                State::Quoted
+            }
+            State::Closed if b == b' ' || b == b'\t' => State::Closed,
+            State::Closed => return Some((line, "text after a closing quote")),
+            State::FieldStart | State::Unquoted => State::Unquoted,
+        };
+        line += usize::from(b == b'\n');
+    }
+    (state == State::Quoted).then_some((opened_on, "unterminated quoted field"))
+}
+
+/// Picks the delimiter that splits the first 10 records into the same number (> 1)
 /// of fields, preferring `,` then tab then `;`; failing that, the one giving the
-/// most fields on the first line; failing that, whitespace.
-fn detect_delimiter<'a>(sample: impl Iterator<Item = &'a str> + Clone) -> Delimiter {
-    let candidates = [Delimiter::Comma, Delimiter::Tab, Delimiter::Semicolon];
-    let counts = |d: Delimiter| -> Vec<usize> {
-        sample
-            .clone()
-            // A line that does not split cleanly (bad quoting) still votes by its
-            // raw delimiter count; the real split then reports the problem.
-            .map(|l| {
-                split_line(l, d).map_or_else(
-                    |_| l.matches(d.char().unwrap_or(' ')).count() + 1,
-                    |f| f.len(),
-                )
-            })
-            .collect()
-    };
-    let mut best: Option<(Delimiter, usize)> = None;
-    for d in candidates {
-        let c = counts(d);
-        let Some(&first) = c.first() else { break };
-        if first > 1 && c.iter().all(|&k| k == first) {
+/// most fields in the first record; failing that, runs of blanks.
+fn detect_delimiter(text: &str) -> Separator {
+    let mut best: Option<(Separator, usize)> = None;
+    for d in [Separator::Comma, Separator::Tab, Separator::Semicolon] {
+        // A record with bad quoting still votes by how csv splits it; the real read
+        // then reports the problem.
+        let counts: Vec<usize> = records(text, d, 1)
+            .take(10)
+            .map(|r| r.fields.len())
+            .collect();
+        let Some(&first) = counts.first() else { break };
+        if first > 1 && counts.iter().all(|&k| k == first) {
             return d;
         }
         if first > 1 && best.is_none_or(|(_, b)| first > b) {
             best = Some((d, first));
         }
     }
-    best.map_or(Delimiter::Whitespace, |(d, _)| d)
-}
-
-/// Splits one line into trimmed fields, unquoting double-quoted ones.
-fn split_line(line: &str, delimiter: Delimiter) -> std::result::Result<Vec<String>, String> {
-    let Some(d) = delimiter.char() else {
-        return Ok(line.split_whitespace().map(str::to_string).collect());
-    };
-    let mut fields = Vec::new();
-    let mut chars = line.chars().peekable();
-    loop {
-        while chars
-            .next_if(|&c| c == ' ' || (c == '\t' && d != '\t'))
-            .is_some()
-        {}
-        let mut field = String::new();
-        if chars.next_if_eq(&'"').is_some() {
-            loop {
-                match chars.next() {
-                    None => return Err("unterminated quoted field".into()),
-                    Some('"') if chars.next_if_eq(&'"').is_some() => field.push('"'),
-                    Some('"') => break,
-                    Some(c) => field.push(c),
-                }
-            }
-            // Only blanks may follow the closing quote before the delimiter.
-            while chars.next_if(|&c| c != d && c.is_whitespace()).is_some() {}
-            if chars.peek().is_some_and(|&c| c != d) {
-                return Err("text after a closing quote".into());
-            }
-        } else {
-            while let Some(c) = chars.next_if(|&c| c != d) {
-                field.push(c);
-            }
-            field.truncate(field.trim_end().len());
-        }
-        fields.push(field);
-        if chars.next().is_none() {
-            return Ok(fields);
-        }
-    }
+    best.map_or(Separator::Space, |(d, _)| d)
 }
 
 /// Parses every cell as `f64` (NaN and inf are accepted here; refuse them later
@@ -273,12 +359,12 @@ mod tests {
     #[test]
     fn detects_each_delimiter() {
         let cases = [
-            ("1,2,3\n4,5,6\n", Delimiter::Comma),
-            ("1;2;3\n4;5;6\n", Delimiter::Semicolon),
-            ("1\t2\t3\n4\t5\t6\n", Delimiter::Tab),
-            ("1 2  3\n  4   5 6  \n", Delimiter::Whitespace),
+            ("1,2,3\n4,5,6\n", Separator::Comma),
+            ("1;2;3\n4;5;6\n", Separator::Semicolon),
+            ("1\t2\t3\n4\t5\t6\n", Separator::Tab),
+            ("1 2  3\n  4   5 6  \n", Separator::Space),
             // Spaces around commas do not make it whitespace-separated.
-            ("1, 2, 3\n4 ,5 , 6\n", Delimiter::Comma),
+            ("1, 2, 3\n4 ,5 , 6\n", Separator::Comma),
         ];
         for (text, d) in cases {
             let t = table(text).unwrap();
@@ -299,7 +385,7 @@ mod tests {
     #[test]
     fn explicit_delimiter_and_skip_rows() {
         let opts = CsvOptions {
-            delimiter: Some(Delimiter::Semicolon),
+            delimiter: Some(Separator::Semicolon),
             skip_rows: 2,
             header: HeaderMode::Absent,
         };
@@ -317,8 +403,12 @@ mod tests {
         // sklearn style: partly numeric first row.
         let t = table("150,4,setosa\n5.1,3.5,0\n").unwrap();
         assert!(t.header.is_some());
-        // Text in the second row too: that column is data, not a header.
+        // Text in the first row is a header, whatever follows (a text column is
+        // for a caller that knows it, such as the tabular loader's target, to exempt).
         let t = table("x,red\ny,blue\n").unwrap();
+        assert_eq!(t.header, Some(vec!["x".into(), "red".into()]));
+        // An empty cell is a missing value, not a header.
+        let t = table(",1\n2,3\n").unwrap();
         assert_eq!(t.header, None);
         // All numeric: no header; NaN/inf count as numeric.
         let t = table("1,NaN\n2,inf\n").unwrap();
@@ -335,18 +425,25 @@ mod tests {
             )
         };
         assert_eq!(forced(HeaderMode::Present).unwrap().rows.len(), 1);
-        let t = table("a,b\nc,d\n").unwrap();
-        assert_eq!(t.header, None);
+        assert_eq!(forced(HeaderMode::Absent).unwrap().rows.len(), 2);
         let t = parse_table(
             "a,b\nc,d\n",
             Path::new(P),
             &CsvOptions {
-                header: HeaderMode::Present,
+                header: HeaderMode::Absent,
                 ..Default::default()
             },
         )
         .unwrap();
-        assert_eq!(t.header, Some(vec!["a".into(), "b".into()]));
+        assert_eq!((t.header, t.rows.len()), (None, 2));
+        // The guess itself, with a column exempted.
+        let row = |r: &[&str]| r.iter().map(|s| s.to_string()).collect::<Vec<_>>();
+        assert!(first_row_is_header(&row(&["1", "a"]), |_| true));
+        assert!(!first_row_is_header(&row(&["1", "a"]), |j| j != 1));
+        assert!(!first_row_is_header(
+            &row(&[" 1e3", "NaN", "-inf", ""]),
+            |_| true
+        ));
     }
 
     #[test]
@@ -357,7 +454,7 @@ mod tests {
         };
         let text = "\u{feff}\"name\",\"a, b\"\r\n\r\n\"x \"\"q\"\"\" , 2\r\n";
         let t = parse_table(text, Path::new(P), &opts).unwrap();
-        assert_eq!(t.delimiter, Delimiter::Comma);
+        assert_eq!(t.delimiter, Separator::Comma);
         assert_eq!(t.header, Some(vec!["name".into(), "a, b".into()]));
         assert_eq!(t.rows, cells(&[&["x \"q\"", "2"]]));
         assert_eq!(t.line_numbers, vec![3]);
@@ -371,6 +468,43 @@ mod tests {
         // Empty fields are kept.
         let t = table("1,,3\n4,5,\n").unwrap();
         assert_eq!(t.rows, cells(&[&["1", "", "3"], &["4", "5", ""]]));
+        // A quote inside an unquoted field is text.
+        let t = table("5\" wide,2\n").unwrap();
+        assert_eq!(t.header, Some(vec!["5\" wide".into(), "2".into()]));
+    }
+
+    #[test]
+    fn quoted_field_spanning_lines() {
+        let text = "id,note,y\n1,\"two\nlines, \"\"quoted\"\"\",0\n\n2,\"\n\",1\n3,x\n";
+        let opts = CsvOptions {
+            header: HeaderMode::Present,
+            ..Default::default()
+        };
+        let e = parse_table(text, Path::new(P), &opts)
+            .unwrap_err()
+            .to_string();
+        // Lines are the file's: the ragged row is on line 7, after two 2-line records
+        // and a blank line.
+        assert!(
+            e.contains("line 7: 2 fields, expected 3 as on line 1"),
+            "{e}"
+        );
+        let text = text.strip_suffix("3,x\n").unwrap();
+        let t = parse_table(text, Path::new(P), &opts).unwrap();
+        assert_eq!(t.delimiter, Separator::Comma);
+        assert_eq!(
+            t.rows,
+            cells(&[&["1", "two\nlines, \"quoted\"", "0"], &["2", "", "1"]])
+        );
+        assert_eq!(t.line_numbers, vec![2, 5]);
+        // Detected too, tab-separated, and an open quote is named by the line it opens.
+        let t = table("a\t\"b\nc\"\n1\t2\n").unwrap();
+        assert_eq!(t.delimiter, Separator::Tab);
+        assert_eq!(t.header, Some(vec!["a".into(), "b\nc".into()]));
+        let e = table("1,2\n3,4\n5,\"6\n7,8\n").unwrap_err().to_string();
+        assert!(e.contains("line 3: unterminated quoted field"), "{e}");
+        let e = table("1,\"2\n3\" 4,5\n").unwrap_err().to_string();
+        assert!(e.contains("line 2: text after a closing quote"), "{e}");
     }
 
     #[test]
@@ -421,7 +555,7 @@ mod tests {
         let a = read_table(&raw, &CsvOptions::default()).unwrap();
         let b = read_table(&gz, &CsvOptions::default()).unwrap();
         assert_eq!(a, b);
-        assert_eq!(a.delimiter, Delimiter::Semicolon);
+        assert_eq!(a.delimiter, Separator::Semicolon);
         assert_eq!(a.rows, cells(&[&["1", "2"], &["3", "4"]]));
         std::fs::write(&raw, [b'1', b',', 0xff, b'\n']).unwrap();
         let msg = read_table(&raw, &CsvOptions::default())
@@ -439,7 +573,7 @@ mod tests {
         assert_eq!(iris.header.as_ref().unwrap()[2], "setosa");
         assert_eq!((iris.rows.len(), iris.n_cols()), (150, 5));
         let diab = read_table(&dir.join("diabetes_data_raw.csv.gz"), &opts).unwrap();
-        assert_eq!(diab.delimiter, Delimiter::Whitespace);
+        assert_eq!(diab.delimiter, Separator::Space);
         assert_eq!((diab.rows.len(), diab.n_cols()), (442, 10));
         assert_eq!(parse_f64(&diab, &dir).unwrap()[0][0], 59.0);
         let digits = read_table(&dir.join("digits.csv.gz"), &opts).unwrap();

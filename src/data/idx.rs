@@ -19,6 +19,38 @@ pub struct IdxArray {
     pub data: Vec<u8>,
 }
 
+/// Bytes per element of an IDX element type code; `None` for an unknown code.
+fn element_size(type_code: u8) -> Option<usize> {
+    match type_code {
+        TYPE_U8 | 0x09 => Some(1),
+        0x0B => Some(2),
+        0x0C | 0x0D => Some(4),
+        0x0E => Some(8),
+        _ => None,
+    }
+}
+
+/// Whether `bytes` are an IDX array of any element type: the magic `00 00 TT DD`
+/// with a known type and 1 to 4 dimensions, and exactly the data bytes its
+/// dimensions declare. A magic alone is two zero bytes, which other binary data
+/// (a CIFAR-10 batch whose first label and pixel are 0) starts with too.
+pub fn is_idx(bytes: &[u8]) -> bool {
+    let [0, 0, type_code, ndims, ..] = *bytes else {
+        return false;
+    };
+    let (Some(size), 1..=4) = (element_size(type_code), ndims) else {
+        return false;
+    };
+    let header_len = 4 + 4 * ndims as usize;
+    let Some(dims) = bytes.get(4..header_len) else {
+        return false;
+    };
+    dims.chunks_exact(4)
+        .map(|c| u32::from_be_bytes([c[0], c[1], c[2], c[3]]) as usize)
+        .try_fold(size, usize::checked_mul)
+        == Some(bytes.len() - header_len)
+}
+
 /// Reads and validates an IDX file of unsigned bytes, raw or gzipped.
 pub fn read_idx(path: &Path) -> Result<IdxArray> {
     parse_idx(read_maybe_gz(path)?, path)
@@ -42,7 +74,7 @@ pub fn parse_idx(mut bytes: Vec<u8>, path: &Path) -> Result<IdxArray> {
     let type_code = bytes[2];
     match type_code {
         TYPE_U8 => {}
-        0x09 | 0x0B | 0x0C | 0x0D | 0x0E => {
+        _ if element_size(type_code).is_some() => {
             return Err(err(format!(
                 "IDX element type 0x{type_code:02x} is not supported (only unsigned byte, 0x08)"
             )));

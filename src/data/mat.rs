@@ -97,6 +97,12 @@ pub fn read_mat(path: &Path) -> Result<Vec<MatMatrix>> {
     parse_mat(&bytes, path)
 }
 
+/// Whether `bytes` look like a level-5 MAT-file: its header text starts "MATLAB 5.0"
+/// (the format's own convention; [`parse_mat`] then checks the rest).
+pub fn is_mat(bytes: &[u8]) -> bool {
+    bytes.starts_with(b"MATLAB 5.0")
+}
+
 /// Parses MAT-file bytes already in memory; `path` only names the file in errors.
 pub fn parse_mat(bytes: &[u8], path: &Path) -> Result<Vec<MatMatrix>> {
     let big_endian = parse_header(bytes, path)?;

@@ -1,15 +1,21 @@
 //! Data sets in memory and the loaders that fill them.
 //!
 //! Every loader returns a [`Dataset`]: samples as one row-major `f32` buffer plus
-//! their targets. File formats live one per module.
+//! their targets. File formats live one per module; [`detect`] says which one a path
+//! holds, [`source`] turns a `--data` path into training and test sets, and
+//! [`check_fits`] says whether a data set fits a model.
 
 pub mod cifar;
 pub mod csv;
+pub mod detect;
+pub mod fit;
 pub mod idx;
 pub mod mat;
 pub mod sarcos;
 pub mod source;
 pub mod tabular;
+
+pub use fit::{Misfit, check_fits};
 
 use std::io::Read;
 use std::path::Path;

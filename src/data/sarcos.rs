@@ -4,8 +4,8 @@
 
 use std::path::Path;
 
-use super::csv::{CsvOptions, parse_f64, read_table};
-use super::mat::{MatClass, parse_mat};
+use super::csv::{CsvOptions, parse_bytes, parse_f64};
+use super::mat::{MatClass, is_mat, parse_mat};
 use super::{Dataset, Targets, read_maybe_gz};
 use crate::error::{AntError, Result};
 
@@ -20,9 +20,13 @@ const MAT_NAMES: [&str; 2] = ["sarcos_inv", "sarcos_inv_test"];
 /// CSV file (header optional), raw or gzipped. Inputs get sample shape `[21]`;
 /// targets are `Values` of dimension 7. NaN or infinite values are refused.
 pub fn load_sarcos(path: &Path) -> Result<Dataset> {
-    let bytes = read_maybe_gz(path)?;
-    let rows: Vec<Vec<f64>> = if bytes.starts_with(b"MATLAB 5.0") {
-        let m = pick_matrix(parse_mat(&bytes, path)?, path)?;
+    parse_sarcos(&read_maybe_gz(path)?, path)
+}
+
+/// [`load_sarcos`] on a file's (gunzipped) bytes; `path` only names it in errors.
+pub fn parse_sarcos(bytes: &[u8], path: &Path) -> Result<Dataset> {
+    let rows: Vec<Vec<f64>> = if is_mat(bytes) {
+        let m = pick_matrix(parse_mat(bytes, path)?, path)?;
         if m.cols != SARCOS_COLS {
             return Err(AntError::data(
                 path,
@@ -37,8 +41,7 @@ pub fn load_sarcos(path: &Path) -> Result<Dataset> {
             .map(<[f64]>::to_vec)
             .collect()
     } else {
-        drop(bytes);
-        let table = read_table(path, &CsvOptions::default())?;
+        let table = parse_bytes(bytes, path, &CsvOptions::default())?;
         if table.n_cols() != SARCOS_COLS {
             return Err(AntError::data(
                 path,

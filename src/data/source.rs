@@ -2,7 +2,8 @@
 
 use std::path::Path;
 
-use super::tabular::{TargetSpec, load_labelled};
+use super::detect::{DirFormat, FileFormat, Input, detect};
+use super::tabular::{TargetSpec, parse_labelled};
 use super::{Dataset, cifar, file_md5, idx, sarcos};
 use crate::error::{AntError, Result};
 use crate::model::TestSplit;
@@ -27,52 +28,68 @@ struct Loaded {
     target: Option<TargetSpec>,
 }
 
-/// Load one file or directory: a CIFAR-10 or IDX directory gives (train, test); with a
-/// target spec a file is a table, else a SARCOS file. `classes` fixes the label
-/// mapping of a table (a trained model's).
+/// Load one file or directory, as [`detect`] finds it: a CIFAR-10 or IDX directory
+/// gives (train, test); with a target spec a file is a table, else a SARCOS file
+/// (MAT or text). `classes` fixes the label mapping of a table (a trained model's).
 fn load_any(
     path: &Path,
     target: Option<&TargetSpec>,
     classes: Option<&[String]>,
 ) -> Result<Loaded> {
-    if !path.exists() {
-        return Err(AntError::data(path, "no such file or directory"));
-    }
     let plain = |all, own_test| Loaded {
         all,
         own_test,
         class_names: None,
         target: None,
     };
-    if path.is_dir() {
-        if target.is_some() {
+    let (format, bytes) = match detect(path)? {
+        Input::Dir(_) if target.is_some() => {
             return Err(AntError::data(
                 path,
                 "is a directory, but a table file is needed (--target)",
             ));
         }
-        let (tr, te) = if cifar::batches_dir(path).is_some() {
-            cifar::load_cifar_dir(path)?
-        } else {
-            idx::load_idx_dir(path)?
-        };
-        return Ok(plain(tr, Some(te)));
+        Input::Dir(DirFormat::Cifar) => {
+            let (tr, te) = cifar::load_cifar_dir(path)?;
+            return Ok(plain(tr, Some(te)));
+        }
+        Input::Dir(DirFormat::Idx) => {
+            let (tr, te) = idx::load_idx_dir(path)?;
+            return Ok(plain(tr, Some(te)));
+        }
+        Input::File(format, bytes) => (format, bytes),
+    };
+    match (format, target) {
+        (FileFormat::Text, Some(spec)) => {
+            let t = parse_labelled(&bytes, path, spec, classes)?;
+            let mut spec = spec.clone();
+            spec.index = Some(t.index);
+            spec.n_columns = Some(t.n_columns);
+            Ok(Loaded {
+                all: t.data,
+                own_test: None,
+                class_names: t.class_names,
+                target: Some(spec),
+            })
+        }
+        (FileFormat::Text | FileFormat::Mat, None) => {
+            let d = sarcos::parse_sarcos(&bytes, path)?;
+            d.check_finite(path)?;
+            Ok(plain(d, None))
+        }
+        (FileFormat::Mat, Some(_)) => Err(AntError::data(
+            path,
+            "is a MAT-file, but a table file is needed (--target)",
+        )),
+        (FileFormat::Idx, _) => Err(AntError::data(
+            path,
+            "is a single IDX file; give the directory holding the train- and t10k- images and labels",
+        )),
+        (FileFormat::CifarBatch, _) => Err(AntError::data(
+            path,
+            "is a single CIFAR-10 batch; give the directory holding data_batch_1..5.bin and test_batch.bin",
+        )),
     }
-    if let Some(spec) = target {
-        let t = load_labelled(path, spec, classes)?;
-        let mut spec = spec.clone();
-        spec.index = Some(t.index);
-        spec.n_columns = Some(t.n_columns);
-        return Ok(Loaded {
-            all: t.data,
-            own_test: None,
-            class_names: t.class_names,
-            target: Some(spec),
-        });
-    }
-    let d = sarcos::load_sarcos(path)?;
-    d.check_finite(path)?;
-    Ok(plain(d, None))
 }
 
 /// Resolve the test set: the data's own test files, else `test_data`, else a seeded
@@ -153,4 +170,39 @@ pub fn load_test_for(
         return Ok(test);
     }
     Ok(l.all)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::data::tabular::TabularTask;
+
+    #[test]
+    fn single_image_files_and_mat_tables_are_named() {
+        let d = tempfile::tempdir().unwrap();
+        let spec = TargetSpec::new("0", TabularTask::Regression);
+        let msg = |name: &str, bytes: &[u8], target: Option<&TargetSpec>| {
+            let p = d.path().join(name);
+            std::fs::write(&p, bytes).unwrap();
+            let e = load_source(&p, None, 0.2, 0, target).err().unwrap();
+            assert!(matches!(e, AntError::Data { .. }), "{e}");
+            e.to_string()
+        };
+        let idx = [0, 0, 8, 1, 0, 0, 0, 2, 7, 7];
+        for target in [None, Some(&spec)] {
+            let e = msg("one.idx", &idx, target);
+            assert!(e.contains("one.idx: is a single IDX file"), "{e}");
+            let e = msg("b.bin", &cifar::tests::batch(2), target);
+            assert!(e.contains("b.bin: is a single CIFAR-10 batch"), "{e}");
+        }
+        let mut mat = b"MATLAB 5.0 MAT-file".to_vec();
+        mat.resize(128, b' ');
+        let e = msg("m.mat", &mat, Some(&spec));
+        assert!(e.contains("m.mat: is a MAT-file, but a table"), "{e}");
+        let e = load_source(&d.path().join("gone.csv"), None, 0.2, 0, None)
+            .err()
+            .unwrap()
+            .to_string();
+        assert!(e.contains("gone.csv: no such file or directory"), "{e}");
+    }
 }

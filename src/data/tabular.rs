@@ -7,12 +7,12 @@
 //! `predict` read later files the same way.
 
 use std::path::Path;
-use std::str::FromStr;
 
 use serde::{Deserialize, Serialize};
 
-use super::csv::{CsvOptions, Delimiter, HeaderMode, Table, read_table};
-use super::{Dataset, Targets};
+pub use super::csv::Separator;
+use super::csv::{CsvOptions, HeaderMode, Table, first_row_is_header, parse_bytes};
+use super::{Dataset, Targets, read_maybe_gz};
 use crate::error::{AntError, Result};
 
 /// What the target column holds.
@@ -21,45 +21,6 @@ use crate::error::{AntError, Result};
 pub enum TabularTask {
     Classification,
     Regression,
-}
-
-/// Field separator as given on the command line and stored in the model.
-#[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize, Deserialize)]
-#[serde(rename_all = "kebab-case")]
-pub enum Separator {
-    Comma,
-    Semicolon,
-    Tab,
-    /// Runs of blanks.
-    Space,
-}
-
-impl FromStr for Separator {
-    type Err = String;
-    fn from_str(s: &str) -> std::result::Result<Self, String> {
-        Ok(match s {
-            "," | "comma" => Separator::Comma,
-            ";" | "semicolon" => Separator::Semicolon,
-            "\t" | "\\t" | "tab" => Separator::Tab,
-            " " | "space" | "whitespace" => Separator::Space,
-            _ => {
-                return Err(format!(
-                    "unknown delimiter {s:?}: use ',' ';' tab or space (comma, semicolon, tab, space)"
-                ));
-            }
-        })
-    }
-}
-
-impl From<Separator> for Delimiter {
-    fn from(s: Separator) -> Delimiter {
-        match s {
-            Separator::Comma => Delimiter::Comma,
-            Separator::Semicolon => Delimiter::Semicolon,
-            Separator::Tab => Delimiter::Tab,
-            Separator::Space => Delimiter::Whitespace,
-        }
-    }
 }
 
 /// How to read a table: which column is the target and what it holds.
@@ -95,10 +56,10 @@ impl TargetSpec {
 
     fn options(&self) -> CsvOptions {
         CsvOptions {
-            delimiter: self.delimiter.map(Delimiter::from),
+            delimiter: self.delimiter,
             skip_rows: self.skip_rows,
-            // Decided here, not by the CSV reader: a text label column must not stop
-            // a header from being recognised.
+            // Decided here, not by the CSV reader: the target column (text labels)
+            // is exempt from the header guess.
             header: HeaderMode::Absent,
         }
     }
@@ -115,20 +76,9 @@ pub struct Tabular {
     pub n_columns: usize,
 }
 
-fn is_number(s: &str) -> bool {
-    s.trim().parse::<f64>().is_ok()
-}
-
-/// The first row is a header when it has text where numbers are expected.
-fn first_row_is_header(row: &[String], skip: Option<usize>) -> bool {
-    row.iter()
-        .enumerate()
-        .any(|(j, c)| Some(j) != skip && !c.trim().is_empty() && !is_number(c))
-}
-
-/// Reads the table; an empty one is an error.
-fn read(path: &Path, spec: &TargetSpec) -> Result<Table> {
-    let t = read_table(path, &spec.options())?;
+/// Parses the table; an empty one is an error.
+fn table(bytes: &[u8], path: &Path, spec: &TargetSpec) -> Result<Table> {
+    let t = parse_bytes(bytes, path, &spec.options())?;
     if t.rows.is_empty() {
         let skipped = if spec.skip_rows > 0 {
             format!(" after skipping {} lines", spec.skip_rows)
@@ -155,12 +105,12 @@ fn resolve_target(t: &Table, spec: &TargetSpec, path: &Path) -> Result<(usize, b
                 format!("target column index {j} out of range: the file has {n} columns (0-based)"),
             ));
         }
-        return Ok((j, first_row_is_header(first, Some(j))));
+        return Ok((j, first_row_is_header(first, |k| k != j)));
     }
     if let Some(j) = first.iter().position(|c| c.trim() == wanted) {
         return Ok((j, true));
     }
-    let hint = if first_row_is_header(first, None) {
+    let hint = if first_row_is_header(first, |_| true) {
         format!("columns are: {}", first.join(", "))
     } else {
         "the file has no header row; give a 0-based column index".to_string()
@@ -252,7 +202,17 @@ pub fn load_labelled(
     spec: &TargetSpec,
     classes: Option<&[String]>,
 ) -> Result<Tabular> {
-    let t = read(path, spec)?;
+    parse_labelled(&read_maybe_gz(path)?, path, spec, classes)
+}
+
+/// [`load_labelled`] on a file's (gunzipped) bytes; `path` only names it in errors.
+pub fn parse_labelled(
+    bytes: &[u8],
+    path: &Path,
+    spec: &TargetSpec,
+    classes: Option<&[String]>,
+) -> Result<Tabular> {
+    let t = table(bytes, path, spec)?;
     let n_columns = t.n_cols();
     if n_columns < 2 {
         return Err(AntError::data(
@@ -373,8 +333,19 @@ pub fn load_features(
     n_features: usize,
     n_outputs: usize,
 ) -> Result<Dataset> {
+    parse_features(&read_maybe_gz(path)?, path, spec, n_features, n_outputs)
+}
+
+/// [`load_features`] on a file's (gunzipped) bytes; `path` only names it in errors.
+pub fn parse_features(
+    bytes: &[u8],
+    path: &Path,
+    spec: Option<&TargetSpec>,
+    n_features: usize,
+    n_outputs: usize,
+) -> Result<Dataset> {
     let default_spec = TargetSpec::new("", TabularTask::Regression);
-    let t = read(path, spec.unwrap_or(&default_spec))?;
+    let t = table(bytes, path, spec.unwrap_or(&default_spec))?;
     let n = t.n_cols();
     let first = &t.rows[0];
     // Which columns are not features.
@@ -404,10 +375,7 @@ pub fn load_features(
         }
     };
     let is_feature = |j: usize| !dropped.contains(&j);
-    let has_header = first
-        .iter()
-        .enumerate()
-        .any(|(j, c)| is_feature(j) && !c.trim().is_empty() && !is_number(c));
+    let has_header = first_row_is_header(first, is_feature);
     let header = has_header.then(|| first.clone());
     let start = usize::from(has_header);
     if start == t.rows.len() {
@@ -492,6 +460,31 @@ mod tests {
                 assert_eq!(labels(&t.data), vec![0, 1, 0]);
             }
         }
+    }
+
+    #[test]
+    fn quoted_labels_may_span_lines() {
+        let d = tempfile::tempdir().unwrap();
+        let text = "x,\"kind,\nof iris\"\n1,\"Iris\nsetosa\"\n2,virginica\nq,virginica\n";
+        let p = write(d.path(), "q.csv", text);
+        let spec = TargetSpec::new("kind,\nof iris", TabularTask::Classification);
+        let e = load_labelled(&p, &spec, None).unwrap_err().to_string();
+        assert!(
+            e.contains("line 6, column 0 ('x'): 'q' is not a number"),
+            "{e}"
+        );
+        let p = write(
+            d.path(),
+            "q.csv",
+            text.strip_suffix("q,virginica\n").unwrap(),
+        );
+        let t = load_labelled(&p, &spec, None).unwrap();
+        assert_eq!(t.index, 1);
+        assert_eq!(
+            t.class_names,
+            Some(vec!["Iris\nsetosa".to_string(), "virginica".into()])
+        );
+        assert_eq!(t.data.x, vec![1.0, 2.0]);
     }
 
     #[test]

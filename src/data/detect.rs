@@ -1,0 +1,149 @@
+//! What a data path holds, judged by its content (never by its name): the one
+//! detector that every command (`train`, `eval`, `predict`, `prune`, `plot`) uses.
+//!
+//! A directory holds CIFAR-10 batches or else MNIST-style IDX files. A file (gzip is
+//! undone first) is, in this order: a MAT-file (its header text), an IDX array (its
+//! zero magic *and* exactly the size its header declares), a CIFAR-10 batch (whole
+//! 3,073-byte records with labels 0..=9), or else delimited text.
+
+use std::path::Path;
+
+use super::{cifar, idx, mat, read_maybe_gz};
+use crate::error::{AntError, Result};
+
+/// What a directory holds.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum DirFormat {
+    /// CIFAR-10 binary batches, in the directory or its `cifar-10-batches-bin`.
+    Cifar,
+    /// Anything else: read as MNIST-style IDX files (`train-images-idx3-ubyte`...).
+    Idx,
+}
+
+/// What a file holds.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum FileFormat {
+    /// A MATLAB level-5 MAT-file.
+    Mat,
+    /// One IDX array.
+    Idx,
+    /// One CIFAR-10 binary batch.
+    CifarBatch,
+    /// Anything else: delimited text (CSV, TSV, blanks), checked when it is read.
+    Text,
+}
+
+impl FileFormat {
+    /// Judges a file by its (gunzipped) bytes.
+    pub fn of(bytes: &[u8]) -> FileFormat {
+        if mat::is_mat(bytes) {
+            FileFormat::Mat
+        } else if idx::is_idx(bytes) {
+            FileFormat::Idx
+        } else if cifar::is_batch(bytes) {
+            FileFormat::CifarBatch
+        } else {
+            FileFormat::Text
+        }
+    }
+}
+
+/// A data path and what it holds.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub enum Input {
+    Dir(DirFormat),
+    /// A file's format and its bytes (gunzipped), so that it is read once.
+    File(FileFormat, Vec<u8>),
+}
+
+/// Finds out what `path` holds. A missing path, an unreadable file and a corrupt gzip
+/// stream are errors naming the path.
+pub fn detect(path: &Path) -> Result<Input> {
+    if !path.exists() {
+        return Err(AntError::data(path, "no such file or directory"));
+    }
+    if path.is_dir() {
+        return Ok(Input::Dir(if cifar::batches_dir(path).is_some() {
+            DirFormat::Cifar
+        } else {
+            DirFormat::Idx
+        }));
+    }
+    let bytes = read_maybe_gz(path)?;
+    Ok(Input::File(FileFormat::of(&bytes), bytes))
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn idx(dims: &[u32], data: &[u8]) -> Vec<u8> {
+        let mut b = vec![0, 0, 0x08, dims.len() as u8];
+        for d in dims {
+            b.extend(d.to_be_bytes());
+        }
+        b.extend_from_slice(data);
+        b
+    }
+
+    #[test]
+    fn formats_by_content() {
+        assert_eq!(FileFormat::of(&idx(&[2, 3], &[7; 6])), FileFormat::Idx);
+        // Another element type of the right size is IDX too (its reader refuses it).
+        let mut floats = idx(&[2], &[0; 8]);
+        floats[2] = 0x0D;
+        assert_eq!(FileFormat::of(&floats), FileFormat::Idx);
+        // A magic with the wrong size, or an unknown type, is not.
+        assert_eq!(FileFormat::of(&idx(&[2, 3], &[7; 5])), FileFormat::Text);
+        assert_eq!(FileFormat::of(&idx(&[2, 3], &[7; 7])), FileFormat::Text);
+        let mut unknown = idx(&[2], &[0; 2]);
+        unknown[2] = 0x07;
+        assert_eq!(FileFormat::of(&unknown), FileFormat::Text);
+        assert_eq!(FileFormat::of(&[0, 0]), FileFormat::Text);
+        assert_eq!(
+            FileFormat::of(&cifar::tests::batch(3)),
+            FileFormat::CifarBatch
+        );
+        let mut bad_label = cifar::tests::batch(3);
+        bad_label[cifar::RECORD] = 10;
+        assert_eq!(FileFormat::of(&bad_label), FileFormat::Text);
+        assert_eq!(FileFormat::of(&[]), FileFormat::Text);
+        assert_eq!(FileFormat::of(b"a,b\n1,2\n"), FileFormat::Text);
+        assert_eq!(
+            FileFormat::of(b"MATLAB 5.0 MAT-file, anything"),
+            FileFormat::Mat
+        );
+    }
+
+    /// A CIFAR batch whose first record is label 0 then a black pixel starts with the
+    /// IDX magic's two zero bytes; its size tells it apart.
+    #[test]
+    fn cifar_batch_starting_with_two_zero_bytes() {
+        let mut b = cifar::tests::batch(2);
+        assert_eq!(&b[..2], &[0, 0]);
+        assert_eq!(FileFormat::of(&b), FileFormat::CifarBatch);
+        // Even when the next bytes read as a plausible IDX type and dimension count.
+        b[2] = 0x08;
+        b[3] = 3;
+        assert_eq!(FileFormat::of(&b), FileFormat::CifarBatch);
+    }
+
+    #[test]
+    fn paths() {
+        use std::io::Write;
+        let d = tempfile::tempdir().unwrap();
+        assert_eq!(detect(d.path()).unwrap(), Input::Dir(DirFormat::Idx));
+        std::fs::write(d.path().join("test_batch.bin"), cifar::tests::batch(1)).unwrap();
+        assert_eq!(detect(d.path()).unwrap(), Input::Dir(DirFormat::Cifar));
+        // A gzipped IDX file, whatever its name.
+        let mut enc = flate2::write::GzEncoder::new(Vec::new(), flate2::Compression::fast());
+        let raw = idx(&[1, 2, 2], &[1, 2, 3, 4]);
+        enc.write_all(&raw).unwrap();
+        let p = d.path().join("x.csv");
+        std::fs::write(&p, enc.finish().unwrap()).unwrap();
+        assert_eq!(detect(&p).unwrap(), Input::File(FileFormat::Idx, raw));
+        let e = detect(&d.path().join("missing")).unwrap_err();
+        assert!(matches!(e, AntError::Data { .. }));
+        assert!(e.to_string().contains("missing: no such file"), "{e}");
+    }
+}
