@@ -161,7 +161,7 @@ struct TrainArgs {
     #[arg(long)]
     target: Option<String>,
     /// What the target column holds (required with --target).
-    #[arg(long, value_enum, requires = "target")]
+    #[arg(long, value_parser = named::<TabularTask>(), requires = "target")]
     task: Option<TabularTask>,
     /// Table field separator: ',' ';' tab or space (runs of blanks); detected if unset.
     #[arg(long, requires = "target")]

@@ -383,30 +383,7 @@ impl Ant {
 
     /// Check that `data` fits the model's input (and targets, when `with_targets`).
     fn check_data(&self, data: &Dataset, with_targets: bool) -> Result<()> {
-        let want = self.input_shape().dims();
-        if data.sample_shape != want {
-            return Err(AntError::param(format!(
-                "the model takes samples of shape {:?}, the data has {:?}",
-                want, data.sample_shape
-            )));
-        }
-        if with_targets {
-            match (&data.targets, self.task()) {
-                (Targets::Classes { labels, .. }, Task::Classification { classes }) => {
-                    if let Some(l) = labels.iter().find(|&&l| l as usize >= classes) {
-                        return Err(AntError::param(format!(
-                            "label {l} out of range: the model has {classes} classes"
-                        )));
-                    }
-                }
-                (Targets::Values { dim, .. }, Task::Regression { dim: d }) if *dim == d => {}
-                _ => {
-                    return Err(AntError::param(
-                        "the data's targets do not match the model's task".to_string(),
-                    ));
-                }
-            }
-        }
+        crate::data::check_fits(data, self.input_shape(), self.task(), with_targets)?;
         Ok(())
     }
 

@@ -16,12 +16,17 @@ use super::{Dataset, Targets, read_maybe_gz};
 use crate::error::{AntError, Result};
 
 /// What the target column holds.
-#[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize, Deserialize, clap::ValueEnum)]
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize, Deserialize)]
 #[serde(rename_all = "kebab-case")]
 pub enum TabularTask {
     Classification,
     Regression,
 }
+
+crate::named::named!(TabularTask {
+    Classification => "classification",
+    Regression => "regression",
+});
 
 /// How to read a table: which column is the target and what it holds.
 #[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
