@@ -45,6 +45,7 @@ pub mod metrics;
 pub mod model;
 pub mod modules;
 pub mod named;
+pub mod normalise;
 pub mod observe;
 pub mod params;
 pub mod persist;

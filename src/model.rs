@@ -13,8 +13,9 @@ use serde::{Deserialize, Serialize};
 use crate::data::tabular::TargetSpec;
 use crate::data::{Dataset, Targets};
 use crate::error::{AntError, Result};
-use crate::loss::{Target, leaf_prediction, mixture_prediction, reach_probs};
+use crate::loss::{leaf_prediction, mixture_prediction, reach_probs};
 use crate::modules::Repr;
+use crate::normalise::{Normalisation, to_device};
 use crate::observe::{Decision, Observer};
 use crate::params::{AntParams, TrainConfig};
 use crate::persist::write_atomic;
@@ -22,110 +23,13 @@ use crate::preset::{Preset, Task};
 use crate::prune::{PruneReport, prune};
 use crate::spec::Shape;
 use crate::train::{
-    Augment, Augmenter, Checkpoints, DeviceSet, EVAL_CHUNK, GrowthData, MetricCtx, evaluate, grow,
-    refine,
+    Augment, Augmenter, Checkpoints, EVAL_CHUNK, GrowthData, MetricCtx, evaluate, grow, refine,
 };
-use crate::tree::{Routing, Topology, Tree, TreeModules};
+use crate::tree::{Routing, Topology, Tree, TreeModules, chosen_outputs, least_likely_leaves};
 
 pub const TREE_FILE: &str = "tree.json";
 pub const WEIGHTS_FILE: &str = "model.safetensors";
 const FORMAT: &str = "ant-model-1";
-
-/// Input and target scaling learned from the training split.
-#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
-pub struct Normalisation {
-    /// Subtracted from inputs: per channel (images) or per feature.
-    pub x_mean: Vec<f32>,
-    /// Inputs are divided by this: 1 for images (mean subtraction, as the paper), the
-    /// per-feature standard deviation for flat data.
-    pub x_std: Vec<f32>,
-    /// Regression targets are standardised with these (empty for classification).
-    pub y_mean: Vec<f32>,
-    pub y_std: Vec<f32>,
-}
-
-impl Normalisation {
-    /// Statistics of `data` for inputs of shape `shape`.
-    pub fn fit(data: &Dataset, shape: Shape) -> Normalisation {
-        let n = data.len().max(1);
-        let (x_mean, x_std) = match shape {
-            Shape::Image { c, h, w } => {
-                let hw = h * w;
-                let mut m = vec![0f64; c];
-                for s in data.x.chunks(c * hw) {
-                    for (ch, plane) in s.chunks(hw).enumerate() {
-                        m[ch] += plane.iter().map(|&v| v as f64).sum::<f64>();
-                    }
-                }
-                (
-                    m.iter().map(|v| (v / (n * hw) as f64) as f32).collect(),
-                    vec![1.0; c],
-                )
-            }
-            Shape::Flat { d } => column_stats(&data.x, d),
-        };
-        let (y_mean, y_std) = match &data.targets {
-            Targets::Values { values, dim } => column_stats(values, *dim),
-            Targets::Classes { .. } => (vec![], vec![]),
-        };
-        Normalisation {
-            x_mean,
-            x_std,
-            y_mean,
-            y_std,
-        }
-    }
-
-    fn apply_x(&self, x: &[f32], shape: Shape) -> Vec<f32> {
-        match shape {
-            Shape::Image { c, h, w } => {
-                let hw = h * w;
-                let mut out = x.to_vec();
-                for s in out.chunks_mut(c * hw) {
-                    for (ch, plane) in s.chunks_mut(hw).enumerate() {
-                        plane
-                            .iter_mut()
-                            .for_each(|v| *v = (*v - self.x_mean[ch]) / self.x_std[ch]);
-                    }
-                }
-                out
-            }
-            Shape::Flat { d } => standardise(x, d, &self.x_mean, &self.x_std),
-        }
-    }
-}
-
-fn column_stats(v: &[f32], d: usize) -> (Vec<f32>, Vec<f32>) {
-    let n = (v.len() / d.max(1)).max(1) as f64;
-    let mut mean = vec![0f64; d];
-    for row in v.chunks(d) {
-        row.iter()
-            .enumerate()
-            .for_each(|(j, &x)| mean[j] += x as f64);
-    }
-    mean.iter_mut().for_each(|m| *m /= n);
-    let mut var = vec![0f64; d];
-    for row in v.chunks(d) {
-        row.iter()
-            .enumerate()
-            .for_each(|(j, &x)| var[j] += (x as f64 - mean[j]).powi(2));
-    }
-    let std = var.iter().map(|s| {
-        let s = (s / n).sqrt();
-        if s > 1e-8 { s as f32 } else { 1.0 }
-    });
-    (mean.iter().map(|&m| m as f32).collect(), std.collect())
-}
-
-fn standardise(v: &[f32], d: usize, mean: &[f32], std: &[f32]) -> Vec<f32> {
-    let mut out = v.to_vec();
-    for row in out.chunks_mut(d) {
-        row.iter_mut()
-            .enumerate()
-            .for_each(|(j, x)| *x = (*x - mean[j]) / std[j]);
-    }
-    out
-}
 
 /// How the test set of a data source was chosen (so `eval` picks the same rows).
 #[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
@@ -394,67 +298,53 @@ impl Ant {
         let x = self.normalised_inputs(data, input);
         let task = self.task();
         let k = task.outputs();
-        let view = self.tree.view();
-        let post = |t: Tensor<2>| leaf_prediction(t, task);
         let (mut values, mut leaf) = (
             Vec::with_capacity(data.len() * k),
             Vec::with_capacity(data.len()),
         );
         for (c, (s, len)) in crate::train::chunks(data.len(), EVAL_CHUNK).enumerate() {
-            let xb = x.narrow(s, len);
-            match mode {
-                Inference::SinglePath | Inference::Stochastic { .. } => {
-                    let routing = match mode {
-                        Inference::Stochastic { seed } => {
-                            Routing::Stochastic(seed.wrapping_add(c as u64))
-                        }
-                        _ => Routing::Greedy,
-                    };
-                    let p = view.single_path(xb, routing, post);
-                    values.extend(p.out);
-                    leaf.extend(p.leaf);
-                }
-                Inference::MultiPath => {
-                    leaf.extend(view.greedy_leaves(xb.clone()));
-                    let (leaves, _) = view.forward_leaves(xb, None);
-                    values.extend(to_f32(mixture_prediction(&leaves, task)));
-                }
-                Inference::DenseSinglePath | Inference::LeastLikelyPath => {
-                    // Every leaf computed; each sample then takes one leaf's prediction.
-                    let (leaves, _) = view.forward_leaves(xb.clone(), None);
-                    let chosen = if mode == Inference::DenseSinglePath {
-                        view.greedy_leaves(xb)
-                    } else {
-                        let reach = to_f32(reach_probs(&leaves, len, &self.device));
-                        let nl = leaves.len();
-                        reach
-                            .chunks(nl)
-                            .map(|r| {
-                                let j = (0..nl).fold(0, |b, j| if r[j] < r[b] { j } else { b });
-                                leaves[j].node
-                            })
-                            .collect()
-                    };
-                    let outs: Vec<Vec<f32>> =
-                        leaves.iter().map(|l| to_f32(post(l.out.clone()))).collect();
-                    let pos =
-                        |node: usize| leaves.iter().position(|l| l.node == node).expect("leaf");
-                    for (b, &g) in chosen.iter().enumerate() {
-                        values.extend_from_slice(&outs[pos(g)][b * k..(b + 1) * k]);
-                    }
-                    leaf.extend(chosen);
-                }
-            }
+            let (v, l) = self.predict_chunk(x.narrow(s, len), mode, c as u64);
+            values.extend(v);
+            leaf.extend(l);
         }
         if let Task::Regression { dim } = task {
-            let n = &self.meta.normalisation;
-            for row in values.chunks_mut(dim) {
-                row.iter_mut()
-                    .enumerate()
-                    .for_each(|(j, v)| *v = *v * n.y_std[j] + n.y_mean[j]);
-            }
+            self.meta.normalisation.restore_y(&mut values, dim);
         }
         Ok(Predictions { values, k, leaf })
+    }
+
+    /// Predictions (normalised units) and greedy leaves of one chunk of inputs; `chunk`
+    /// numbers the chunk (stochastic routing draws a stream per chunk).
+    fn predict_chunk(&self, x: Repr, mode: Inference, chunk: u64) -> (Vec<f32>, Vec<usize>) {
+        let task = self.task();
+        let view = self.tree.view();
+        let post = |t: Tensor<2>| leaf_prediction(t, task);
+        let routing = match mode {
+            Inference::Stochastic { seed } => Routing::Stochastic(seed.wrapping_add(chunk)),
+            _ => Routing::Greedy,
+        };
+        match mode {
+            Inference::SinglePath | Inference::Stochastic { .. } => {
+                let p = view.single_path(x, routing, post);
+                (p.out, p.leaf)
+            }
+            Inference::MultiPath => {
+                let greedy = view.greedy_leaves(x.clone());
+                let (leaves, _) = view.forward_leaves(x, None);
+                (to_f32(mixture_prediction(&leaves, task)), greedy)
+            }
+            Inference::DenseSinglePath | Inference::LeastLikelyPath => {
+                // Every leaf computed; each sample then takes one leaf's prediction.
+                let n = x.batch();
+                let (leaves, _) = view.forward_leaves(x.clone(), None);
+                let chosen = if mode == Inference::DenseSinglePath {
+                    view.greedy_leaves(x)
+                } else {
+                    least_likely_leaves(&leaves, n, &self.device)
+                };
+                (chosen_outputs(&leaves, &chosen, post), chosen)
+            }
+        }
     }
 
     /// Error % or MSE (original units) of predictions against `data`'s targets.
@@ -671,21 +561,4 @@ fn to_f32(t: Tensor<2>) -> Vec<f32> {
         .convert::<f32>()
         .try_to_vec::<f32>()
         .expect("f32 data")
-}
-
-/// Normalise `data` and put it on `device`.
-pub fn to_device(data: &Dataset, norm: &Normalisation, input: Shape, device: &Device) -> DeviceSet {
-    let n = data.len();
-    let x = Repr::from_vec(norm.apply_x(&data.x, input), n, input, device);
-    let y = match &data.targets {
-        Targets::Classes { labels, .. } => {
-            let v: Vec<i64> = labels.iter().map(|&l| l as i64).collect();
-            Target::Classes(Tensor::from_data(TensorData::new(v, [n, 1]), device))
-        }
-        Targets::Values { values, dim } => {
-            let v = standardise(values, *dim, &norm.y_mean, &norm.y_std);
-            Target::Values(Tensor::from_data(TensorData::new(v, [n, *dim]), device))
-        }
-    };
-    DeviceSet::new(x, y, n)
 }

@@ -4,7 +4,7 @@ mod common;
 
 use ant::data::Dataset;
 use ant::data::idx::load_idx_dir;
-use ant::model::{Normalisation, to_device};
+use ant::normalise::{Normalisation, to_device};
 use ant::observe::{Action, Collect, Phase};
 use ant::preset::Task;
 use ant::spec::Shape;

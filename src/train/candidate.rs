@@ -7,57 +7,18 @@
 //! and training the candidate on them gives the same loss and gradients as the full tree
 //! with frozen parameters, without recomputing or backpropagating through frozen modules.
 
-use std::sync::Arc;
-
 use burn::module::Module;
 use burn::prelude::*;
 use burn::tensor::activation;
 
-use super::augment::Augmenter;
+use super::device_set::DeviceSet;
 use super::eval::{MetricCtx, chunks};
 use super::fit::Objective;
 use crate::loss::{Target, leaf_log_lik, leaf_prediction, logsumexp_rows};
+use crate::modules::router::{RouterReg, balance_penalty, decision_entropy, router_logit};
 use crate::modules::{Block, Repr, index_tensor};
 use crate::preset::Task;
 use crate::tree::TreeView;
-
-/// Samples on a device: inputs (normalised) and targets.
-#[derive(Clone, Debug)]
-pub struct DeviceSet {
-    pub x: Repr,
-    pub y: Target,
-    pub n: usize,
-    /// When set, training batches are augmented copies drawn from here.
-    pub augment: Option<Arc<Augmenter>>,
-}
-
-impl DeviceSet {
-    pub fn new(x: Repr, y: Target, n: usize) -> Self {
-        DeviceSet {
-            x,
-            y,
-            n,
-            augment: None,
-        }
-    }
-
-    /// The training batch of samples `idx` (augmented when the set says so).
-    pub fn batch(&self, idx: &[usize]) -> DeviceSet {
-        let device = self.y.device();
-        let i = index_tensor(idx, &device);
-        let x = match (&self.augment, &self.x) {
-            (Some(a), Repr::Image(t)) => {
-                let [_, c, h, w] = t.dims();
-                Repr::Image(Tensor::from_data(
-                    TensorData::new(a.batch(idx), [idx.len(), c, h, w]),
-                    &device,
-                ))
-            }
-            _ => self.x.select(i.clone()),
-        };
-        DeviceSet::new(x, self.y.select(i), idx.len())
-    }
-}
 
 /// What a candidate at one leaf needs from the frozen tree, for every sample.
 #[derive(Clone, Debug)]
@@ -199,15 +160,6 @@ impl LeafCache {
     }
 }
 
-/// Optional terms on a split's new router in the training loss (both 0: the paper).
-#[derive(Clone, Copy, Debug, Default, PartialEq)]
-pub struct RouterReg {
-    /// Weight of [`balance_penalty`].
-    pub balance: f64,
-    /// Weight of [`decision_entropy`].
-    pub confidence: f64,
-}
-
 /// A set of new modules at one leaf.
 pub trait Candidate: Module {
     /// `log p(y | h)` under the candidate's own sub-tree, `[B,1]`.
@@ -217,43 +169,6 @@ pub trait Candidate: Module {
     /// [`Candidate::local_log_lik`] and, for a split, its router's logits `[B,1]`.
     fn local_terms(&self, h: Repr, y: &Target) -> (Tensor<2>, Option<Tensor<2>>) {
         (self.local_log_lik(h, y), None)
-    }
-}
-
-/// Load-balancing penalty on a router (Frosst & Hinton 2017, "Distilling a neural
-/// network into a soft decision tree"): the cross-entropy between a fair coin and the
-/// reach-weighted mean of the router's left-probabilities over the batch, minus its
-/// minimum `ln 2`. It asks the router to use both children on average without asking
-/// any single decision to be unsure, which counters collapse onto one child.
-pub fn balance_penalty(z: Tensor<2>, log_reach: Option<&Tensor<2>>) -> Tensor<1> {
-    let p = activation::sigmoid(z);
-    let (num, den) = match log_reach {
-        Some(lr) => {
-            let w = lr.clone().exp();
-            ((p * w.clone()).sum(), w.sum())
-        }
-        None => {
-            let n = p.dims()[0] as f64;
-            let device = p.device();
-            (p.sum(), Tensor::<1>::ones([1], &device) * n)
-        }
-    };
-    let a = (num / den).clamp(1e-6, 1.0 - 1e-6);
-    (a.clone().log() + (a.neg() + 1.0).log()) * -0.5 - std::f64::consts::LN_2
-}
-
-/// Reach-weighted mean entropy (nats) of a router's decisions: low when each sample is
-/// sent one way with confidence. With [`balance_penalty`] it makes a router partition
-/// the samples it sees (maximising the information its decision carries).
-pub fn decision_entropy(z: Tensor<2>, log_reach: Option<&Tensor<2>>) -> Tensor<1> {
-    // H(sigmoid(z)) = softplus(z) - z * sigmoid(z), stable for any z.
-    let h = activation::softplus(z.clone(), 1.0) - z.clone() * activation::sigmoid(z);
-    match log_reach {
-        Some(lr) => {
-            let w = lr.clone().exp();
-            (h * w.clone()).sum() / w.sum()
-        }
-        None => h.mean(),
     }
 }
 
@@ -267,7 +182,7 @@ pub struct SplitCandidate {
 
 impl SplitCandidate {
     fn parts(&self, h: Repr) -> (Tensor<2>, Tensor<2>, Tensor<2>) {
-        let z = self.router.forward(h.clone()).into_flat();
+        let z = router_logit(&self.router, h.clone());
         (
             z,
             self.left.forward(h.clone()).into_flat(),
@@ -390,47 +305,5 @@ impl<C: Candidate> Objective<C> for CachedObjective<'_> {
             nll / self.valid.n as f64,
             self.metric.finish(m, self.valid.n),
         )
-    }
-}
-
-#[cfg(test)]
-mod tests {
-    use super::*;
-
-    fn col(v: &[f32], device: &Device) -> Tensor<2> {
-        Tensor::from_data(TensorData::new(v.to_vec(), [v.len(), 1]), device)
-    }
-
-    fn scalar(t: Tensor<1>) -> f64 {
-        t.into_scalar::<f32>() as f64
-    }
-
-    #[test]
-    fn balance_penalty_is_zero_for_even_use_and_weights_by_reach() {
-        let d = Device::flex();
-        // Confident but balanced decisions: no penalty.
-        let z = col(&[6.0, -6.0, 6.0, -6.0], &d);
-        assert!(scalar(balance_penalty(z.clone(), None)).abs() < 1e-3);
-        // Everything to the left: large penalty (0.5 * -ln(1 - 0.9975) - ln 2 ~ 2.3).
-        let left = col(&[6.0; 4], &d);
-        assert!(scalar(balance_penalty(left, None)) > 2.0);
-        // The same decisions, but the samples sent right barely reach this node.
-        let reach = col(&[0.0, -20.0, 0.0, -20.0], &d);
-        assert!(scalar(balance_penalty(z, Some(&reach))) > 2.0);
-    }
-
-    #[test]
-    fn decision_entropy_is_ln2_when_unsure_and_falls_with_confidence() {
-        let d = Device::flex();
-        let unsure = scalar(decision_entropy(col(&[0.0, 0.0], &d), None));
-        assert!((unsure - std::f64::consts::LN_2).abs() < 1e-6, "{unsure}");
-        let sure = scalar(decision_entropy(col(&[12.0, -12.0], &d), None));
-        assert!(sure < 1e-3, "{sure}");
-        // Its gradient pushes a logit away from 0 (descent on the entropy).
-        let ad = Device::flex().autodiff();
-        let z = col(&[1.0, -2.0], &ad).require_grad();
-        let g = decision_entropy(z.clone(), None).backward();
-        let gz: Vec<f32> = z.grad(&g).unwrap().into_data().try_to_vec().unwrap();
-        assert!(gz[0] < 0.0 && gz[1] > 0.0, "{gz:?}");
     }
 }

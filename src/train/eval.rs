@@ -2,7 +2,7 @@
 
 use burn::prelude::*;
 
-use super::candidate::DeviceSet;
+use super::device_set::DeviceSet;
 use super::fit::Objective;
 use crate::loss::{Target, mixture_log_lik, mixture_nll, mixture_prediction};
 use crate::preset::Task;

@@ -7,15 +7,16 @@ use burn::module::Module;
 use burn::prelude::*;
 
 use super::candidate::{
-    CachedObjective, Candidate, DeepenCandidate, DeviceSet, LeafCache, LiveObjective, RouterReg,
-    SplitCandidate,
+    CachedObjective, Candidate, DeepenCandidate, LeafCache, LiveObjective, SplitCandidate,
 };
 use super::checkpoint::Checkpoints;
+use super::device_set::DeviceSet;
 use super::eval::MetricCtx;
 use super::fit::{FitOptions, Objective, fit};
 use super::seed::{INIT_DEEPEN, INIT_ROOT, INIT_SPLIT, shuffle_stream, sub_seed};
 use super::state::Fitted;
 use crate::modules::Block;
+use crate::modules::router::RouterReg;
 use crate::observe::{Action, CandidateKind, Decision, Observer, Stage};
 use crate::params::{Init, RouterInit, TrainConfig};
 use crate::preset::{Ablation, Task};

@@ -2,6 +2,7 @@
 mod augment;
 mod candidate;
 mod checkpoint;
+mod device_set;
 mod eval;
 mod fit;
 mod growth;
@@ -11,10 +12,10 @@ mod state;
 
 pub use augment::{Augment, Augmenter};
 pub use candidate::{
-    CachedObjective, Candidate, DeepenCandidate, DeviceSet, LeafCache, LiveObjective, RouterReg,
-    SplitCandidate,
+    CachedObjective, Candidate, DeepenCandidate, LeafCache, LiveObjective, SplitCandidate,
 };
 pub use checkpoint::{Checkpoints, Start};
+pub use device_set::DeviceSet;
 pub use eval::{MetricCtx, TreeObjective, chunks, evaluate};
 pub use fit::{FitOptions, Objective, fit};
 pub use growth::{EVAL_CHUNK, Grown, GrowthData, grow, grow_from, train_root};

@@ -1,10 +1,11 @@
-//! The ANT itself: topology (arena) + weights, with multi-path and single-path forward.
-mod forward;
-mod route;
+//! The ANT itself: the topology (an arena of nodes), the weights that mirror it, and
+//! the two ways of running it: multi-path (every leaf, mixed) and single-path.
+mod modules;
+mod multi_path;
+mod single_path;
 mod topology;
 
-pub use forward::{
-    InternalModules, LeafModules, LeafOutput, NodeModules, Tree, TreeModules, TreeView,
-};
-pub use route::{PathOutput, Routing};
+pub use modules::{InternalModules, LeafModules, NodeModules, Tree, TreeModules, TreeView};
+pub use multi_path::{LeafOutput, least_likely_leaves};
+pub use single_path::{PathOutput, Routing, chosen_outputs};
 pub use topology::{Node, NodeKind, Topology};

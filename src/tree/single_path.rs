@@ -1,12 +1,16 @@
-//! Single-path inference with conditional computation: the batch is partitioned at every
-//! router and each sample runs only the modules on its own root-to-leaf path.
+//! Single-path inference: each sample follows one root-to-leaf path (the more likely
+//! branch at every router, or a seeded draw). Done for real it is conditional
+//! computation: the batch is partitioned at every router and each sample runs only the
+//! modules on its own path; [`TreeView::greedy_leaves`] finds the same leaves densely.
 
 use burn::prelude::*;
 use rand::{Rng, SeedableRng};
 use rand_chacha::ChaCha8Rng;
 
 use super::TreeView;
-use super::forward::{NodeStep, router_logit};
+use super::modules::{NodeModules, NodeStep};
+use super::multi_path::LeafOutput;
+use crate::modules::router::router_logit;
 use crate::modules::{Repr, index_tensor};
 
 /// How a sample chooses its branch at a router.
@@ -101,4 +105,60 @@ impl TreeView<'_> {
         }
         PathOutput { leaf, out, k }
     }
+
+    /// Greedy single-path leaf for each sample (dense: evaluates every router).
+    pub fn greedy_leaves(&self, x: Repr) -> Vec<usize> {
+        let n = x.batch();
+        let mut logits: Vec<Option<Vec<f32>>> = vec![None; self.topology.nodes.len()];
+        let mut stack = vec![(0usize, x)];
+        while let Some((i, x)) = stack.pop() {
+            if let (
+                h,
+                NodeStep::Route {
+                    router,
+                    children: [l, r],
+                },
+            ) = self.step(i, x)
+            {
+                let z = router_logit(router, h.clone());
+                logits[i] = Some(z.into_data().try_to_vec::<f32>().expect("f32 logits"));
+                stack.push((r, h.clone()));
+                stack.push((l, h));
+            }
+        }
+        (0..n)
+            .map(|b| {
+                let mut i = 0;
+                while let NodeModules::Internal(m) = &self.modules.nodes[i] {
+                    let [l, r] = m.children;
+                    let z = logits[i].as_ref().expect("router evaluated")[b];
+                    i = if z >= 0.0 { l } else { r };
+                }
+                i
+            })
+            .collect()
+    }
+}
+
+/// From every leaf's outputs (a dense pass), each sample's row of its `chosen` leaf,
+/// transformed by `post`: single-path predictions computed densely.
+pub fn chosen_outputs(
+    leaves: &[LeafOutput],
+    chosen: &[usize],
+    post: impl Fn(Tensor<2>) -> Tensor<2>,
+) -> Vec<f32> {
+    let outs: Vec<Vec<f32>> = leaves
+        .iter()
+        .map(|l| {
+            let o = post(l.out.clone()).into_data().convert::<f32>();
+            o.try_to_vec::<f32>().expect("f32 outputs")
+        })
+        .collect();
+    let k = outs.first().map_or(0, |o| o.len() / chosen.len().max(1));
+    let pos = |node: usize| leaves.iter().position(|l| l.node == node).expect("a leaf");
+    chosen
+        .iter()
+        .enumerate()
+        .flat_map(|(b, &g)| outs[pos(g)][b * k..(b + 1) * k].to_vec())
+        .collect()
 }

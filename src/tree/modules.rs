@@ -1,8 +1,8 @@
-//! Multi-path forward pass (every leaf, log-space reach probabilities).
+//! The tree's weights, mirroring its topology node by node, and the borrowed view
+//! that the forward passes ([`super::multi_path`], [`super::single_path`]) run on.
 
 use burn::module::Module;
 use burn::prelude::*;
-use burn::tensor::activation;
 
 use super::{NodeKind, Topology};
 use crate::modules::{Block, Repr};
@@ -95,16 +95,6 @@ pub struct TreeModules {
     pub nodes: Vec<NodeModules>,
 }
 
-/// What one leaf contributes for a batch.
-#[derive(Clone, Debug)]
-pub struct LeafOutput {
-    pub node: usize,
-    /// log of the probability of reaching the leaf, `[B,1]` (`None`: the root, log 1).
-    pub log_reach: Option<Tensor<2>>,
-    /// Solver output `[B,K]`: logits (classification) or means (regression).
-    pub out: Tensor<2>,
-}
-
 /// An ANT: structure plus weights.
 #[derive(Clone, Debug)]
 pub struct Tree {
@@ -170,19 +160,6 @@ pub(crate) enum NodeStep<'a> {
     Solve(&'a Block),
 }
 
-/// Router logit on a representation, `[B,1]`.
-pub(crate) fn router_logit(router: &Block, h: Repr) -> Tensor<2> {
-    router.forward(h).into_flat()
-}
-
-/// Adds two optional log-probabilities (`None` = log 1).
-pub(crate) fn add_log(a: &Option<Tensor<2>>, b: Tensor<2>) -> Tensor<2> {
-    match a {
-        Some(a) => a.clone() + b,
-        None => b,
-    }
-}
-
 /// A borrowed tree: what the forward passes need.
 #[derive(Clone, Copy, Debug)]
 pub struct TreeView<'a> {
@@ -222,76 +199,5 @@ impl TreeView<'_> {
             NodeModules::Leaf(m) => NodeStep::Solve(&m.solver),
         };
         (h, step)
-    }
-
-    /// Every leaf's reach log-probability and solver output. When `keep` names a leaf,
-    /// its representation is returned too (what a growth candidate at that leaf sees).
-    pub fn forward_leaves(&self, x: Repr, keep: Option<usize>) -> (Vec<LeafOutput>, Option<Repr>) {
-        let mut out = Vec::new();
-        let mut kept = None;
-        // Depth-first over an explicit stack; results sorted into arena order below.
-        let mut stack: Vec<(usize, Repr, Option<Tensor<2>>)> = vec![(0, x, None)];
-        while let Some((i, x, lp)) = stack.pop() {
-            match self.step(i, x) {
-                (
-                    h,
-                    NodeStep::Route {
-                        router,
-                        children: [l, r],
-                    },
-                ) => {
-                    let z = router_logit(router, h.clone());
-                    let pl = add_log(&lp, activation::log_sigmoid(z.clone()));
-                    let pr = add_log(&lp, activation::log_sigmoid(z.neg()));
-                    stack.push((r, h.clone(), Some(pr)));
-                    stack.push((l, h, Some(pl)));
-                }
-                (h, NodeStep::Solve(solver)) => {
-                    if keep == Some(i) {
-                        kept = Some(h.clone());
-                    }
-                    out.push(LeafOutput {
-                        node: i,
-                        log_reach: lp,
-                        out: solver.forward(h).into_flat(),
-                    });
-                }
-            }
-        }
-        out.sort_by_key(|o| o.node);
-        (out, kept)
-    }
-
-    /// Greedy single-path leaf for each sample (dense: evaluates every router).
-    pub fn greedy_leaves(&self, x: Repr) -> Vec<usize> {
-        let n = x.batch();
-        let mut logits: Vec<Option<Vec<f32>>> = vec![None; self.topology.nodes.len()];
-        let mut stack = vec![(0usize, x)];
-        while let Some((i, x)) = stack.pop() {
-            if let (
-                h,
-                NodeStep::Route {
-                    router,
-                    children: [l, r],
-                },
-            ) = self.step(i, x)
-            {
-                let z = router_logit(router, h.clone());
-                logits[i] = Some(z.into_data().try_to_vec::<f32>().expect("f32 logits"));
-                stack.push((r, h.clone()));
-                stack.push((l, h));
-            }
-        }
-        (0..n)
-            .map(|b| {
-                let mut i = 0;
-                while let NodeModules::Internal(m) = &self.modules.nodes[i] {
-                    let [l, r] = m.children;
-                    let z = logits[i].as_ref().expect("router evaluated")[b];
-                    i = if z >= 0.0 { l } else { r };
-                }
-                i
-            })
-            .collect()
     }
 }

@@ -1,0 +1,87 @@
+//! Multi-path inference, the paper's: every leaf runs, and its prediction is weighted
+//! by the probability of reaching it (the product of router decisions on its path),
+//! kept in log space. The mixture's likelihood and prediction are in [`crate::loss`].
+
+use burn::prelude::*;
+use burn::tensor::activation;
+
+use super::TreeView;
+use super::modules::NodeStep;
+use crate::modules::Repr;
+use crate::modules::router::router_logit;
+
+/// What one leaf contributes for a batch.
+#[derive(Clone, Debug)]
+pub struct LeafOutput {
+    pub node: usize,
+    /// log of the probability of reaching the leaf, `[B,1]` (`None`: the root, log 1).
+    pub log_reach: Option<Tensor<2>>,
+    /// Solver output `[B,K]`: logits (classification) or means (regression).
+    pub out: Tensor<2>,
+}
+
+/// Adds two optional log-probabilities (`None` = log 1).
+pub(crate) fn add_log(a: &Option<Tensor<2>>, b: Tensor<2>) -> Tensor<2> {
+    match a {
+        Some(a) => a.clone() + b,
+        None => b,
+    }
+}
+
+impl TreeView<'_> {
+    /// Every leaf's reach log-probability and solver output. When `keep` names a leaf,
+    /// its representation is returned too (what a growth candidate at that leaf sees).
+    pub fn forward_leaves(&self, x: Repr, keep: Option<usize>) -> (Vec<LeafOutput>, Option<Repr>) {
+        let mut out = Vec::new();
+        let mut kept = None;
+        // Depth-first over an explicit stack; results sorted into arena order below.
+        let mut stack: Vec<(usize, Repr, Option<Tensor<2>>)> = vec![(0, x, None)];
+        while let Some((i, x, lp)) = stack.pop() {
+            match self.step(i, x) {
+                (
+                    h,
+                    NodeStep::Route {
+                        router,
+                        children: [l, r],
+                    },
+                ) => {
+                    let z = router_logit(router, h.clone());
+                    let pl = add_log(&lp, activation::log_sigmoid(z.clone()));
+                    let pr = add_log(&lp, activation::log_sigmoid(z.neg()));
+                    stack.push((r, h.clone(), Some(pr)));
+                    stack.push((l, h, Some(pl)));
+                }
+                (h, NodeStep::Solve(solver)) => {
+                    if keep == Some(i) {
+                        kept = Some(h.clone());
+                    }
+                    out.push(LeafOutput {
+                        node: i,
+                        log_reach: lp,
+                        out: solver.forward(h).into_flat(),
+                    });
+                }
+            }
+        }
+        out.sort_by_key(|o| o.node);
+        (out, kept)
+    }
+}
+
+/// Each sample's leaf of smallest reach probability (the paper's Table 5 check: a
+/// tree whose leaves specialise predicts badly from there).
+pub fn least_likely_leaves(leaves: &[LeafOutput], n: usize, device: &Device) -> Vec<usize> {
+    let reach: Vec<f32> = crate::loss::reach_probs(leaves, n, device)
+        .into_data()
+        .convert::<f32>()
+        .try_to_vec::<f32>()
+        .expect("f32 data");
+    let nl = leaves.len();
+    reach
+        .chunks(nl)
+        .map(|r| {
+            let j = (0..nl).fold(0, |b, j| if r[j] < r[b] { j } else { b });
+            leaves[j].node
+        })
+        .collect()
+}
