@@ -35,17 +35,27 @@
 //! # Ok(())
 //! # }
 //! ```
+/// Declares modules that are public with the `internals` feature (the crate's own
+/// tests and benches use it) and crate-private otherwise: the algorithm's building
+/// blocks, with no stability promise.
+macro_rules! internal_mods {
+    ($($(#[$m:meta])* $name:ident;)*) => {$(
+        $(#[$m])*
+        #[cfg(feature = "internals")]
+        pub mod $name;
+        $(#[$m])*
+        #[cfg(not(feature = "internals"))]
+        pub(crate) mod $name;
+    )*};
+}
+
 pub mod data;
 pub mod error;
 #[cfg(feature = "fetch")]
 pub mod fetch;
-pub mod loss;
-pub mod malloc;
 pub mod metrics;
 pub mod model;
-pub mod modules;
 pub mod named;
-pub mod normalise;
 pub mod observe;
 pub mod params;
 pub mod persist;
@@ -54,17 +64,30 @@ pub mod preset;
 pub mod prune;
 pub mod run;
 pub mod spec;
-pub mod train;
 pub mod tree;
 pub mod viz;
 
+internal_mods! {
+    /// The mixture's likelihood and prediction.
+    loss;
+    /// glibc allocator settings for burn-flex's large buffers.
+    malloc;
+    /// The burn modules built from specs, and the router.
+    modules;
+    /// Input and target scaling.
+    normalise;
+    /// Growth, refinement and the optimisation loop.
+    train;
+}
+
 pub use data::{Dataset, Targets};
 pub use error::{AntError, Result};
+pub use malloc::keep_large_buffers;
 pub use model::{Ant, Evaluation, Inference, Predictions};
 pub use named::Named;
 pub use params::{AntParams, Init, RouterInit, TrainConfig};
 pub use preset::{Ablation, Preset, Task};
-pub use train::Augment;
+pub use train::{Augment, Checkpoints};
 
 /// The device everything runs on by default: burn's pure-Rust CPU backend.
 pub fn default_device() -> burn::prelude::Device {

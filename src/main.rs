@@ -15,8 +15,7 @@ use ant::observe::{Decision, EpochRecord, Fanout, Observer, Stage};
 use ant::params::RouterInit;
 use ant::persist::write_atomic;
 use ant::run::{DataSpec, Run, RunSpec};
-use ant::train::Augment;
-use ant::{Ablation, Ant, AntError, AntParams, Init, Preset, Result};
+use ant::{Ablation, Ant, AntError, AntParams, Augment, Init, Preset, Result};
 
 #[derive(Parser)]
 #[command(
@@ -206,7 +205,7 @@ struct TrainArgs {
     ablation: Ablation,
     /// Training-image augmentation (default: crop-flip for cifar10 presets, else none).
     #[arg(long, value_parser = named::<Augment>())]
-    augment: Option<ant::train::Augment>,
+    augment: Option<Augment>,
     /// How a split's router starts: `default` (random, as the paper) or `centred` (splits
     /// the leaf's samples in half with confident decisions).
     #[arg(long, value_parser = named::<RouterInit>(), default_value_t = defaults().router_init)]
@@ -573,7 +572,7 @@ fn predict(a: PredictArgs) -> Result<()> {
 }
 
 fn main() -> ExitCode {
-    ant::malloc::keep_large_buffers();
+    ant::keep_large_buffers();
     tracing_subscriber::fmt()
         .with_writer(std::io::stderr)
         .with_env_filter(tracing_subscriber::EnvFilter::from_default_env())

@@ -7,21 +7,21 @@ use crate::tree::{InternalModules, Node, NodeKind, NodeModules, Topology, Tree, 
 
 /// Where a node of a pruned tree came from in the original one.
 #[derive(Clone, Debug)]
-struct Origin {
+pub struct Origin {
     /// (old node, edge index) of each transformer on the new edge.
-    edge: Vec<(usize, usize)>,
+    pub edge: Vec<(usize, usize)>,
     /// The old node whose router or solver (and children) the new node has.
-    head: usize,
+    pub head: usize,
 }
 
 impl Topology {
     /// The tree without the subtree rooted at `cut` (not the root): its parent's router
     /// goes, and the sibling takes the parent's place, its edge appended to the parent's.
-    pub fn without_subtree(&self, cut: usize) -> (Topology, Vec<(usize, Vec<(usize, usize)>)>) {
+    /// Also returns where each new node came from.
+    pub fn without_subtree(&self, cut: usize) -> (Topology, Vec<Origin>) {
         let mut nodes: Vec<Node> = vec![];
         let mut origins: Vec<Origin> = vec![];
         self.rebuild(0, None, cut, &mut nodes, &mut origins);
-        let origins = origins.into_iter().map(|o| (o.head, o.edge)).collect();
         (
             Topology {
                 input: self.input,
@@ -130,7 +130,7 @@ pub fn prune(tree: &Tree, reach: &[f64], min_reach: f64) -> (Tree, PruneReport) 
             nodes: origins
                 .iter()
                 .enumerate()
-                .map(|(new, (head, edge))| {
+                .map(|(new, Origin { head, edge })| {
                     let edge = edge
                         .iter()
                         .map(|&(n, k)| m.nodes[n].edge()[k].clone())
@@ -150,7 +150,7 @@ pub fn prune(tree: &Tree, reach: &[f64], min_reach: f64) -> (Tree, PruneReport) 
                 .collect(),
         };
         let mut new_of_old = vec![None; t.nodes.len()];
-        for (new, (head, _)) in origins.iter().enumerate() {
+        for (new, Origin { head, .. }) in origins.iter().enumerate() {
             new_of_old[*head] = Some(new);
         }
         index = index
@@ -190,7 +190,7 @@ mod tests {
         assert_eq!(p.nodes[0].edge.len(), 2);
         assert_eq!(p.nodes[0].module(), t.nodes[b].module());
         assert!(!p.nodes[0].is_leaf());
-        assert_eq!(origins[0].0, b);
+        assert_eq!(origins[0].head, b);
         assert_eq!(t.num_params() - p.num_params(), 4 * 3 + 3 + 5);
         // node reach adds leaves up the tree
         let r = t.node_reach(&[(a, 0.5), (c, 0.3), (4, 0.2)]);

@@ -356,8 +356,9 @@ fn live_objective_equals_cached_without_augmentation() {
 #[test]
 fn router_penalties_make_a_split_partition_its_samples() {
     let _rng = rng_lock();
+    use ant::modules::router::RouterReg;
     use ant::observe::Silent;
-    use ant::train::{FitOptions, RouterReg, fit};
+    use ant::train::{FitOptions, fit};
     let ad = Device::flex().autodiff();
     let n = 600;
     let xv = uniform(n, 2, 11);

@@ -1,4 +1,6 @@
 //! Growth, refinement and the optimisation loop they share.
+// Without the `internals` feature most of these re-exports serve only the crate.
+#![cfg_attr(not(feature = "internals"), allow(unused_imports))]
 mod augment;
 mod candidate;
 mod checkpoint;

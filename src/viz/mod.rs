@@ -160,20 +160,6 @@ pub(crate) fn thousands(n: usize) -> String {
     out
 }
 
-#[cfg(test)]
-mod tests {
-    use super::*;
-
-    #[test]
-    fn curves_of_a_run_without_epochs_name_the_file() {
-        let dir = tempfile::tempdir().unwrap();
-        std::fs::write(dir.path().join("records.jsonl"), "\n").unwrap();
-        let e = render_curves(dir.path(), Format::Svg, 800).unwrap_err();
-        assert!(matches!(e, AntError::Data { .. }), "{e:?}");
-        assert!(e.to_string().contains("records.jsonl"), "{e}");
-    }
-}
-
 /// PNG bytes of an SVG (`width` in pixels, else the SVG's own).
 fn png(svg: &str, width: Option<u32>) -> Result<Vec<u8>> {
     #[cfg(feature = "raster")]
@@ -185,5 +171,19 @@ fn png(svg: &str, width: Option<u32>) -> Result<Vec<u8>> {
             "PNG",
             "this build has no `raster` feature: use SVG",
         ))
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn curves_of_a_run_without_epochs_name_the_file() {
+        let dir = tempfile::tempdir().unwrap();
+        std::fs::write(dir.path().join("records.jsonl"), "\n").unwrap();
+        let e = render_curves(dir.path(), Format::Svg, 800).unwrap_err();
+        assert!(matches!(e, AntError::Data { .. }), "{e:?}");
+        assert!(e.to_string().contains("records.jsonl"), "{e}");
     }
 }
