@@ -1,5 +1,5 @@
-//! One training step (forward, backward, Adam) at batch 512 on the two fixed trees of
-//! the core issue: W1 (SARCOS-like FC tree) and W2 (MNIST-like conv tree).
+//! One training step (forward, backward, Adam) at batch 512 on two fixed trees:
+//! W1 (SARCOS-like FC tree) and W2 (MNIST-like conv tree).
 //! Run: `cargo bench --bench train_step`.
 
 use ant::loss::{Target, mixture_nll};

@@ -4,8 +4,8 @@
 //! activations, gradients) at every step. glibc serves each allocation above its mmap
 //! threshold with a fresh `mmap`, so every step pays page faults and kernel zeroing for
 //! memory it just returned. Keeping such buffers in the heap lets the next step reuse
-//! them: one training step of the benchmark's conv tree goes from 666 to 484 ms and a
-//! short mnist-a run from 32 to 23 s on 2 cores, for about 20% more peak memory.
+//! them, at the cost of a higher peak memory (the README's benchmark section has the
+//! measured effect).
 
 /// Environment variable that turns the tuning off (`ANT_MALLOC=system`).
 pub const ENV: &str = "ANT_MALLOC";

@@ -23,7 +23,8 @@ use crate::preset::{Preset, Task};
 use crate::prune::{PruneReport, prune};
 use crate::spec::Shape;
 use crate::train::{
-    Augment, Augmenter, Checkpoints, EVAL_CHUNK, GrowthData, MetricCtx, evaluate, grow, refine,
+    Augment, Augmenter, Checkpoints, DeviceSet, EVAL_CHUNK, GrowthData, MetricCtx, evaluate, grow,
+    refine,
 };
 use crate::tree::{Routing, Topology, Tree, TreeModules, chosen_outputs, least_likely_leaves};
 
@@ -60,6 +61,20 @@ pub struct Provenance {
     /// How a table was read (`--target` etc.), so `eval` / `predict` read files alike.
     #[serde(default)]
     pub target: Option<TargetSpec>,
+}
+
+impl Provenance {
+    /// A model fitted through the library on rows of unrecorded origin.
+    fn library(n_train: usize, n_valid: usize) -> Self {
+        Provenance {
+            data: String::new(),
+            test_split: TestSplit::Unknown,
+            train_limit: None,
+            n_train,
+            n_valid,
+            target: None,
+        }
+    }
 }
 
 /// Everything in `tree.json`.
@@ -148,6 +163,46 @@ pub struct Ant {
     device: Device,
 }
 
+/// The sample shape, if the preset can take it and there is enough data.
+fn check_training_data(cfg: &TrainConfig, data: &Dataset) -> Result<Shape> {
+    let input = Shape::from_dims(&data.sample_shape).ok_or_else(|| {
+        AntError::param(format!("unsupported sample shape {:?}", data.sample_shape))
+    })?;
+    let preset = cfg.preset;
+    match (preset.wants_images(), input) {
+        (true, Shape::Flat { .. }) => {
+            let msg = format!("preset {preset} needs images, the data has flat rows");
+            return Err(AntError::param(msg));
+        }
+        (false, Shape::Image { .. }) => {
+            let msg = format!("preset {preset} needs flat rows, the data has images");
+            return Err(AntError::param(msg));
+        }
+        _ => {}
+    }
+    if data.len() < 10 {
+        let msg = format!("need at least 10 training samples, got {}", data.len());
+        return Err(AntError::param(msg));
+    }
+    Ok(input)
+}
+
+/// The training split on the device, with the paper's augmentation when asked for.
+fn training_set(
+    cfg: &TrainConfig,
+    train: &Dataset,
+    norm: &Normalisation,
+    input: Shape,
+    device: &Device,
+) -> DeviceSet {
+    let mut set = to_device(train, norm, input, device);
+    if let (Augment::CropFlip, Shape::Image { c, h, w }) = (cfg.augment, input) {
+        let x = norm.apply_x(&train.x, input);
+        set.augment = Some(Arc::new(Augmenter::new(x, c, h, w, 4, cfg.seed ^ 0xA5A5)));
+    }
+    set
+}
+
 fn task_of(data: &Dataset) -> Task {
     match &data.targets {
         Targets::Classes { n_classes, .. } => Task::Classification {
@@ -192,29 +247,7 @@ impl Ant {
         checkpoints: Option<&Checkpoints>,
     ) -> Result<Ant> {
         let cfg = params.check()?;
-        let input = Shape::from_dims(&data.sample_shape).ok_or_else(|| {
-            AntError::param(format!("unsupported sample shape {:?}", data.sample_shape))
-        })?;
-        let preset = cfg.preset;
-        match (preset.wants_images(), input) {
-            (true, Shape::Flat { .. }) => {
-                return Err(AntError::param(format!(
-                    "preset {preset} needs images, the data has flat rows"
-                )));
-            }
-            (false, Shape::Image { .. }) => {
-                return Err(AntError::param(format!(
-                    "preset {preset} needs flat rows, the data has images"
-                )));
-            }
-            _ => {}
-        }
-        if data.len() < 10 {
-            return Err(AntError::param(format!(
-                "need at least 10 training samples, got {}",
-                data.len()
-            )));
-        }
+        let input = check_training_data(&cfg, data)?;
         let task = task_of(data);
         let (train, valid) = data.split_tail(cfg.valid_fraction);
         let norm = Normalisation::fit(&train, input);
@@ -223,11 +256,7 @@ impl Ant {
             y_std: norm.y_std.clone(),
         };
         let base = device.clone().without_autodiff();
-        let mut tset = to_device(&train, &norm, input, &base);
-        if let (Augment::CropFlip, Shape::Image { c, h, w }) = (cfg.augment, input) {
-            let x = norm.apply_x(&train.x, input);
-            tset.augment = Some(Arc::new(Augmenter::new(x, c, h, w, 4, cfg.seed ^ 0xA5A5)));
-        }
+        let tset = training_set(&cfg, &train, &norm, input, &base);
         let vset = to_device(&valid, &norm, input, &base);
         let ad = base.clone().autodiff();
         ad.seed(cfg.seed);
@@ -245,29 +274,21 @@ impl Ant {
         let grown = grow(&cfg, data, input, observer);
         let decisions = grown.decisions.clone();
         let (tree, valid_nll, valid_metric) = refine(&cfg, grown, data, observer);
-        let modules = tree.modules.valid();
         let meta = ModelMeta {
             format: FORMAT.into(),
-            preset,
+            preset: cfg.preset,
             task,
             topology: tree.topology.clone(),
             normalisation: norm,
             class_names: None,
             config: cfg,
-            provenance: Provenance {
-                data: String::new(),
-                test_split: TestSplit::Unknown,
-                train_limit: None,
-                n_train: train.len(),
-                n_valid: valid.len(),
-                target: None,
-            },
+            provenance: Provenance::library(train.len(), valid.len()),
             valid_nll,
             valid_metric,
             decisions,
         };
         Ok(Ant {
-            tree: Tree::new(tree.topology, modules),
+            tree: Tree::new(tree.topology, tree.modules.valid()),
             meta,
             device: base,
         })
@@ -461,9 +482,8 @@ impl Ant {
     /// A copy without the subtrees whose mean reach over `valid` is below `min_reach`.
     pub fn pruned(&self, valid: &Dataset, min_reach: f64) -> Result<(Ant, PruneReport)> {
         if !(0.0..=1.0).contains(&min_reach) {
-            return Err(AntError::param(format!(
-                "--min-reach must be in [0, 1], got {min_reach}"
-            )));
+            let reason = format!("must be in [0, 1], got {min_reach}");
+            return Err(AntError::invalid("min_reach", reason));
         }
         let reach = self.node_reach(valid)?;
         let (tree, report) = prune(&self.tree, &reach, min_reach);
@@ -533,7 +553,7 @@ impl Ant {
         }
         meta.topology
             .validate()
-            .map_err(|m| AntError::data(&tp, m))?;
+            .map_err(|e| AntError::data(&tp, e.to_string()))?;
         let wp = dir.join(WEIGHTS_FILE);
         let bytes = std::fs::read(&wp).map_err(|e| AntError::io(&wp, e))?;
         let device = device.clone().without_autodiff();

@@ -109,10 +109,7 @@ impl Format {
         match path.extension().and_then(|e| e.to_str()) {
             Some("jsonl") => Ok(Format::JsonLines),
             Some("csv") => Ok(Format::Csv),
-            _ => Err(AntError::param(format!(
-                "--output {}: the name must end in .csv or .jsonl",
-                path.display()
-            ))),
+            _ => Err(AntError::data(path, "the name must end in .csv or .jsonl")),
         }
     }
 }

@@ -1,5 +1,5 @@
 //! Run directories: what training writes into its output directory, and how an
-//! interrupted run continues from there. Any front end (the CLI today) gets resumable
+//! interrupted run continues from there. Any front end (such as the CLI) gets resumable
 //! runs by going through [`Run`]:
 //!
 //! ```text

@@ -260,7 +260,7 @@ fn interrupted_augmented_run_resumes_exactly() {
         v.iter()
             .map(|r| {
                 (
-                    r.phase.clone(),
+                    r.phase,
                     r.epoch,
                     r.train_loss.to_bits(),
                     r.valid_loss.to_bits(),

@@ -1,4 +1,4 @@
-//! Pictures of the tree (issue 5): statistics, layout, SVG, PNG, DOT, inspect, curves.
+//! Pictures of the tree: statistics, layout, SVG, PNG, DOT, inspect, curves.
 
 use std::sync::OnceLock;
 

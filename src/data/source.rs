@@ -103,9 +103,8 @@ pub fn load_source(
     target: Option<&TargetSpec>,
 ) -> Result<Source> {
     if !(test_fraction > 0.0 && test_fraction < 1.0) {
-        return Err(AntError::param(format!(
-            "--test-fraction must be in (0, 1), got {test_fraction}"
-        )));
+        let reason = format!("must be in (0, 1), got {test_fraction}");
+        return Err(AntError::invalid("test_fraction", reason));
     }
     let l = load_any(path, target, None)?;
     let (all, class_names, target) = (l.all, l.class_names, l.target);

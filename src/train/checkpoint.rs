@@ -255,7 +255,7 @@ impl Checkpoints {
             && h.fit == i
         {
             let [m, b, o] = <[Vec<u8>; 3]>::try_from(parts).expect("3 sections");
-            let res = (|| -> std::result::Result<LoopState<M>, String> {
+            let res = (|| -> std::result::Result<LoopState<M>, StateError> {
                 let model_l = load_module(model.clone(), m)?;
                 let best = if h.has_best {
                     Some(load_module(model.clone(), b)?)
@@ -265,7 +265,7 @@ impl Checkpoints {
                 let optim = adam()
                     .init()
                     .from_bytes(Bytes::from_bytes_vec(o))
-                    .map_err(|e| e.to_string())?;
+                    .map_err(|e| StateError::Optimiser(e.to_string()))?;
                 Ok(LoopState {
                     model: model_l,
                     best,
@@ -313,7 +313,7 @@ impl Checkpoints {
             let o = state
                 .optim
                 .into_bytes()
-                .map_err(|e| e.to_string())?
+                .map_err(|e| StateError::Optimiser(e.to_string()))?
                 .to_vec();
             Ok(vec![module_bytes(&state.model)?, b, o])
         });
@@ -354,34 +354,56 @@ impl State {
 fn save<H: Serialize>(
     path: &Path,
     header: &H,
-    parts: impl FnOnce() -> std::result::Result<Vec<Vec<u8>>, String>,
+    parts: impl FnOnce() -> std::result::Result<Vec<Vec<u8>>, StateError>,
 ) {
-    let res = (|| -> std::result::Result<(), String> {
-        let mut sections = vec![serde_json::to_vec(header).map_err(|e| e.to_string())?];
+    let res = (|| -> std::result::Result<(), StateError> {
+        let mut sections = vec![serde_json::to_vec(header)?];
         sections.extend(parts()?);
         let refs: Vec<&[u8]> = sections.iter().map(Vec::as_slice).collect();
-        write_container(path, &refs).map_err(|e| e.to_string())
+        Ok(write_container(path, &refs)?)
     })();
     if let Err(e) = res {
         tracing::warn!("could not write a checkpoint: {e}");
     }
 }
 
-fn module_bytes<M: Module>(m: &M) -> std::result::Result<Vec<u8>, String> {
-    // Burnpack keeps parameter ids, which the optimiser's state is keyed by.
-    let mut store = BurnpackStore::from_bytes(None);
-    m.save_into(&mut store).map_err(|e| e.to_string())?;
-    Ok(store.get_bytes().map_err(|e| e.to_string())?.to_vec())
+/// Why a checkpoint could not be written or read back: warned about, never fatal (a
+/// run goes on without it; a resumed run trains that part again).
+#[derive(Debug, thiserror::Error)]
+enum StateError {
+    #[error("weights: {0}")]
+    Weights(String),
+    #[error("weights do not match the module (missing {missing:?}, errors {errors:?})")]
+    Mismatch {
+        missing: Vec<String>,
+        errors: Vec<String>,
+    },
+    #[error("optimiser state: {0}")]
+    Optimiser(String),
+    #[error("header: {0}")]
+    Header(#[from] serde_json::Error),
+    #[error(transparent)]
+    File(#[from] AntError),
 }
 
-fn load_module<M: Module>(mut m: M, bytes: Vec<u8>) -> std::result::Result<M, String> {
+fn module_bytes<M: Module>(m: &M) -> std::result::Result<Vec<u8>, StateError> {
+    // Burnpack keeps parameter ids, which the optimiser's state is keyed by.
+    let mut store = BurnpackStore::from_bytes(None);
+    let weights = |e: &dyn std::fmt::Display| StateError::Weights(e.to_string());
+    m.save_into(&mut store).map_err(|e| weights(&e))?;
+    Ok(store.get_bytes().map_err(|e| weights(&e))?.to_vec())
+}
+
+fn load_module<M: Module>(mut m: M, bytes: Vec<u8>) -> std::result::Result<M, StateError> {
     let mut store = BurnpackStore::from_bytes(Some(Bytes::from_bytes_vec(bytes)));
-    let res = m.load_from(&mut store).map_err(|e| e.to_string())?;
+    let res = m
+        .load_from(&mut store)
+        .map_err(|e| StateError::Weights(e.to_string()))?;
     if !res.missing.is_empty() || !res.errors.is_empty() {
-        return Err(format!(
-            "weights do not match (missing {:?}, errors {:?})",
-            res.missing, res.errors
-        ));
+        return Err(StateError::Mismatch {
+            missing: res.missing.iter().map(|m| format!("{m:?}")).collect(),
+            errors: res.errors.iter().map(|e| format!("{e:?}")).collect(),
+        });
     }
     Ok(m)
 }

@@ -80,13 +80,20 @@ struct NodeFile {
 }
 
 impl TryFrom<NodeFile> for Node {
-    type Error = String;
-    fn try_from(f: NodeFile) -> Result<Node, String> {
+    type Error = TopologyError;
+    fn try_from(f: NodeFile) -> Result<Node, TopologyError> {
         let kind = match (f.children, f.router, f.solver) {
             (Some(children), Some(router), None) => NodeKind::Internal { router, children },
             (None, None, Some(solver)) => NodeKind::Leaf { solver },
-            (Some(_), _, _) => return Err("internal nodes need a router and no solver".into()),
-            (None, _, _) => return Err("leaves need a solver and no router".into()),
+            (Some(_), _, _) => {
+                let why = "internal nodes need a router and no solver";
+                return Err(TopologyError::NodeKind(why));
+            }
+            (None, _, _) => {
+                return Err(TopologyError::NodeKind(
+                    "leaves need a solver and no router",
+                ));
+            }
         };
         Ok(Node {
             parent: f.parent,
@@ -265,53 +272,70 @@ impl Topology {
         s
     }
 
-    /// Check the invariants a loaded file must satisfy; `Err` says what is wrong.
-    pub fn validate(&self) -> Result<(), String> {
+    /// Check the invariants a loaded file must satisfy.
+    pub fn validate(&self) -> Result<(), TopologyError> {
         if self.nodes.is_empty() {
-            return Err("tree has no nodes".into());
+            return Err(TopologyError::Empty);
         }
         if self.nodes[0].parent.is_some() {
-            return Err("node 0 must be the root".into());
+            return Err(TopologyError::RootHasParent);
         }
         for (i, n) in self.nodes.iter().enumerate() {
             for c in n.children().into_iter().flatten() {
                 if c >= self.nodes.len() || c <= i || self.nodes[c].parent != Some(i) {
-                    return Err(format!("node {i}: bad child {c}"));
+                    return Err(TopologyError::BadChild { node: i, child: c });
                 }
             }
             if i > 0 && n.parent.is_none_or(|p| p >= i) {
-                return Err(format!("node {i}: bad parent"));
+                return Err(TopologyError::BadParent { node: i });
             }
         }
-        // every module must accept the shape it receives
+        // Every module must accept the shape it receives.
         for i in 0..self.nodes.len() {
-            let mut s = if let Some(p) = self.nodes[i].parent {
-                self.shape_checked(p)?
-            } else {
-                self.input
+            let s = match self.nodes[i].parent {
+                Some(p) => self.shape_checked(p)?,
+                None => self.input,
             };
-            for t in &self.nodes[i].edge {
-                s = t
-                    .out_shape(s)
-                    .ok_or_else(|| format!("node {i}: transformer does not fit {s}"))?;
+            let s = self.edge_checked(i, s)?;
+            if self.nodes[i].module().out_shape(s).is_none() {
+                return Err(TopologyError::ModuleMisfit { node: i, shape: s });
             }
-            self.nodes[i]
-                .module()
-                .out_shape(s)
-                .ok_or_else(|| format!("node {i}: module does not fit {s}"))?;
         }
         Ok(())
     }
 
-    fn shape_checked(&self, i: usize) -> Result<Shape, String> {
-        let mut s = self.input;
-        for n in self.path(i) {
-            for t in &self.nodes[n].edge {
-                s = t
-                    .out_shape(s)
-                    .ok_or_else(|| format!("node {n}: transformer does not fit {s}"))?;
-            }
-        }
-        Ok(s)
+    /// The representation shape at node `i`, each transformer on the way checked.
+    fn shape_checked(&self, i: usize) -> Result<Shape, TopologyError> {
+        self.path(i)
+            .into_iter()
+            .try_fold(self.input, |s, n| self.edge_checked(n, s))
     }
+
+    /// Node `i`'s edge applied to shape `s`.
+    fn edge_checked(&self, i: usize, s: Shape) -> Result<Shape, TopologyError> {
+        self.nodes[i].edge.iter().try_fold(s, |s, t| {
+            t.out_shape(s)
+                .ok_or(TopologyError::TransformerMisfit { node: i, shape: s })
+        })
+    }
+}
+
+/// What makes a topology (e.g. an edited `tree.json`) impossible.
+#[derive(Clone, Debug, PartialEq, thiserror::Error)]
+pub enum TopologyError {
+    #[error("tree has no nodes")]
+    Empty,
+    #[error("node 0 must be the root")]
+    RootHasParent,
+    #[error("node {node}: bad child {child}")]
+    BadChild { node: usize, child: usize },
+    #[error("node {node}: bad parent")]
+    BadParent { node: usize },
+    #[error("node {node}: transformer does not fit {shape}")]
+    TransformerMisfit { node: usize, shape: Shape },
+    #[error("node {node}: module does not fit {shape}")]
+    ModuleMisfit { node: usize, shape: Shape },
+    /// A stored node whose fields do not make one kind.
+    #[error("{0}")]
+    NodeKind(&'static str),
 }

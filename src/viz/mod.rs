@@ -1,4 +1,4 @@
-//! Pictures of a grown ANT and of its training (issue 5).
+//! Pictures of a grown ANT and of its training.
 //!
 //! Numbers first, drawing second: [`stats`] turns per-sample reach probabilities and
 //! targets into per-node histograms, [`layout`] places the nodes, and the drawing
