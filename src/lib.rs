@@ -35,6 +35,29 @@
 //! # Ok(())
 //! # }
 //! ```
+//!
+//! ## The public API
+//!
+//! - Parameters: [`AntParams`] (unchecked, the paper's defaults, `with_*` setters) ->
+//!   [`AntParams::check`] -> [`TrainConfig`]; [`Preset`], [`Ablation`], [`Init`],
+//!   [`RouterInit`], [`Augment`], all [`Named`].
+//! - The model: [`Ant::fit`] (or [`Ant::fit_checkpointed`] with [`Checkpoints`]),
+//!   [`Ant::predict`] with an [`Inference`] mode, [`Ant::evaluate`] ([`Evaluation`]),
+//!   [`Ant::save`] / [`Ant::load`], [`Ant::pruned`]; [`model`] holds what `tree.json`
+//!   stores.
+//! - Data: [`Dataset`] / [`Targets`] and the loaders in [`data`] (IDX, CIFAR-10, MAT,
+//!   CSV tables, format detection); [`predict`] reads and writes prediction files.
+//! - Runs in a directory, resumable: [`run::Run`]; training events: [`observe`].
+//! - The tree: [`tree`] (topology arena, node kinds, weights, multi-path and
+//!   single-path passes), [`spec`] (module specs), [`metrics`] (parameter and FLOP
+//!   counts), [`prune`].
+//! - Pictures: [`viz`] (SVG, DOT; PNG with the `raster` feature).
+//! - Downloads: `fetch` (with the `fetch` feature).
+//! - Errors: [`AntError`] and [`Result`].
+//!
+//! The building blocks under them (losses, burn modules, the training loop) are
+//! crate-private; the `internals` feature makes them public for the crate's own tests
+//! and benches.
 /// Declares modules that are public with the `internals` feature (the crate's own
 /// tests and benches use it) and crate-private otherwise: the algorithm's building
 /// blocks, with no stability promise.

@@ -1,7 +1,7 @@
 //! Plain-data descriptions of modules (serialisable to `tree.json`).
 //!
 //! Every transformer, router and solver is a [`BlockSpec`]: a list of layers applied in
-//! order. Burn modules are built from specs ([`crate::modules::Block`]), so a saved
+//! order. Burn modules are built from specs (the crate's `Block`), so a saved
 //! topology is enough to rebuild the exact module skeleton before loading weights.
 
 use serde::{Deserialize, Serialize};
@@ -30,7 +30,7 @@ impl Shape {
             Shape::Flat { d } => vec![d],
         }
     }
-    /// From a per-sample shape list ([C,H,W] or [D]).
+    /// From a per-sample shape list (`[C, H, W]` or `[D]`).
     pub fn from_dims(dims: &[usize]) -> Option<Shape> {
         match dims {
             [c, h, w] => Some(Shape::Image {
