@@ -19,7 +19,7 @@ use crate::normalise::{Normalisation, to_device};
 use crate::observe::{Decision, Observer};
 use crate::params::{AntParams, TrainConfig};
 use crate::persist::write_atomic;
-use crate::preset::{Preset, Task};
+use crate::preset::{Preset, Task, TaskKind};
 use crate::prune::{PruneReport, prune};
 use crate::spec::Shape;
 use crate::train::{
@@ -138,7 +138,7 @@ impl Predictions {
 /// Test-set scores of a model.
 #[derive(Clone, Debug, PartialEq, Serialize)]
 pub struct Evaluation {
-    pub task: String,
+    pub task: TaskKind,
     /// Error % (classification) or MSE (regression), multi-path.
     pub multi_path: f64,
     pub single_path: f64,
@@ -412,12 +412,7 @@ impl Ant {
         }
         let total = t.total_cost();
         Ok(Evaluation {
-            task: if self.task().is_classification() {
-                "classification"
-            } else {
-                "regression"
-            }
-            .into(),
+            task: self.task().kind(),
             multi_path: self.score(data, &multi),
             single_path: self.score(data, &single),
             least_likely_path: self.score(data, &least),

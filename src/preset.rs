@@ -55,7 +55,22 @@ pub enum Task {
     Regression { dim: usize },
 }
 
+/// Classification or regression, without the sizes (as reports name it).
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "lowercase")]
+pub enum TaskKind {
+    Classification,
+    Regression,
+}
+
 impl Task {
+    pub fn kind(&self) -> TaskKind {
+        match self {
+            Task::Classification { .. } => TaskKind::Classification,
+            Task::Regression { .. } => TaskKind::Regression,
+        }
+    }
+
     pub fn outputs(&self) -> usize {
         match *self {
             Task::Classification { classes } => classes,
