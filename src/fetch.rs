@@ -171,33 +171,10 @@ fn download(
     progress: &mut dyn FetchProgress,
 ) -> Result<u64> {
     let have = std::fs::metadata(part).map(|m| m.len()).unwrap_or(0);
-    let mut req = agent.get(url);
-    if have > 0 {
-        req = req.set("Range", &format!("bytes={have}-"));
-    }
-    let net = |reason: String| AntError::Download {
-        url: url.to_string(),
-        reason,
-    };
-    let resp = match req.call() {
-        Ok(r) => r,
+    let Some(resp) = request(agent, url, have)? else {
         // The partial file is already whole (or larger than the file): start over.
-        Err(ureq::Error::Status(416, _)) if have > 0 => {
-            std::fs::remove_file(part).map_err(|e| AntError::io(part, e))?;
-            return download(agent, url, part, progress);
-        }
-        Err(ureq::Error::Status(code, r)) => {
-            return Err(net(format!("HTTP {code} {}", r.status_text())));
-        }
-        // The URL is already the error's subject: report only what went wrong.
-        Err(ureq::Error::Transport(t)) => {
-            let detail = std::error::Error::source(&t)
-                .map(|c| c.to_string())
-                .or(t.message().map(str::to_string))
-                .map(|m| format!(": {m}"))
-                .unwrap_or_default();
-            return Err(net(format!("{}{detail}", t.kind())));
-        }
+        std::fs::remove_file(part).map_err(|e| AntError::io(part, e))?;
+        return download(agent, url, part, progress);
     };
     let resumed = resp.status() == 206;
     if have > 0 && !resumed {
@@ -211,39 +188,96 @@ fn download(
     }
     .map_err(|e| AntError::io(part, e))?;
     let start = if resumed { have } else { 0 };
-    let name = part
-        .file_name()
+    progress.download_started(&file_name(part), start, len.map(|l| l + start));
+    let got = copy_body(
+        &mut resp.into_reader(),
+        &mut file,
+        url,
+        part,
+        start,
+        progress,
+    )?;
+    file.sync_all().map_err(|e| AntError::io(part, e))?;
+    progress.download_ended();
+    if let Some(l) = len
+        && got < l
+    {
+        return Err(download_error(
+            url,
+            format!("connection closed after {got} of {l} bytes; run again to resume"),
+        ));
+    }
+    Ok(got)
+}
+
+/// A failed download of `url`.
+fn download_error(url: &str, reason: String) -> AntError {
+    AntError::Download {
+        url: url.to_string(),
+        reason,
+    }
+}
+
+/// Sends the GET for `url`, asking for the bytes after the `have` already there.
+/// `None`: the server refused that range (HTTP 416), so the partial file must go.
+fn request(agent: &ureq::Agent, url: &str, have: u64) -> Result<Option<ureq::Response>> {
+    let mut req = agent.get(url);
+    if have > 0 {
+        req = req.set("Range", &format!("bytes={have}-"));
+    }
+    match req.call() {
+        Ok(r) => Ok(Some(r)),
+        Err(ureq::Error::Status(416, _)) if have > 0 => Ok(None),
+        Err(ureq::Error::Status(code, r)) => Err(download_error(
+            url,
+            format!("HTTP {code} {}", r.status_text()),
+        )),
+        // The URL is already the error's subject: report only what went wrong.
+        Err(ureq::Error::Transport(t)) => {
+            let detail = std::error::Error::source(&t)
+                .map(|c| c.to_string())
+                .or(t.message().map(str::to_string))
+                .map(|m| format!(": {m}"))
+                .unwrap_or_default();
+            Err(download_error(url, format!("{}{detail}", t.kind())))
+        }
+    }
+}
+
+/// The file a `.part` path stands for, as progress reports name it.
+fn file_name(part: &Path) -> String {
+    part.file_name()
         .map(|n| n.to_string_lossy().trim_end_matches(".part").to_string())
-        .unwrap_or_default();
-    progress.download_started(&name, start, len.map(|l| l + start));
-    let mut reader = resp.into_reader();
+        .unwrap_or_default()
+}
+
+/// Copies the response body into `file` (the `.part` file, which already holds
+/// `start` bytes), reporting progress. Returns the number of bytes copied.
+fn copy_body(
+    reader: &mut dyn Read,
+    file: &mut File,
+    url: &str,
+    part: &Path,
+    start: u64,
+    progress: &mut dyn FetchProgress,
+) -> Result<u64> {
     let mut buf = vec![0u8; 1 << 16];
     let mut got = 0u64;
     loop {
         let n = reader.read(&mut buf).map_err(|e| {
-            net(format!(
-                "download interrupted after {} bytes: {e}",
-                start + got
-            ))
+            download_error(
+                url,
+                format!("download interrupted after {} bytes: {e}", start + got),
+            )
         })?;
         if n == 0 {
-            break;
+            return Ok(got);
         }
         file.write_all(&buf[..n])
             .map_err(|e| AntError::io(part, e))?;
         got += n as u64;
         progress.received(n as u64);
     }
-    file.sync_all().map_err(|e| AntError::io(part, e))?;
-    progress.download_ended();
-    if let Some(l) = len
-        && got < l
-    {
-        return Err(net(format!(
-            "connection closed after {got} of {l} bytes; run again to resume"
-        )));
-    }
-    Ok(got)
 }
 
 /// Downloads and verifies every file of `set` into `dir` (`base_url` replaces the

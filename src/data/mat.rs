@@ -256,8 +256,32 @@ impl<'p> Ctx<'p> {
             sub.next_element()?
                 .ok_or_else(|| self.err(format!("matrix at offset {at} ends before its {what}")))
         };
+        let flag_word = self.array_flags(&next("array flags")?, at)?;
+        let class = match MatClass::from_code(flag_word & 0xff) {
+            // Non-numeric (cell, struct, char, sparse, object, ...): skip.
+            None => return Ok(None),
+            Some(c) => c,
+        };
+        let dims = self.dimensions(&next("dimensions")?, at)?;
+        let name = self.name(&next("name")?, at)?;
+        // Complex and N-d arrays are skipped, but only once their leading
+        // subelements are known to be well formed.
+        if flag_word & FLAG_COMPLEX != 0 || dims.len() != 2 {
+            return Ok(None);
+        }
+        let (rows, cols) = (dims[0] as usize, dims[1] as usize);
+        let data = self.real_part(&next("real part")?, &name, rows, cols)?;
+        Ok(Some(MatMatrix {
+            name,
+            class,
+            rows,
+            cols,
+            data,
+        }))
+    }
 
-        let flags = next("array flags")?;
+    /// The first word of a matrix's array flags subelement (class and flag bits).
+    fn array_flags(&self, flags: &Element, at: usize) -> Result<u32> {
         if flags.ty != MI_UINT32 || flags.data.len() != 8 {
             return Err(self.err(format!(
                 "matrix at offset {at}: array flags must be 8 bytes of miUINT32, got type {} with {} bytes",
@@ -265,15 +289,15 @@ impl<'p> Ctx<'p> {
                 flags.data.len()
             )));
         }
-        let flag_word = self.u32_at(flags.data);
-        let class = match MatClass::from_code(flag_word & 0xff) {
-            // Non-numeric (cell, struct, char, sparse, object, ...): skip.
-            None => return Ok(None),
-            Some(c) => c,
-        };
+        Ok(self.u32_at(flags.data))
+    }
 
-        let dims_el = next("dimensions")?;
-        if dims_el.ty != MI_INT32 || dims_el.data.is_empty() || dims_el.data.len() % 4 != 0 {
+    /// A matrix's dimensions subelement: one or more non-negative miINT32 values.
+    fn dimensions(&self, dims_el: &Element, at: usize) -> Result<Vec<i32>> {
+        if dims_el.ty != MI_INT32
+            || dims_el.data.is_empty()
+            || !dims_el.data.len().is_multiple_of(4)
+        {
             return Err(self.err(format!(
                 "matrix at offset {at}: dimensions must be miINT32 values, got type {} with {} bytes",
                 dims_el.ty,
@@ -288,22 +312,22 @@ impl<'p> Ctx<'p> {
         if let Some(d) = dims.iter().find(|&&d| d < 0) {
             return Err(self.err(format!("matrix at offset {at}: negative dimension {d}")));
         }
+        Ok(dims)
+    }
 
-        let name_el = next("name")?;
+    /// A matrix's array name subelement (text; invalid UTF-8 replaced).
+    fn name(&self, name_el: &Element, at: usize) -> Result<String> {
         if !matches!(name_el.ty, MI_INT8 | MI_UINT8 | MI_UTF8) {
             return Err(self.err(format!(
                 "matrix at offset {at}: name has data type {}, expected miINT8",
                 name_el.ty
             )));
         }
-        let name = String::from_utf8_lossy(name_el.data).into_owned();
+        Ok(String::from_utf8_lossy(name_el.data).into_owned())
+    }
 
-        if flag_word & FLAG_COMPLEX != 0 || dims.len() != 2 {
-            return Ok(None);
-        }
-        let (rows, cols) = (dims[0] as usize, dims[1] as usize);
-
-        let real = next("real part")?;
+    /// The values of a `rows` x `cols` matrix's real part, row-major as `f64`.
+    fn real_part(&self, real: &Element, name: &str, rows: usize, cols: usize) -> Result<Vec<f64>> {
         let size = elem_size(real.ty).ok_or_else(|| {
             self.err(format!(
                 "variable '{name}': unknown numeric data type {} for the real part",
@@ -324,13 +348,7 @@ impl<'p> Ctx<'p> {
         for (k, b) in real.data.chunks_exact(size).enumerate() {
             data[(k % rows) * cols + k / rows] = self.value(real.ty, b);
         }
-        Ok(Some(MatMatrix {
-            name,
-            class,
-            rows,
-            cols,
-            data,
-        }))
+        Ok(data)
     }
 
     /// Decodes one value of numeric data type `ty` (`b` is exactly its size).

@@ -219,6 +219,38 @@ pub fn parse_labelled(
 ) -> Result<Tabular> {
     let t = table(bytes, path, spec)?;
     let n_columns = t.n_cols();
+    check_column_count(n_columns, spec, path)?;
+    let (index, has_header) = resolve_target(&t, spec, path)?;
+    let header = has_header.then(|| t.rows[0].clone());
+    let rows = data_rows(&t, has_header, path)?;
+    // Features first: a bad feature cell is reported before a bad target cell.
+    let x = features(&t, rows.clone(), Some(index), header.as_deref(), path)?;
+    let target = TargetColumn {
+        cells: rows
+            .map(|r| (t.line_numbers[r], t.rows[r][index].as_str()))
+            .collect(),
+        label: column_label(header.as_deref(), index),
+        path,
+    };
+    let (targets, class_names) = match spec.task {
+        TabularTask::Regression => (target.values()?, None),
+        TabularTask::Classification => {
+            let (targets, names) = target.classes(classes)?;
+            (targets, Some(names))
+        }
+    };
+    let data = Dataset::new(x, vec![n_columns - 1], targets)?;
+    Ok(Tabular {
+        data,
+        class_names,
+        index,
+        n_columns,
+    })
+}
+
+/// A labelled table needs a target and a feature; a later file must have the
+/// training file's column count (`spec.n_columns`), else its columns would shift.
+fn check_column_count(n_columns: usize, spec: &TargetSpec, path: &Path) -> Result<()> {
     if n_columns < 2 {
         return Err(AntError::data(
             path,
@@ -233,99 +265,116 @@ pub fn parse_labelled(
             format!("has {n_columns} columns; the model was trained on {want}"),
         ));
     }
-    let (index, has_header) = resolve_target(&t, spec, path)?;
-    let header = has_header.then(|| t.rows[0].clone());
+    Ok(())
+}
+
+/// The rows holding data (all but a header row); a header alone is an error.
+fn data_rows(t: &Table, has_header: bool, path: &Path) -> Result<std::ops::Range<usize>> {
     let start = usize::from(has_header);
     if start == t.rows.len() {
         return Err(AntError::data(path, "has a header but no data rows"));
     }
-    let rows = start..t.rows.len();
-    let x = features(&t, rows.clone(), Some(index), header.as_deref(), path)?;
-    let target_label = column_label(header.as_deref(), index);
-    let cells = || rows.clone().map(|r| (t.line_numbers[r], &t.rows[r][index]));
-    let (targets, class_names) = match spec.task {
-        TabularTask::Regression => {
-            let mut values = Vec::with_capacity(rows.len());
-            for (line, cell) in cells() {
-                let v = cell.trim().parse::<f64>().map(|v| v as f32);
-                match v {
-                    Ok(v) if v.is_finite() => values.push(v),
-                    Ok(_) => {
-                        return Err(AntError::data(
-                            path,
-                            format!("line {line}, {target_label}: non-finite target '{cell}'"),
-                        ));
-                    }
-                    Err(_) => {
-                        return Err(AntError::data(
-                            path,
-                            format!(
-                                "line {line}, {target_label}: target '{cell}' is not a number \
-                                 (use --task classification for labels)"
-                            ),
-                        ));
-                    }
-                }
-            }
-            (Targets::Values { values, dim: 1 }, None)
-        }
-        TabularTask::Classification => {
-            let mut keys = Vec::with_capacity(rows.len());
-            for (line, cell) in cells() {
-                if cell.trim().is_empty() {
-                    return Err(AntError::data(
-                        path,
-                        format!("line {line}, {target_label}: missing label"),
-                    ));
-                }
-                keys.push((line, label_key(cell)));
-            }
-            let names = match classes {
-                Some(c) => c.to_vec(),
-                None => {
-                    let all: Vec<String> = keys.iter().map(|(_, k)| k.clone()).collect();
-                    let names = class_names_of(&all);
-                    if names.len() < 2 {
-                        return Err(AntError::data(
-                            path,
-                            format!(
-                                "{target_label} has a single class '{}'; classification needs at least 2",
-                                names[0]
-                            ),
-                        ));
-                    }
-                    names
-                }
-            };
-            let index_of: std::collections::HashMap<&str, u32> = names
-                .iter()
-                .enumerate()
-                .map(|(i, n)| (n.as_str(), i as u32))
-                .collect();
-            let mut labels = Vec::with_capacity(keys.len());
-            for (line, k) in &keys {
-                let Some(&l) = index_of.get(k.as_str()) else {
-                    return Err(AntError::data(
-                        path,
+    Ok(start..t.rows.len())
+}
+
+/// The target column of the data rows: each cell with its line number, and the
+/// column's name for messages.
+struct TargetColumn<'a> {
+    cells: Vec<(usize, &'a str)>,
+    label: String,
+    path: &'a Path,
+}
+
+impl TargetColumn<'_> {
+    /// An error about the target cell on `line`.
+    fn err(&self, line: usize, msg: impl std::fmt::Display) -> AntError {
+        AntError::data(self.path, format!("line {line}, {}: {msg}", self.label))
+    }
+
+    /// Regression targets: every cell a finite number.
+    fn values(&self) -> Result<Targets> {
+        let mut values = Vec::with_capacity(self.cells.len());
+        for &(line, cell) in &self.cells {
+            match cell.trim().parse::<f64>().map(|v| v as f32) {
+                Ok(v) if v.is_finite() => values.push(v),
+                Ok(_) => return Err(self.err(line, format!("non-finite target '{cell}'"))),
+                Err(_) => {
+                    return Err(self.err(
+                        line,
                         format!(
-                            "line {line}, {target_label}: label '{k}' is not one of the model's classes [{}]",
-                            names.join(", ")
+                            "target '{cell}' is not a number \
+                             (use --task classification for labels)"
                         ),
                     ));
-                };
-                labels.push(l);
+                }
             }
-            let n_classes = names.len();
-            (Targets::Classes { labels, n_classes }, Some(names))
         }
-    };
-    let data = Dataset::new(x, vec![n_columns - 1], targets)?;
-    Ok(Tabular {
-        data,
-        class_names,
-        index,
-        n_columns,
-    })
+        Ok(Targets::Values { values, dim: 1 })
+    }
+
+    /// Classification targets and the class names: `classes` (a trained model's)
+    /// fixes the mapping, else it is built from the labels in the file.
+    fn classes(&self, classes: Option<&[String]>) -> Result<(Targets, Vec<String>)> {
+        let keys = self.label_keys()?;
+        let names = match classes {
+            Some(c) => c.to_vec(),
+            None => self.names_from(&keys)?,
+        };
+        let labels = self.class_indices(&keys, &names)?;
+        let n_classes = names.len();
+        Ok((Targets::Classes { labels, n_classes }, names))
+    }
+
+    /// Every cell's class key, refusing blank cells.
+    fn label_keys(&self) -> Result<Vec<(usize, String)>> {
+        let mut keys = Vec::with_capacity(self.cells.len());
+        for &(line, cell) in &self.cells {
+            if cell.trim().is_empty() {
+                return Err(self.err(line, "missing label"));
+            }
+            keys.push((line, label_key(cell)));
+        }
+        Ok(keys)
+    }
+
+    /// The classes found in the file; one alone cannot be learnt.
+    fn names_from(&self, keys: &[(usize, String)]) -> Result<Vec<String>> {
+        let all: Vec<String> = keys.iter().map(|(_, k)| k.clone()).collect();
+        let names = class_names_of(&all);
+        if names.len() < 2 {
+            return Err(AntError::data(
+                self.path,
+                format!(
+                    "{} has a single class '{}'; classification needs at least 2",
+                    self.label, names[0]
+                ),
+            ));
+        }
+        Ok(names)
+    }
+
+    /// Each key's index in `names`; a key not among them is an error.
+    fn class_indices(&self, keys: &[(usize, String)], names: &[String]) -> Result<Vec<u32>> {
+        let index_of: std::collections::HashMap<&str, u32> = names
+            .iter()
+            .enumerate()
+            .map(|(i, n)| (n.as_str(), i as u32))
+            .collect();
+        let mut labels = Vec::with_capacity(keys.len());
+        for (line, k) in keys {
+            let Some(&l) = index_of.get(k.as_str()) else {
+                return Err(self.err(
+                    *line,
+                    format!(
+                        "label '{k}' is not one of the model's classes [{}]",
+                        names.join(", ")
+                    ),
+                ));
+            };
+            labels.push(l);
+        }
+        Ok(labels)
+    }
 }
 
 /// Reads rows to predict: `n_features` columns, or those plus the target column
@@ -351,68 +400,16 @@ pub fn parse_features(
 ) -> Result<Dataset> {
     let default_spec = TargetSpec::new("", TabularTask::Regression);
     let t = table(bytes, path, spec.unwrap_or(&default_spec))?;
-    let n = t.n_cols();
-    let first = &t.rows[0];
-    // Which columns are not features.
-    let dropped: Vec<usize> = match spec {
-        _ if n == n_features => vec![],
-        Some(s) if n == n_features + 1 => {
-            let col = s.column.trim();
-            let j = match col.parse::<usize>() {
-                Ok(j) => Some(j),
-                Err(_) => first.iter().position(|c| c.trim() == col).or(s.index),
-            }
-            .filter(|&j| j < n);
-            vec![j.ok_or_else(|| {
-                AntError::data(path, format!("cannot find target column '{}'", s.column))
-            })?]
-        }
-        None if n == n_features + n_outputs => (n_features..n).collect(),
-        _ => {
-            let with = match spec {
-                Some(_) => " (or one more with the target column)".to_string(),
-                None => format!(" (or {} with the targets)", n_features + n_outputs),
-            };
-            return Err(AntError::data(
-                path,
-                format!("has {n} columns; the model takes {n_features}{with}"),
-            ));
-        }
-    };
+    let dropped = dropped_columns(&t, spec, n_features, n_outputs, path)?;
     let is_feature = |j: usize| !dropped.contains(&j);
-    let has_header = first_row_is_header(first, is_feature);
-    let header = has_header.then(|| first.clone());
-    let start = usize::from(has_header);
-    if start == t.rows.len() {
-        return Err(AntError::data(path, "has a header but no data rows"));
-    }
-    // Keep only the feature columns, then parse them.
-    let kept = Table {
-        header: None,
-        rows: t
-            .rows
-            .iter()
-            .map(|r| {
-                r.iter()
-                    .enumerate()
-                    .filter(|(j, _)| is_feature(*j))
-                    .map(|(_, c)| c.clone())
-                    .collect()
-            })
-            .collect(),
-        line_numbers: t.line_numbers.clone(),
-        delimiter: t.delimiter,
-    };
-    let kept_header: Option<Vec<String>> = header.map(|h| {
-        h.into_iter()
-            .enumerate()
-            .filter(|(j, _)| is_feature(*j))
-            .map(|(_, c)| c)
-            .collect()
-    });
-    let rows = start..t.rows.len();
+    // Only the feature columns decide whether the first row is a header: the
+    // target column may hold text labels.
+    let has_header = first_row_is_header(&t.rows[0], is_feature);
+    let rows = data_rows(&t, has_header, path)?;
+    let kept = keep_columns(&t, is_feature);
+    let header = has_header.then(|| kept.rows[0].clone());
     let count = rows.len();
-    let x = features(&kept, rows, None, kept_header.as_deref(), path)?;
+    let x = features(&kept, rows, None, header.as_deref(), path)?;
     // Placeholder targets: prediction ignores them.
     Dataset::new(
         x,
@@ -422,6 +419,66 @@ pub fn parse_features(
             dim: 1,
         },
     )
+}
+
+/// Which columns of a file to predict are not features, told by the column count:
+/// none (`n_features` columns), the model's target column (one more), or without a
+/// target spec the trailing `n_outputs` target columns.
+fn dropped_columns(
+    t: &Table,
+    spec: Option<&TargetSpec>,
+    n_features: usize,
+    n_outputs: usize,
+    path: &Path,
+) -> Result<Vec<usize>> {
+    let n = t.n_cols();
+    match spec {
+        _ if n == n_features => Ok(vec![]),
+        Some(s) if n == n_features + 1 => Ok(vec![find_target(&t.rows[0], s, n, path)?]),
+        None if n == n_features + n_outputs => Ok((n_features..n).collect()),
+        _ => {
+            let with = match spec {
+                Some(_) => " (or one more with the target column)".to_string(),
+                None => format!(" (or {} with the targets)", n_features + n_outputs),
+            };
+            Err(AntError::data(
+                path,
+                format!("has {n} columns; the model takes {n_features}{with}"),
+            ))
+        }
+    }
+}
+
+/// The model's target column in a file of `n` columns: by index, else by name in
+/// the first row, else where it was in the training file.
+fn find_target(first: &[String], s: &TargetSpec, n: usize, path: &Path) -> Result<usize> {
+    let col = s.column.trim();
+    let j = match col.parse::<usize>() {
+        Ok(j) => Some(j),
+        Err(_) => first.iter().position(|c| c.trim() == col).or(s.index),
+    }
+    .filter(|&j| j < n);
+    j.ok_or_else(|| AntError::data(path, format!("cannot find target column '{}'", s.column)))
+}
+
+/// A copy of the table with only the columns where `keep` holds.
+fn keep_columns(t: &Table, keep: impl Fn(usize) -> bool) -> Table {
+    Table {
+        header: None,
+        rows: t
+            .rows
+            .iter()
+            .map(|r| {
+                r.iter()
+                    .enumerate()
+                    .filter(|(j, _)| keep(*j))
+                    .map(|(_, c)| c.clone())
+                    .collect()
+            })
+            .collect(),
+        line_numbers: t.line_numbers.clone(),
+        delimiter: t.delimiter,
+    }
 }
 
 #[cfg(test)]
