@@ -109,7 +109,10 @@ impl Format {
         match path.extension().and_then(|e| e.to_str()) {
             Some("jsonl") => Ok(Format::JsonLines),
             Some("csv") => Ok(Format::Csv),
-            _ => Err(AntError::data(path, "the name must end in .csv or .jsonl")),
+            _ => {
+                let reason = format!("{}: the name must end in .csv or .jsonl", path.display());
+                Err(AntError::invalid("output", reason))
+            }
         }
     }
 }
