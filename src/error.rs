@@ -18,6 +18,9 @@ pub enum AntError {
     InvalidParam { name: &'static str, reason: String },
     #[error("invalid parameter: {0}")]
     Param(String),
+    /// Training produced no finite score (e.g. a learning rate far too large).
+    #[error("training diverged: the validation NLL is {valid_nll}; try a smaller learning rate")]
+    Diverged { valid_nll: f64 },
     /// A download failed: the server, the connection or the file it sent.
     #[error("{url}: {reason}")]
     Download { url: String, reason: String },

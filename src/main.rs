@@ -14,7 +14,7 @@ use ant::named::Named;
 use ant::observe::{Decision, EpochRecord, Fanout, Observer, Stage};
 use ant::params::RouterInit;
 use ant::persist::write_atomic;
-use ant::run::{DataSpec, Run, RunSpec};
+use ant::run::{DataSpec, Existing, Run, RunSpec};
 use ant::{Ablation, Ant, AntError, AntParams, Augment, Init, Preset, Result};
 
 #[derive(Parser)]
@@ -146,9 +146,12 @@ struct TrainArgs {
         "preset", "data", "target", "task", "delimiter", "skip_rows", "out", "seed",
         "epochs_node", "patience", "refine_epochs", "max_depth", "width", "batch_size",
         "lr", "train_limit", "test_data", "test_fraction", "ablation", "augment",
-        "router_init", "router_balance", "router_confidence", "init",
+        "router_init", "router_balance", "router_confidence", "init", "force",
     ])]
     resume: Option<PathBuf>,
+    /// Replace the model in --out if there is one (otherwise such a directory is refused).
+    #[arg(long)]
+    force: bool,
     /// Module preset (paper, Table 2).
     #[arg(long, value_parser = named::<Preset>(), required_unless_present = "resume")]
     preset: Option<Preset>,
@@ -343,8 +346,14 @@ fn train(a: TrainArgs) -> Result<()> {
             run
         }
         None => {
+            let force = a.force;
             let (out, spec) = run_spec(a)?;
-            let run = Run::start(&out, spec)?;
+            let existing = if force {
+                Existing::Replace
+            } else {
+                Existing::Refuse
+            };
+            let run = Run::start(&out, spec, existing)?;
             eprintln!(
                 "checkpoints every epoch: if stopped, continue with `ant train --resume {}`",
                 out.display()

@@ -274,6 +274,9 @@ impl Ant {
         let grown = grow(&cfg, data, input, observer);
         let decisions = grown.decisions.clone();
         let (tree, valid_nll, valid_metric) = refine(&cfg, grown, data, observer);
+        if !valid_nll.is_finite() {
+            return Err(AntError::Diverged { valid_nll });
+        }
         let meta = ModelMeta {
             format: FORMAT.into(),
             preset: cfg.preset,

@@ -33,6 +33,17 @@ pub const CHECKPOINT_DIR: &str = "checkpoint";
 pub const RUN_FILE: &str = "run.json";
 pub const RECORDS_FILE: &str = "records.jsonl";
 pub const REPORT_FILE: &str = "report.json";
+/// Held (an OS file lock) by the run that owns the directory.
+pub const LOCK_FILE: &str = "run.lock";
+
+/// What [`Run::start`] does with a directory that holds a finished model.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum Existing {
+    /// Refuse: the model there is kept.
+    Refuse,
+    /// Replace it when the new run saves its model.
+    Replace,
+}
 
 /// Where a run's samples come from.
 #[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
@@ -66,6 +77,8 @@ pub struct RunFile {
 /// A run that owns its output directory: data loaded, checkpoints ready.
 pub struct Run {
     out: PathBuf,
+    /// Locked while the run lives: a second run into the same directory is refused.
+    _lock: File,
     spec: RunSpec,
     source: Source,
     train: Dataset,
@@ -84,24 +97,27 @@ pub struct Finished {
 
 impl Run {
     /// A new run of `spec` into `out`. Refuses a directory that holds an interrupted
-    /// run; bad parameters and unreadable data are errors before anything is written.
-    pub fn start(out: &Path, spec: RunSpec) -> Result<Run> {
-        let ckdir = out.join(CHECKPOINT_DIR);
-        // Only a run that finished an epoch has something to lose.
-        if Checkpoints::has_progress(&ckdir) {
-            return Err(AntError::data(
-                out,
-                format!(
-                    "holds an interrupted run: continue it with `ant train --resume {}`, or delete {} to start over",
-                    out.display(),
-                    ckdir.display()
-                ),
-            ));
-        }
+    /// run, one that another run is using, and (with [`Existing::Refuse`]) one that holds
+    /// a finished model; bad parameters and unreadable data are errors before anything
+    /// is written.
+    pub fn start(out: &Path, spec: RunSpec, existing: Existing) -> Result<Run> {
+        // A directory in use is refused first: its checkpoints are that run's.
+        let held = if out.is_dir() { Some(lock(out)?) } else { None };
+        check_free(out, existing)?;
         let cwd = std::env::current_dir().map_err(|e| AntError::io(".", e))?;
         let (source, train) = load(&spec, &cwd)?;
         std::fs::create_dir_all(out).map_err(|e| AntError::io(out, e))?;
-        let checkpoints = Checkpoints::create(&ckdir)?;
+        let lock = match held {
+            Some(l) => l,
+            None => {
+                let l = lock(out)?;
+                // Again under the lock: a run may have started meanwhile.
+                check_free(out, existing)?;
+                l
+            }
+        };
+        let checkpoints = Checkpoints::create(&out.join(CHECKPOINT_DIR))?;
+        let ckdir = out.join(CHECKPOINT_DIR);
         let file = RunFile {
             spec: spec.clone(),
             cwd,
@@ -110,6 +126,7 @@ impl Run {
         write_atomic(&ckdir.join(RUN_FILE), &json)?;
         Ok(Run {
             out: out.to_path_buf(),
+            _lock: lock,
             spec,
             source,
             train,
@@ -132,10 +149,12 @@ impl Run {
         })?;
         let file: RunFile = serde_json::from_slice(&text)
             .map_err(|e| AntError::data(&path, format!("not a run file: {e}")))?;
+        let lock = lock(out)?;
         let (source, train) = load(&file.spec, &file.cwd)?;
         let checkpoints = Checkpoints::open(&ckdir)?;
         Ok(Run {
             out: out.to_path_buf(),
+            _lock: lock,
             spec: file.spec,
             source,
             train,
@@ -203,7 +222,17 @@ impl Run {
             started,
             ..
         } = self;
-        let mut model = Ant::fit_checkpointed(spec.params, &train, device, observer, &checkpoints)?;
+        let ckdir = out.join(CHECKPOINT_DIR);
+        let fitted = Ant::fit_checkpointed(spec.params, &train, device, observer, &checkpoints);
+        let mut model = match fitted {
+            // Resuming would diverge the same way: nothing there is worth keeping.
+            Err(e @ AntError::Diverged { .. }) => {
+                drop(checkpoints);
+                std::fs::remove_dir_all(&ckdir).map_err(|e| AntError::io(&ckdir, e))?;
+                return Err(e);
+            }
+            other => other?,
+        };
         let n_valid = model.meta.provenance.n_valid;
         model.meta.provenance = Provenance {
             data: spec.data.path.display().to_string(),
@@ -222,14 +251,52 @@ impl Run {
         let text =
             serde_json::to_string_pretty(&report).map_err(|e| AntError::model(e.to_string()))?;
         write_atomic(&out.join(REPORT_FILE), text.as_bytes())?;
-        let ckdir = out.join(CHECKPOINT_DIR);
         drop(checkpoints);
         std::fs::remove_dir_all(&ckdir).map_err(|e| AntError::io(&ckdir, e))?;
+        let lock = out.join(LOCK_FILE);
+        std::fs::remove_file(&lock).map_err(|e| AntError::io(&lock, e))?;
         Ok(Finished {
             model,
             evaluation,
             seconds,
         })
+    }
+}
+
+/// Refuse `out` if it holds an interrupted run, or a finished model that is to be kept.
+fn check_free(out: &Path, existing: Existing) -> Result<()> {
+    let ckdir = out.join(CHECKPOINT_DIR);
+    // Only a run that finished an epoch has something to lose.
+    if Checkpoints::has_progress(&ckdir) {
+        return Err(AntError::data(
+            out,
+            format!(
+                "holds an interrupted run: continue it with `ant train --resume {}`, or delete {} to start over",
+                out.display(),
+                ckdir.display()
+            ),
+        ));
+    }
+    if existing == Existing::Refuse && out.join(crate::model::TREE_FILE).exists() {
+        return Err(AntError::data(
+            out,
+            "holds a trained model: choose another directory, or replace it (--force)",
+        ));
+    }
+    Ok(())
+}
+
+/// Take the directory's lock, or say that another run holds it.
+fn lock(out: &Path) -> Result<File> {
+    let path = out.join(LOCK_FILE);
+    let file = File::create(&path).map_err(|e| AntError::io(&path, e))?;
+    match file.try_lock() {
+        Ok(()) => Ok(file),
+        Err(std::fs::TryLockError::WouldBlock) => Err(AntError::data(
+            out,
+            "another run is using this directory (its run.lock is held)",
+        )),
+        Err(std::fs::TryLockError::Error(e)) => Err(AntError::io(&path, e)),
     }
 }
 
