@@ -94,6 +94,67 @@ pub struct ModelMeta {
     pub decisions: Vec<Decision>,
 }
 
+impl ModelMeta {
+    /// Whatever `tree.json` says must be possible: a file edited by hand (or damaged)
+    /// is one clear error, never a panic later.
+    fn check(&self, path: &Path) -> Result<()> {
+        self.check_contents()
+            .map_err(|why| AntError::data(path, format!("{why}")))
+    }
+
+    fn check_contents(&self) -> std::result::Result<(), Box<dyn std::error::Error>> {
+        self.topology.validate()?;
+        self.config.params().check()?;
+        let (n, task) = (&self.normalisation, self.task);
+        let channels = match self.topology.input {
+            Shape::Image { c, .. } => c,
+            Shape::Flat { d } => d,
+        };
+        let y_dim = match task {
+            Task::Regression { dim } => dim,
+            Task::Classification { .. } => 0,
+        };
+        let columns = [
+            ("x_mean", &n.x_mean, channels),
+            ("x_std", &n.x_std, channels),
+            ("y_mean", &n.y_mean, y_dim),
+            ("y_std", &n.y_std, y_dim),
+        ];
+        for (name, v, want) in columns {
+            if v.len() != want {
+                return Err(format!(
+                    "normalisation {name} has {} values, the model needs {want}",
+                    v.len()
+                )
+                .into());
+            }
+            if v.iter().any(|x| !x.is_finite()) {
+                return Err(format!("normalisation {name} is not finite").into());
+            }
+        }
+        if n.x_std.iter().chain(&n.y_std).any(|s| *s <= 0.0) {
+            return Err("normalisation: a standard deviation is not positive".into());
+        }
+        for leaf in self.topology.leaves() {
+            let node = &self.topology.nodes[leaf];
+            let out = node.module().out_shape(self.topology.shape_at(leaf));
+            if out.map(|s| s.numel()) != Some(task.outputs()) {
+                return Err(format!(
+                    "node {leaf}'s solver does not give the task's {} outputs",
+                    task.outputs()
+                )
+                .into());
+            }
+        }
+        if let TestSplit::Fraction { fraction, .. } = self.provenance.test_split
+            && !(fraction > 0.0 && fraction < 1.0)
+        {
+            return Err(format!("test fraction {fraction} is not in (0, 1)").into());
+        }
+        Ok(())
+    }
+}
+
 /// How a prediction is made.
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize, Deserialize)]
 #[serde(rename_all = "kebab-case")]
@@ -549,9 +610,7 @@ impl Ant {
                 format!("unknown format {:?}", meta.format),
             ));
         }
-        meta.topology
-            .validate()
-            .map_err(|e| AntError::data(&tp, e.to_string()))?;
+        meta.check(&tp)?;
         let wp = dir.join(WEIGHTS_FILE);
         let bytes = std::fs::read(&wp).map_err(|e| AntError::io(&wp, e))?;
         let device = device.clone().without_autodiff();

@@ -141,3 +141,76 @@ fn diverged_training_is_an_error_that_leaves_nothing() {
     assert!(!tmp.path().join("tree.json").exists());
     assert!(!tmp.path().join("checkpoint").exists());
 }
+
+/// Copies the model in `from` to a fresh directory with `edit` applied to its tree.json.
+fn edited_copy(from: &Path, edit: impl Fn(&mut serde_json::Value)) -> tempfile::TempDir {
+    let to = tempfile::tempdir().unwrap();
+    for f in ["tree.json", "model.safetensors"] {
+        std::fs::copy(from.join(f), to.path().join(f)).unwrap();
+    }
+    let p = to.path().join("tree.json");
+    let mut v: serde_json::Value = serde_json::from_slice(&std::fs::read(&p).unwrap()).unwrap();
+    edit(&mut v);
+    std::fs::write(&p, serde_json::to_vec(&v).unwrap()).unwrap();
+    to
+}
+
+#[test]
+fn a_model_file_that_cannot_be_right_is_one_clear_error() {
+    let tmp = tempfile::tempdir().unwrap();
+    let (data, out) = (sarcos(), tmp.path().to_str().unwrap().to_string());
+    let r = ant(&train_args(
+        &data,
+        &out,
+        &["--epochs-node", "2", "--test-fraction", "0.2"],
+    ));
+    assert!(r.status.success(), "{}", stderr(&r));
+    type Edit = fn(&mut serde_json::Value);
+    let edits: [(&str, Edit); 6] = [
+        ("empty x_mean", |v| {
+            v["normalisation"]["x_mean"] = serde_json::json!([])
+        }),
+        ("empty y_std", |v| {
+            v["normalisation"]["y_std"] = serde_json::json!([])
+        }),
+        ("output count", |v| v["task"]["dim"] = serde_json::json!(3)),
+        ("test fraction", |v| {
+            v["provenance"]["test_split"]["fraction"] = serde_json::json!(1.5)
+        }),
+        ("validation fraction", |v| {
+            v["config"]["valid_fraction"] = serde_json::json!(5)
+        }),
+        ("orphaned subtree", |v| {
+            v["topology"]["nodes"][0]["children"] = serde_json::json!([0, 0]);
+            v["topology"]["nodes"][0]["router"] = v["topology"]["nodes"][0]["solver"].clone();
+            v["topology"]["nodes"][0]["solver"] = serde_json::Value::Null;
+        }),
+    ];
+    for (what, edit) in edits {
+        let bad = edited_copy(tmp.path(), edit);
+        let m = bad.path().to_str().unwrap();
+        for cmd in [
+            vec!["eval", "--model", m, "--data", &data],
+            vec![
+                "prune",
+                "--model",
+                m,
+                "--data",
+                &data,
+                "--min-reach",
+                "0.1",
+                "--out",
+                m,
+            ],
+        ] {
+            let r = ant(&cmd);
+            let e = stderr(&r);
+            assert_eq!(r.status.code(), Some(2), "{what}: {e}");
+            assert!(
+                e.contains("tree.json") && !e.contains("panicked"),
+                "{what}: {e}"
+            );
+            assert_eq!(e.trim().lines().count(), 1, "{what}: {e}");
+        }
+    }
+}
