@@ -628,9 +628,30 @@ impl Ant {
                 ),
             ));
         }
+        if !all_finite(&modules) {
+            return Err(AntError::data(
+                &wp,
+                "holds weights that are not finite (NaN or inf)",
+            ));
+        }
         let tree = Tree::new(meta.topology.clone(), modules);
         Ok(Ant { tree, meta, device })
     }
+}
+
+/// Whether every weight of `modules` is a finite number.
+fn all_finite(modules: &TreeModules) -> bool {
+    struct Finite(bool);
+    impl burn::module::ModuleVisitor for Finite {
+        fn visit_float<const D: usize>(&mut self, param: &burn::module::Param<Tensor<D>>) {
+            let t = param.val();
+            self.0 &= !(t.clone().is_nan().any().into_scalar::<bool>()
+                || t.is_inf().any().into_scalar::<bool>());
+        }
+    }
+    let mut v = Finite(true);
+    modules.visit(&mut v);
+    v.0
 }
 
 fn to_f32(t: Tensor<2>) -> Vec<f32> {

@@ -214,3 +214,26 @@ fn a_model_file_that_cannot_be_right_is_one_clear_error() {
         }
     }
 }
+
+#[test]
+fn weights_that_are_not_finite_are_refused() {
+    let tmp = tempfile::tempdir().unwrap();
+    let (data, out) = (sarcos(), tmp.path().to_str().unwrap().to_string());
+    let r = ant(&train_args(&data, &out, &["--epochs-node", "2"]));
+    assert!(r.status.success(), "{}", stderr(&r));
+    let bad = edited_copy(tmp.path(), |_| {});
+    // safetensors: an 8-byte header length, the JSON header, then the tensors' bytes.
+    let p = bad.path().join("model.safetensors");
+    let mut bytes = std::fs::read(&p).unwrap();
+    let n = u64::from_le_bytes(bytes[..8].try_into().unwrap()) as usize;
+    bytes[8 + n..8 + n + 4].copy_from_slice(&f32::NAN.to_le_bytes());
+    std::fs::write(&p, bytes).unwrap();
+    let m = bad.path().to_str().unwrap();
+    let r = ant(&["eval", "--model", m, "--data", &data]);
+    let e = stderr(&r);
+    assert_eq!(r.status.code(), Some(2), "{e}");
+    assert!(
+        e.contains("model.safetensors") && e.contains("not finite"),
+        "{e}"
+    );
+}
