@@ -103,7 +103,13 @@ impl Run {
     pub fn start(out: &Path, spec: RunSpec, existing: Existing) -> Result<Run> {
         // A directory in use is refused first: its checkpoints are that run's.
         let held = if out.is_dir() { Some(lock(out)?) } else { None };
-        check_free(out, existing)?;
+        if let Err(e) = check_free(out, existing) {
+            // Refused: leave the directory as it was (the lock is ours, so no run uses it).
+            if held.is_some() {
+                let _ = std::fs::remove_file(out.join(LOCK_FILE));
+            }
+            return Err(e);
+        }
         let cwd = std::env::current_dir().map_err(|e| AntError::io(".", e))?;
         let (source, train) = load(&spec, &cwd)?;
         std::fs::create_dir_all(out).map_err(|e| AntError::io(out, e))?;

@@ -66,6 +66,10 @@ fn a_finished_model_is_kept_unless_forced() {
         "{e}"
     );
     assert_eq!(e.trim().lines().count(), 1, "{e}");
+    assert!(
+        !tmp.path().join("run.lock").exists(),
+        "a refused run leaves no lock file"
+    );
     for (f, b) in ["tree.json", "model.safetensors", "records.jsonl"]
         .iter()
         .zip(&before)

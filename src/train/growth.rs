@@ -304,11 +304,11 @@ impl Ctx<'_> {
         }
     }
 
-    /// Whether a split can be tried at a leaf of this shape.
+    /// The router of a split at a leaf of this shape, when a split can be tried there.
     fn split_spec(&self, shape: Shape) -> Option<crate::spec::BlockSpec> {
-        match (self.cfg.ablation, self.cfg.preset.router(shape)) {
-            (Ablation::NoRouter, _) | (_, None) => None,
-            (_, r) => r,
+        match self.cfg.ablation {
+            Ablation::NoRouter => None,
+            _ => self.cfg.preset.router(shape),
         }
     }
 
