@@ -2,6 +2,7 @@
 //! multi-path (every module) vs single-path with conditional computation.
 //! Run: `cargo bench --bench inference`.
 
+use ant::ComputeDevice;
 use ant::loss::mixture_prediction;
 use ant::modules::Repr;
 use ant::preset::{Preset, Task};
@@ -94,7 +95,12 @@ fn balance(topo: &Topology, m: &mut TreeModules, i: usize, x: Repr, dev: &Device
 
 fn inference(c: &mut Criterion) {
     ant::malloc::keep_large_buffers();
-    let dev = Device::flex();
+    // `ANT_DEVICE=torch cargo bench --features torch --bench inference` (or cuda:N).
+    let choice: ComputeDevice = std::env::var("ANT_DEVICE")
+        .map_or(Ok(ComputeDevice::Cpu), |s| s.parse())
+        .expect("ANT_DEVICE: cpu, torch, cuda or cuda:N");
+    let dev = choice.burn().expect("ANT_DEVICE is usable in this build");
+    Device::flex().seed(1); // initial weights are drawn on the host
     dev.seed(1);
     let topo = tree();
     let mut m = TreeModules::init(&topo, &dev);
@@ -119,7 +125,9 @@ fn inference(c: &mut Criterion) {
         "FLOPs per sample: multi-path {cost:.0}, single-path {path:.0} (ratio {:.2})",
         cost / path
     );
-    let mut g = c.benchmark_group("inference batch 1000 (8-leaf mnist-b tree)");
+    let mut g = c.benchmark_group(format!(
+        "inference batch 1000 (8-leaf mnist-b tree) [{choice}]"
+    ));
     g.throughput(Throughput::Elements(N as u64));
     g.sample_size(10);
     g.bench_function("multi-path", |b| {

@@ -1,7 +1,9 @@
 //! One training step (forward, backward, Adam) at batch 512 on two fixed trees:
 //! W1 (SARCOS-like FC tree) and W2 (MNIST-like conv tree).
-//! Run: `cargo bench --bench train_step`.
+//! Run: `cargo bench --bench train_step`; on LibTorch:
+//! `ANT_DEVICE=torch cargo bench --features torch --bench train_step` (or `cuda:N`).
 
+use ant::ComputeDevice;
 use ant::loss::{Target, mixture_nll};
 use ant::modules::Repr;
 use ant::spec::{BlockSpec, LayerSpec, Shape};
@@ -88,10 +90,10 @@ fn w2() -> Topology {
 }
 
 fn bench_tree(c: &mut Criterion, name: &str, topo: Topology, x: Repr, y: Target) {
-    let dev = Device::flex().autodiff();
+    let dev = x.device().autodiff();
     let mut model = Some(TreeModules::init(&topo, &dev));
     let mut optim = adam().init();
-    c.bench_function(name, |bench| {
+    c.bench_function(&format!("{name} [{}]", bench_device()), |bench| {
         bench.iter(|| {
             let m = model.take().expect("model");
             let (leaves, _) = TreeView {
@@ -102,13 +104,24 @@ fn bench_tree(c: &mut Criterion, name: &str, topo: Topology, x: Repr, y: Target)
             let loss = mixture_nll(&leaves, &y);
             let grads = GradientsParams::from_grads(loss.backward(), &m);
             model = Some(optim.step(1e-3, m, grads));
+            // LibTorch on a GPU runs asynchronously: time the work, not the queueing.
+            dev.sync().expect("device sync");
         })
     });
 }
 
+/// The device named by `ANT_DEVICE` (default cpu).
+fn bench_device() -> ComputeDevice {
+    std::env::var("ANT_DEVICE")
+        .map_or(Ok(ComputeDevice::Cpu), |s| s.parse())
+        .expect("ANT_DEVICE: cpu, torch, cuda or cuda:N")
+}
+
 fn train_step(c: &mut Criterion) {
     ant::malloc::keep_large_buffers();
-    let base = Device::flex();
+    let base = bench_device()
+        .burn()
+        .expect("ANT_DEVICE is usable in this build");
     let x = Repr::Flat(Tensor::random(
         [B, 21],
         Distribution::Normal(0.0, 1.0),

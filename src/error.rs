@@ -26,6 +26,9 @@ pub enum AntError {
     Download { url: String, reason: String },
     #[error("model: {0}")]
     Model(String),
+    /// A compute device cannot be used: not in this build, or not on this machine.
+    #[error("device {device}: {reason}")]
+    Device { device: String, reason: String },
     /// Drawing, parsing or encoding a picture failed: `what` was being done, `reason`
     /// is the drawing library's message.
     #[error("{what}: {reason}")]

@@ -53,6 +53,8 @@
 //!   counts), [`prune`].
 //! - Pictures: [`viz`] (SVG, DOT; PNG with the `raster` feature).
 //! - Downloads: `fetch` (with the `fetch` feature).
+//! - Devices: [`ComputeDevice`] (`cpu`, and with the `torch` feature `torch` and
+//!   `cuda:N`) gives the burn device that `fit`, `load` and the rest take.
 //! - Errors: [`AntError`] and [`Result`].
 //!
 //! The building blocks under them (losses, burn modules, the training loop) are
@@ -73,6 +75,7 @@ macro_rules! internal_mods {
 }
 
 pub mod data;
+pub mod device;
 pub mod error;
 #[cfg(feature = "fetch")]
 pub mod fetch;
@@ -104,6 +107,7 @@ internal_mods! {
 }
 
 pub use data::{Dataset, Targets};
+pub use device::ComputeDevice;
 pub use error::{AntError, Result};
 pub use malloc::keep_large_buffers;
 pub use model::{Ant, Evaluation, Inference, Predictions};
@@ -112,7 +116,8 @@ pub use params::{AntParams, Init, RouterInit, TrainConfig};
 pub use preset::{Ablation, Preset, Task};
 pub use train::{Augment, Checkpoints};
 
-/// The device everything runs on by default: burn's pure-Rust CPU backend.
+/// The device everything runs on by default: burn's pure-Rust CPU backend (see
+/// [`device::ComputeDevice`] for the others).
 pub fn default_device() -> burn::prelude::Device {
     burn::prelude::Device::flex()
 }

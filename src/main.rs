@@ -15,7 +15,8 @@ use ant::observe::{Decision, EpochRecord, Fanout, Observer, Stage};
 use ant::params::RouterInit;
 use ant::persist::write_atomic;
 use ant::run::{DataSpec, Existing, Run, RunSpec};
-use ant::{Ablation, Ant, AntError, AntParams, Augment, Init, Preset, Result};
+use ant::{Ablation, Ant, AntError, AntParams, Augment, ComputeDevice, Init, Preset, Result};
+use burn::prelude::Device;
 
 #[derive(Parser)]
 #[command(
@@ -83,6 +84,8 @@ struct PruneArgs {
     min_reach: f64,
     #[arg(long)]
     out: PathBuf,
+    #[command(flatten)]
+    device: DeviceArg,
 }
 
 /// Parses the names of a library enum (listed in `--help`).
@@ -149,6 +152,8 @@ struct TrainArgs {
         "router_init", "router_balance", "router_confidence", "init", "force",
     ])]
     resume: Option<PathBuf>,
+    #[command(flatten)]
+    device: DeviceArg,
     /// Replace the model in --out if there is one (otherwise such a directory is refused).
     #[arg(long)]
     force: bool,
@@ -240,6 +245,8 @@ struct PredictArgs {
     /// Follow the most likely branch at each router instead of mixing all leaves.
     #[arg(long)]
     single_path: bool,
+    #[command(flatten)]
+    device: DeviceArg,
 }
 
 #[derive(clap::Args)]
@@ -251,6 +258,28 @@ struct EvalArgs {
     /// Print one JSON object on stdout (logs stay on stderr).
     #[arg(long)]
     json: bool,
+    #[command(flatten)]
+    device: DeviceArg,
+}
+
+/// `--device`, on every command that computes.
+#[derive(clap::Args)]
+struct DeviceArg {
+    /// Where to compute: cpu (pure Rust), torch (LibTorch's CPU kernels), cuda or cuda:N
+    /// (LibTorch on NVIDIA GPU N). torch and cuda need a build with `--features torch`.
+    #[arg(long = "device", default_value = "cpu", value_parser = parse_device)]
+    choice: ComputeDevice,
+}
+
+impl DeviceArg {
+    fn burn(&self) -> Result<Device> {
+        self.choice.burn()
+    }
+}
+
+fn parse_device(s: &str) -> std::result::Result<ComputeDevice, String> {
+    s.parse()
+        .map_err(|_| format!("use one of {}", ComputeDevice::NAMES))
 }
 
 /// Progress bars on stderr, growth decisions as lines.
@@ -339,6 +368,7 @@ fn run_spec(a: TrainArgs) -> Result<(PathBuf, RunSpec)> {
 }
 
 fn train(a: TrainArgs) -> Result<()> {
+    let device = a.device.burn()?;
     let run = match a.resume.clone() {
         Some(dir) => {
             let run = Run::resume(&dir)?;
@@ -373,7 +403,7 @@ fn train(a: TrainArgs) -> Result<()> {
     let mut records = run.records_log()?;
     let mut bars = ProgressBars::default();
     let mut obs = Fanout(vec![&mut bars, &mut records]);
-    let done = run.fit(&ant::default_device(), &mut obs)?;
+    let done = run.fit(&device, &mut obs)?;
     let (model, ev) = (&done.model, &done.evaluation);
     eprint!("{}", model.tree.topology.outline());
     let unit = if model.task().is_classification() {
@@ -394,7 +424,7 @@ fn train(a: TrainArgs) -> Result<()> {
 }
 
 fn eval(a: EvalArgs) -> Result<()> {
-    let model = Ant::load(&a.model, &ant::default_device())?;
+    let model = Ant::load(&a.model, &a.device.burn()?)?;
     let p = &model.meta.provenance;
     let test = load_test_for(
         &a.data,
@@ -446,7 +476,7 @@ fn recorded_split(model: &Ant, data: &std::path::Path) -> Result<(ant::Dataset, 
 }
 
 fn prune(a: PruneArgs) -> Result<()> {
-    let model = Ant::load(&a.model, &ant::default_device())?;
+    let model = Ant::load(&a.model, &a.device.burn()?)?;
     let (valid, test) = recorded_split(&model, &a.data)?;
     let (pruned, report) = model.pruned(&valid, a.min_reach)?;
     pruned.save(&a.out)?;
@@ -492,6 +522,8 @@ struct PlotArgs {
     /// Bins of the routers' left-probability histograms.
     #[arg(long, default_value_t = 10)]
     bins: usize,
+    #[command(flatten)]
+    device: DeviceArg,
 }
 
 #[derive(clap::Args)]
@@ -518,7 +550,7 @@ struct CurvesArgs {
 fn plot(a: PlotArgs) -> Result<()> {
     use ant::viz::{Format, render_tree, write_output};
     let format = Format::choose(a.format.as_deref(), &a.out)?;
-    let model = Ant::load(&a.model, &ant::default_device())?;
+    let model = Ant::load(&a.model, &a.device.burn()?)?;
     let test = match &a.data {
         Some(d) => Some(load_test_for(
             d,
@@ -562,7 +594,7 @@ fn predict(a: PredictArgs) -> Result<()> {
         Some(o) => Format::of(o)?,
         None => Format::Csv,
     };
-    let model = Ant::load(&a.model, &ant::default_device())?;
+    let model = Ant::load(&a.model, &a.device.burn()?)?;
     let data = load_inputs(&model, &a.input)?;
     let mode = if a.single_path {
         Inference::SinglePath

@@ -320,7 +320,7 @@ impl Ant {
         let tset = training_set(&cfg, &train, &norm, input, &base);
         let vset = to_device(&valid, &norm, input, &base);
         let ad = base.clone().autodiff();
-        ad.seed(cfg.seed);
+        crate::device::seed_draws(cfg.seed);
         let data = GrowthData {
             task,
             train: &tset,

@@ -8,6 +8,7 @@ use burn::prelude::*;
 use burn::tensor::Distribution;
 use burn::tensor::activation;
 
+use crate::device::host_like;
 use crate::spec::{BlockSpec, LayerSpec, Shape};
 
 /// A batch of representations: images `[B,C,H,W]` or flat features `[B,D]`.
@@ -24,6 +25,13 @@ pub fn index_tensor(idx: &[usize], device: &Device) -> Tensor<1, Int> {
 }
 
 impl Repr {
+    /// The device the representation lives on.
+    pub fn device(&self) -> Device {
+        match self {
+            Repr::Image(t) => t.device(),
+            Repr::Flat(t) => t.device(),
+        }
+    }
     pub fn batch(&self) -> usize {
         match self {
             Repr::Image(t) => t.dims()[0],
@@ -107,8 +115,21 @@ pub struct Block {
 }
 
 impl Block {
-    /// A freshly initialised block (PyTorch-style default initialisation).
+    /// A freshly initialised block (PyTorch-style default initialisation), drawn on the
+    /// host from its seeded stream and then moved to `device` (see [`crate::device`]), so
+    /// one seed gives the same weights on every device.
     pub fn init(spec: &BlockSpec, device: &Device) -> Block {
+        let host = host_like(device);
+        let block = Block::lazy(spec, &host).drawn();
+        if host == *device {
+            block
+        } else {
+            block.fork(device)
+        }
+    }
+
+    /// A block whose weights are drawn on `device` when first used.
+    fn lazy(spec: &BlockSpec, device: &Device) -> Block {
         let mut convs = Vec::new();
         let mut linears = Vec::new();
         for l in &spec.layers {
@@ -136,6 +157,19 @@ impl Block {
         }
     }
 
+    /// Draws every weight now, in the order the forward pass reads them.
+    fn drawn(self) -> Block {
+        for c in &self.convs {
+            c.weight.val();
+            c.bias.as_ref().map(Param::val);
+        }
+        for l in &self.linears {
+            l.weight.val();
+            l.bias.as_ref().map(Param::val);
+        }
+        self
+    }
+
     /// A copy with new parameters: the same values plus Gaussian noise of standard
     /// deviation `rel` times each weight tensor's mean magnitude (biases copied as is).
     /// Used to start both children of a split from their parent's solver.
@@ -145,11 +179,13 @@ impl Block {
             let ad = w.is_autodiff();
             let w = w.without_autodiff();
             let scale = w.clone().abs().mean().into_scalar::<f32>() as f64 * rel;
+            // Drawn on the host, like initial weights.
             let noise = Tensor::random(
                 w.shape(),
                 Distribution::Normal(0.0, scale.max(1e-8)),
-                &w.device(),
-            );
+                &host_like(&w.device()),
+            )
+            .to_device(&w.device());
             let v = w + noise;
             if ad { v.autodiff() } else { v }
         }

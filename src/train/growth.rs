@@ -13,6 +13,7 @@ use super::checkpoint::Checkpoints;
 use super::device_set::DeviceSet;
 use super::eval::MetricCtx;
 use super::fit::{FitOptions, Objective, fit};
+use crate::device::seed_draws;
 use super::seed::{INIT_DEEPEN, INIT_ROOT, INIT_SPLIT, shuffle_stream, sub_seed};
 use super::state::Fitted;
 use crate::modules::Block;
@@ -182,9 +183,9 @@ pub fn train_root(
         .as_ref()
         .map_or(input, |t| t.out_shape(input).expect("checked"));
     let root_solver = preset.solver(root_shape, task);
-    // Initial weights are drawn when first used (or never, when a resumed run loads
-    // them): seeding before each candidate keeps every draw independent of that.
-    device.seed(sub_seed(cfg.seed, 0, INIT_ROOT));
+    // Initial weights are drawn (on the host) when a candidate is made; seeding before
+    // each candidate keeps every draw independent of what ran before.
+    seed_draws(sub_seed(cfg.seed, 0, INIT_ROOT));
     let cand = DeepenCandidate {
         transformer: root_t.as_ref().map(|t| Block::init(t, device)),
         solver: Block::init(&root_solver, device),
@@ -265,11 +266,7 @@ impl Ctx<'_> {
     /// Train every candidate at `leaf` on its cached inputs (the tree is frozen).
     fn train_at_leaf(&self, grown: &Grown, leaf: usize, obs: &mut dyn Observer) -> Trained {
         let GrowthData {
-            task,
-            train,
-            valid,
-            device,
-            ..
+            task, train, valid, ..
         } = self.data;
         let (topo, modules) = (&grown.tree.topology, &grown.tree.modules);
         let frozen = modules.valid();
@@ -292,10 +289,10 @@ impl Ctx<'_> {
         let parent = modules.nodes[leaf].solver().expect("growth visits leaves");
         // One seed per candidate and leaf visit (see `train_root`).
         let visit = grown.decisions.len();
-        device.seed(sub_seed(self.cfg.seed, visit, INIT_SPLIT));
+        seed_draws(sub_seed(self.cfg.seed, visit, INIT_SPLIT));
         let continued = self.train_continued(parent, &at, obs);
         let split = self.train_split(parent, view, &at, obs);
-        device.seed(sub_seed(self.cfg.seed, visit, INIT_DEEPEN));
+        seed_draws(sub_seed(self.cfg.seed, visit, INIT_DEEPEN));
         let deepen = self.train_deepen(topo, &at, obs);
         Trained {
             continued,
