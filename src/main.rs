@@ -8,7 +8,7 @@ use indicatif::{ProgressBar, ProgressStyle};
 
 use ant::data::source::{load_source, load_test_for};
 use ant::data::tabular::{Separator, TabularTask, TargetSpec};
-use ant::fetch::{FetchProgress, Known, Step, fetch};
+use ant::fetch::{FetchOptions, FetchProgress, Known, Step, fetch};
 use ant::model::{Inference, TestSplit};
 use ant::named::Named;
 use ant::observe::{Decision, EpochRecord, Fanout, Observer, Stage};
@@ -129,6 +129,12 @@ impl FetchProgress for DownloadBars {
             Step::Unpacked => "unpacked",
         };
         eprintln!("{}: {what}", path.display());
+    }
+    fn replacing(&mut self, path: &std::path::Path, why: &str) {
+        eprintln!(
+            "{}: fails its check ({why}); downloading it again (it is replaced only by a verified copy)",
+            path.display()
+        );
     }
 }
 
@@ -600,7 +606,10 @@ fn main() -> ExitCode {
         } => fetch(
             a.set,
             &a.dir,
-            a.base_url.as_deref(),
+            &FetchOptions {
+                base_url: a.base_url,
+                ..FetchOptions::default()
+            },
             &mut DownloadBars::default(),
         ),
     };

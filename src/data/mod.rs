@@ -253,7 +253,7 @@ pub fn file_md5(path: &Path) -> Result<String> {
 }
 
 /// gzip magic bytes (RFC 1952).
-const GZIP_MAGIC: [u8; 2] = [0x1f, 0x8b];
+pub(crate) const GZIP_MAGIC: [u8; 2] = [0x1f, 0x8b];
 
 /// Reads a whole file, transparently gunzipping it when it starts with the gzip
 /// magic bytes (the extension is not consulted). A corrupt or truncated gzip
