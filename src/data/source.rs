@@ -131,6 +131,14 @@ pub fn load_source(
         });
     }
     let (train, test, _) = all.seeded_split(test_fraction, seed);
+    if test.is_empty() {
+        let reason = format!(
+            "{test_fraction} holds out none of the {} samples of {}: give a larger fraction",
+            all.len(),
+            path.display()
+        );
+        return Err(AntError::invalid("test_fraction", reason));
+    }
     let file_md5 = file_md5(path)?;
     Ok(Source {
         train,
