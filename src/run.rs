@@ -111,7 +111,16 @@ impl Run {
             return Err(e);
         }
         let cwd = std::env::current_dir().map_err(|e| AntError::io(".", e))?;
-        let (source, train) = load(&spec, &cwd)?;
+        let (source, train) = match load(&spec, &cwd) {
+            Ok(loaded) => loaded,
+            Err(e) => {
+                // Nothing can train: leave the directory as it was.
+                if held.is_some() {
+                    let _ = std::fs::remove_file(out.join(LOCK_FILE));
+                }
+                return Err(e);
+            }
+        };
         std::fs::create_dir_all(out).map_err(|e| AntError::io(out, e))?;
         let lock = match held {
             Some(l) => l,
@@ -149,6 +158,12 @@ impl Run {
         let text = std::fs::read(&path).map_err(|e| {
             if out.join(crate::model::TREE_FILE).exists() && !ckdir.exists() {
                 AntError::data(out, "this run has already finished: nothing to resume")
+            } else if e.kind() == std::io::ErrorKind::NotFound {
+                let what = format!(
+                    "holds no interrupted run (no {}/{RUN_FILE}): nothing to resume",
+                    CHECKPOINT_DIR
+                );
+                AntError::data(out, what)
             } else {
                 AntError::io(&path, e)
             }
@@ -306,9 +321,11 @@ fn lock(out: &Path) -> Result<File> {
     }
 }
 
-/// Check the parameters, then read the data (paths relative to `cwd`).
+/// Check the parameters, then read the data (paths relative to `cwd`) and check that
+/// training can start on it: what would stop training before its first epoch stops
+/// it here, before anything is written.
 fn load(spec: &RunSpec, cwd: &Path) -> Result<(Source, Dataset)> {
-    spec.params.clone().check()?;
+    let cfg = spec.params.clone().check()?;
     let d = &spec.data;
     if d.train_limit == Some(0) {
         return Err(AntError::invalid("train_limit", "must be at least 1"));
@@ -330,6 +347,7 @@ fn load(spec: &RunSpec, cwd: &Path) -> Result<(Source, Dataset)> {
         Some(n) => source.train.take_first(n),
         None => source.train.clone(),
     };
+    crate::model::check_training_data(&cfg, &train)?;
     Ok((source, train))
 }
 

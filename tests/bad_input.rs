@@ -480,3 +480,71 @@ fn labels_that_mean_something_else_and_an_empty_test_set() {
     args.extend(["--test-fraction", "0.1"]);
     assert!(train(&csv, &args).status.success());
 }
+
+/// `ant train` into `out` with a quick schedule.
+fn train_into(data: &Path, out: &Path, extra: &[&str]) -> Output {
+    let mut args = vec![
+        "train",
+        "--data",
+        s(data),
+        "--out",
+        s(out),
+        "--epochs-node",
+        "1",
+        "--refine-epochs",
+        "1",
+        "--max-depth",
+        "1",
+    ];
+    args.extend_from_slice(extra);
+    ant(&args)
+}
+
+#[test]
+fn what_cannot_train_is_refused_before_anything_is_written() {
+    let t = tempfile::tempdir().unwrap();
+    let two = || idx(&[12], &[0, 1, 0, 1, 0, 1, 0, 1, 0, 1, 0, 1]);
+    let small = || idx(&[12, 4, 4], &[7; 12 * 16]);
+    let d = idx_dir(t.path(), "train", [small(), two(), small(), two()]);
+    let bigger = || idx(&[12, 5, 5], &[7; 12 * 25]);
+    let other = idx_dir(t.path(), "other", [bigger(), two(), bigger(), two()]);
+    let out = t.path().join("out");
+    std::fs::create_dir(&out).unwrap();
+    let untouched = |out: &Path| {
+        let left: Vec<_> = std::fs::read_dir(out)
+            .unwrap()
+            .flatten()
+            .map(|e| e.file_name())
+            .collect();
+        assert!(left.is_empty(), "{left:?}");
+    };
+    // Test images of another size: found at once, not after all of training.
+    let r = train_into(&d, &out, &["--preset", "mnist-c", "--test-data", s(&other)]);
+    assert_clean_error(&r, &["other", "samples of shape [1, 5, 5]", "[1, 4, 4]"]);
+    untouched(&out);
+    // Data the preset cannot take: refused before the run's checkpoint is made.
+    let csv = t.path().join("t.csv");
+    let rows: String = (0..40).map(|i| format!("{i},{}\n", i % 2)).collect();
+    std::fs::write(&csv, format!("x,y\n{rows}")).unwrap();
+    let r = train_into(
+        &csv,
+        &out,
+        &[
+            "--preset",
+            "mnist-c",
+            "--target",
+            "y",
+            "--task",
+            "classification",
+        ],
+    );
+    assert_clean_error(&r, &["mnist-c needs images"]);
+    // No checkpoint of a run that never started (nor a lock, nor records).
+    untouched(&out);
+    // So there is nothing to resume, and --resume says so.
+    let r = ant(&["train", "--resume", s(&out)]);
+    assert_clean_error(
+        &r,
+        &["out", "holds no interrupted run", "nothing to resume"],
+    );
+}
