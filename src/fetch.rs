@@ -2,16 +2,24 @@
 //!
 //! Each file is downloaded to `NAME.part`, resumed with an HTTP `Range` request when
 //! a partial file is there (a server that answers 200 instead of 206 restarts it),
-//! verified, and only then renamed to `NAME`: a file that fails verification is
-//! removed, never left in place as if good. IDX files are verified on their unpacked
-//! content (published checksums), so mirrors and recompressed copies pass too.
+//! verified, and only then renamed to `NAME`: a download that fails verification
+//! (a wrong checksum, or a file that cannot be unpacked) is removed, never left in
+//! place as if good. IDX files are verified on their unpacked content (published
+//! checksums), so mirrors and recompressed copies pass too.
+//!
+//! A server cannot make a download hang or fill the disk: connecting, every read and
+//! the whole file have time limits and the body a minimum speed ([`FetchOptions`]),
+//! each file a size cap derived from its known size, and only `http` / `https`
+//! redirects are followed (at most [`FetchOptions::max_redirects`]). A file already in
+//! the directory that fails its check is replaced only once a verified copy has been
+//! downloaded: a failed download leaves it as it was.
 
 use std::fs::{File, OpenOptions};
-use std::io::{Read, Write};
+use std::io::{BufRead, BufReader, Read, Write};
 use std::path::{Path, PathBuf};
-use std::time::Duration;
+use std::time::{Duration, Instant};
 
-use crate::data::{file_md5, read_maybe_gz};
+use crate::data::file_md5;
 use crate::error::{AntError, Result};
 
 /// The data sets `fetch` knows.
@@ -39,50 +47,69 @@ enum Check {
 struct Remote {
     name: &'static str,
     check: Check,
+    /// Bytes of what the check reads: the unpacked content for [`Check::Unpacked`],
+    /// the file itself for [`Check::Raw`].
+    size: u64,
 }
 
-const MNIST: [Remote; 4] = [
-    Remote {
-        name: "train-images-idx3-ubyte.gz",
-        check: Check::Unpacked("6bbc9ace898e44ae57da46a324031adb"),
-    },
-    Remote {
-        name: "train-labels-idx1-ubyte.gz",
-        check: Check::Unpacked("a25bea736e30d166cdddb491f175f624"),
-    },
-    Remote {
-        name: "t10k-images-idx3-ubyte.gz",
-        check: Check::Unpacked("2646ac647ad5339dbf082846283269ea"),
-    },
-    Remote {
-        name: "t10k-labels-idx1-ubyte.gz",
-        check: Check::Unpacked("27ae3e4e09519cfbb04c329615203637"),
-    },
-];
+impl Remote {
+    /// The most bytes a good copy of this file can have: the file's own size, or for
+    /// gzipped files the unpacked size plus gzip's worst-case overhead (stored blocks
+    /// add 5 bytes per 64 KiB) and room for headers, so that an uncompressed or a
+    /// recompressed copy from a mirror fits.
+    fn max_bytes(&self) -> u64 {
+        match self.check {
+            Check::Unpacked(_) => self.size + self.size / 256 + (64 << 10),
+            Check::Raw(_) => self.size,
+        }
+    }
+}
 
-const FASHION: [Remote; 4] = [
-    Remote {
-        name: "train-images-idx3-ubyte.gz",
-        check: Check::Unpacked("f4a8712d7a061bf5bd6d2ca38dc4d50a"),
-    },
-    Remote {
-        name: "train-labels-idx1-ubyte.gz",
-        check: Check::Unpacked("9018921c3c673c538a1fc5bad174d6f9"),
-    },
-    Remote {
-        name: "t10k-images-idx3-ubyte.gz",
-        check: Check::Unpacked("8181f5470baa50b63fa0f6fddb340f0a"),
-    },
-    Remote {
-        name: "t10k-labels-idx1-ubyte.gz",
-        check: Check::Unpacked("15d484375f8d13e6eb1aabb0c3f46965"),
-    },
-];
+/// The four IDX files of MNIST and Fashion-MNIST, which have the same shapes.
+const fn idx_files(md5s: [&'static str; 4]) -> [Remote; 4] {
+    [
+        Remote {
+            name: "train-images-idx3-ubyte.gz",
+            check: Check::Unpacked(md5s[0]),
+            size: 16 + 60_000 * 28 * 28,
+        },
+        Remote {
+            name: "train-labels-idx1-ubyte.gz",
+            check: Check::Unpacked(md5s[1]),
+            size: 8 + 60_000,
+        },
+        Remote {
+            name: "t10k-images-idx3-ubyte.gz",
+            check: Check::Unpacked(md5s[2]),
+            size: 16 + 10_000 * 28 * 28,
+        },
+        Remote {
+            name: "t10k-labels-idx1-ubyte.gz",
+            check: Check::Unpacked(md5s[3]),
+            size: 8 + 10_000,
+        },
+    ]
+}
+
+const MNIST: [Remote; 4] = idx_files([
+    "6bbc9ace898e44ae57da46a324031adb",
+    "a25bea736e30d166cdddb491f175f624",
+    "2646ac647ad5339dbf082846283269ea",
+    "27ae3e4e09519cfbb04c329615203637",
+]);
+
+const FASHION: [Remote; 4] = idx_files([
+    "f4a8712d7a061bf5bd6d2ca38dc4d50a",
+    "9018921c3c673c538a1fc5bad174d6f9",
+    "8181f5470baa50b63fa0f6fddb340f0a",
+    "15d484375f8d13e6eb1aabb0c3f46965",
+]);
 
 /// Only the archive's checksum is published for CIFAR-10.
 const CIFAR: [Remote; 1] = [Remote {
     name: "cifar-10-binary.tar.gz",
     check: Check::Raw("c32a1d4ab5d03f1284b67883e8d87530"),
+    size: 170_052_171,
 }];
 
 impl Known {
@@ -101,6 +128,46 @@ impl Known {
             Known::FashionMnist => &FASHION,
             Known::Cifar10 => &CIFAR,
         }
+    }
+}
+
+/// Where [`fetch`] downloads from and how long it waits. `Default` holds the limits
+/// `ant data fetch` uses; tests shorten them.
+#[derive(Clone, Debug, PartialEq)]
+pub struct FetchOptions {
+    /// Replaces the data set's canonical URL prefix (the file names are appended).
+    pub base_url: Option<String>,
+    /// The longest wait for a connection.
+    pub connect_timeout: Duration,
+    /// The longest wait for any byte of a response (headers or body).
+    pub read_timeout: Duration,
+    /// The longest one file's download may take; a later run resumes it.
+    pub total_timeout: Duration,
+    /// The slowest accepted body, in bytes per second averaged over each
+    /// `read_timeout` (0: no minimum); a later run resumes the download.
+    pub min_speed: u64,
+    /// Redirects followed per file (http and https only).
+    pub max_redirects: u32,
+}
+
+impl Default for FetchOptions {
+    fn default() -> Self {
+        FetchOptions {
+            base_url: None,
+            connect_timeout: Duration::from_secs(30),
+            read_timeout: Duration::from_secs(60),
+            total_timeout: Duration::from_secs(3600),
+            min_speed: 1024,
+            max_redirects: 5,
+        }
+    }
+}
+
+impl FetchOptions {
+    /// The canonical URL prefix replaced by `base_url` (e.g. a mirror).
+    pub fn with_base_url(mut self, base_url: impl Into<String>) -> Self {
+        self.base_url = Some(base_url.into());
+        self
     }
 }
 
@@ -129,25 +196,24 @@ pub trait FetchProgress {
     fn download_ended(&mut self) {}
     /// `path` is in place.
     fn step(&mut self, _path: &Path, _step: Step) {}
+    /// `path` is there but fails its check (`why`): it is downloaded again, and
+    /// replaced only once the new copy is verified.
+    fn replacing(&mut self, _path: &Path, _why: &str) {}
 }
 
 /// Reports nothing.
 pub struct Quiet;
 impl FetchProgress for Quiet {}
 
-/// Whether `path` passes its check.
-fn verify(path: &Path, check: &Check) -> Result<Verdict> {
-    let (got, want, what) = match check {
-        Check::Unpacked(want) => {
-            use md5::{Digest, Md5};
-            let bytes = read_maybe_gz(path)?;
-            let got: String = Md5::digest(&bytes)
-                .iter()
-                .map(|b| format!("{b:02x}"))
-                .collect();
-            (got, *want, "unpacked md5")
-        }
-        Check::Raw(want) => (file_md5(path)?, *want, "md5"),
+/// Whether `path` passes its check. A file that cannot be unpacked, or unpacks to
+/// more than the file can hold, fails it; only a file that cannot be read is an error.
+fn verify(path: &Path, f: &Remote) -> Result<Verdict> {
+    let (got, want, what) = match f.check {
+        Check::Unpacked(want) => match unpacked_md5(path, f.size)? {
+            Ok(got) => (got, want, "unpacked md5"),
+            Err(why) => return Ok(Verdict::Mismatch(why)),
+        },
+        Check::Raw(want) => (file_md5(path)?, want, "md5"),
     };
     Ok(if got == want {
         Verdict::Verified
@@ -156,49 +222,135 @@ fn verify(path: &Path, check: &Check) -> Result<Verdict> {
     })
 }
 
+/// Hex MD5 of the content of `path`, gunzipped when it starts with the gzip magic
+/// bytes, read as a stream (a gzip bomb costs no memory). `Ok(Err(why))`: the content
+/// cannot be unpacked, or is longer than `limit` bytes.
+fn unpacked_md5(path: &Path, limit: u64) -> Result<std::result::Result<String, String>> {
+    use md5::{Digest, Md5};
+    let io = |e| AntError::io(path, e);
+    let mut file = BufReader::new(File::open(path).map_err(io)?);
+    let gz = file
+        .fill_buf()
+        .map_err(io)?
+        .starts_with(&crate::data::GZIP_MAGIC);
+    let mut reader: Box<dyn Read> = if gz {
+        Box::new(flate2::read::MultiGzDecoder::new(file))
+    } else {
+        Box::new(file)
+    };
+    let mut hasher = Md5::new();
+    let mut buf = vec![0u8; 1 << 16];
+    let mut total = 0u64;
+    loop {
+        let n = match reader.read(&mut buf) {
+            Ok(0) => break,
+            Ok(n) => n,
+            Err(e) if e.kind() == std::io::ErrorKind::Interrupted => continue,
+            // The decoder's verdicts on the content; anything else is the disk's.
+            Err(e)
+                if gz
+                    && matches!(
+                        e.kind(),
+                        std::io::ErrorKind::InvalidData
+                            | std::io::ErrorKind::InvalidInput
+                            | std::io::ErrorKind::UnexpectedEof
+                    ) =>
+            {
+                return Ok(Err(format!("cannot unpack: corrupt gzip stream ({e})")));
+            }
+            Err(e) => return Err(io(e)),
+        };
+        total += n as u64;
+        if total > limit {
+            return Ok(Err(format!(
+                "unpacks to more than the {limit} bytes expected"
+            )));
+        }
+        hasher.update(&buf[..n]);
+    }
+    Ok(Ok(hasher
+        .finalize()
+        .iter()
+        .map(|b| format!("{b:02x}"))
+        .collect()))
+}
+
 fn part_path(path: &Path) -> PathBuf {
     let mut s = path.as_os_str().to_owned();
     s.push(".part");
     PathBuf::from(s)
 }
 
-/// Downloads `url` into `part`, continuing a partial file when the server honours
-/// `Range`. Returns the number of bytes received in this call.
-fn download(
-    agent: &ureq::Agent,
-    url: &str,
-    part: &Path,
-    progress: &mut dyn FetchProgress,
-) -> Result<u64> {
-    let have = std::fs::metadata(part).map(|m| m.len()).unwrap_or(0);
-    let Some(resp) = request(agent, url, have)? else {
+/// One file's download: where from, into which `.part`, within which limits.
+struct Job<'a> {
+    agent: &'a ureq::Agent,
+    url: &'a str,
+    part: &'a Path,
+    /// The most bytes the file may have.
+    max_bytes: u64,
+    opts: &'a FetchOptions,
+    /// When the whole download must have ended.
+    deadline: Instant,
+}
+
+/// Downloads `job.url` into `job.part`, continuing a partial file when the server
+/// honours `Range`. Returns the number of bytes received in this call. A download
+/// cut short (connection lost, too slow, out of time) keeps its `.part` for the next
+/// run to resume; one that is longer than the file can be loses it.
+fn download(job: &Job, progress: &mut dyn FetchProgress) -> Result<u64> {
+    let (url, part) = (job.url, job.part);
+    let mut have = std::fs::metadata(part).map(|m| m.len()).unwrap_or(0);
+    if have >= job.max_bytes {
+        // Whole already (it failed its check) or too long: start over.
+        remove(part)?;
+        have = 0;
+    }
+    let Some(resp) = request(job, have)? else {
         // The partial file is already whole (or larger than the file): start over.
-        std::fs::remove_file(part).map_err(|e| AntError::io(part, e))?;
-        return download(agent, url, part, progress);
+        remove(part)?;
+        return download(job, progress);
     };
-    let resumed = resp.status() == 206;
+    let resumed = have > 0 && resp.status() == 206;
     if have > 0 && !resumed {
         tracing::info!("{url}: server ignored Range, starting over");
     }
+    let start = if resumed { have } else { 0 };
     let len: Option<u64> = resp.header("Content-Length").and_then(|v| v.parse().ok());
+    if let Some(l) = len
+        && start + l > job.max_bytes
+    {
+        return Err(download_error(
+            url,
+            format!(
+                "the server announces {} bytes, more than the {} this file can have",
+                start + l,
+                job.max_bytes
+            ),
+        ));
+    }
     let mut file = if resumed {
         OpenOptions::new().append(true).open(part)
     } else {
         File::create(part)
     }
     .map_err(|e| AntError::io(part, e))?;
-    let start = if resumed { have } else { 0 };
     progress.download_started(&file_name(part), start, len.map(|l| l + start));
-    let got = copy_body(
-        &mut resp.into_reader(),
-        &mut file,
-        url,
-        part,
-        start,
-        progress,
-    )?;
-    file.sync_all().map_err(|e| AntError::io(part, e))?;
+    let got = copy_body(job, &mut resp.into_reader(), &mut file, start, progress);
     progress.download_ended();
+    let got = match got {
+        Ok(got) => got,
+        Err(Cut::Keep(e)) => {
+            // What arrived is good as far as it goes: keep it for the next run.
+            let _ = file.sync_all();
+            return Err(e);
+        }
+        Err(Cut::Remove(e)) => {
+            drop(file);
+            remove(part)?;
+            return Err(e);
+        }
+    };
+    file.sync_all().map_err(|e| AntError::io(part, e))?;
     if let Some(l) = len
         && got < l
     {
@@ -210,6 +362,13 @@ fn download(
     Ok(got)
 }
 
+fn remove(path: &Path) -> Result<()> {
+    match std::fs::remove_file(path) {
+        Err(e) if e.kind() != std::io::ErrorKind::NotFound => Err(AntError::io(path, e)),
+        _ => Ok(()),
+    }
+}
+
 /// A failed download of `url`.
 fn download_error(url: &str, reason: String) -> AntError {
     AntError::Download {
@@ -218,30 +377,112 @@ fn download_error(url: &str, reason: String) -> AntError {
     }
 }
 
-/// Sends the GET for `url`, asking for the bytes after the `have` already there.
+/// Sends the GET for `job.url`, asking for the bytes after the `have` already there,
+/// and follows up to `max_redirects` http(s) redirects.
 /// `None`: the server refused that range (HTTP 416), so the partial file must go.
-fn request(agent: &ureq::Agent, url: &str, have: u64) -> Result<Option<ureq::Response>> {
-    let mut req = agent.get(url);
-    if have > 0 {
-        req = req.set("Range", &format!("bytes={have}-"));
-    }
-    match req.call() {
-        Ok(r) => Ok(Some(r)),
-        Err(ureq::Error::Status(416, _)) if have > 0 => Ok(None),
-        Err(ureq::Error::Status(code, r)) => Err(download_error(
-            url,
-            format!("HTTP {code} {}", r.status_text()),
-        )),
-        // The URL is already the error's subject: report only what went wrong.
-        Err(ureq::Error::Transport(t)) => {
-            let detail = std::error::Error::source(&t)
-                .map(|c| c.to_string())
-                .or(t.message().map(str::to_string))
-                .map(|m| format!(": {m}"))
-                .unwrap_or_default();
-            Err(download_error(url, format!("{}{detail}", t.kind())))
+fn request(job: &Job, have: u64) -> Result<Option<ureq::Response>> {
+    let url = job.url;
+    let mut current =
+        url::Url::parse(url).map_err(|e| download_error(url, format!("not a valid URL: {e}")))?;
+    let mut redirects = 0;
+    loop {
+        check_scheme(url, &current)?;
+        if Instant::now() >= job.deadline {
+            return Err(out_of_time(job));
         }
+        let mut req = job.agent.request_url("GET", &current);
+        if have > 0 {
+            req = req.set("Range", &format!("bytes={have}-"));
+        }
+        let resp = match req.call() {
+            Ok(r) => r,
+            Err(ureq::Error::Status(416, _)) if have > 0 => return Ok(None),
+            Err(ureq::Error::Status(code, r)) => {
+                return Err(download_error(
+                    url,
+                    format!("HTTP {code} {}{}", r.status_text(), via(url, &current)),
+                ));
+            }
+            // The URL is already the error's subject: report only what went wrong.
+            Err(ureq::Error::Transport(t)) => {
+                let detail = std::error::Error::source(&t)
+                    .map(|c| c.to_string())
+                    .or(t.message().map(str::to_string))
+                    .map(|m| format!(": {m}"))
+                    .unwrap_or_default();
+                return Err(download_error(
+                    url,
+                    format!("{}{detail}{}", t.kind(), via(url, &current)),
+                ));
+            }
+        };
+        if !matches!(resp.status(), 301 | 302 | 303 | 307 | 308) {
+            if (300..400).contains(&resp.status()) {
+                return Err(download_error(
+                    url,
+                    format!(
+                        "unexpected HTTP {} {}{}",
+                        resp.status(),
+                        resp.status_text(),
+                        via(url, &current)
+                    ),
+                ));
+            }
+            return Ok(Some(resp));
+        }
+        let Some(location) = resp.header("Location") else {
+            return Err(download_error(
+                url,
+                format!("HTTP {} redirect without a Location", resp.status()),
+            ));
+        };
+        let next = current.join(location).map_err(|e| {
+            download_error(url, format!("redirected to {location:?}, not a URL: {e}"))
+        })?;
+        redirects += 1;
+        if redirects > job.opts.max_redirects {
+            return Err(download_error(
+                url,
+                format!(
+                    "more than {} redirects (the last to {next})",
+                    job.opts.max_redirects
+                ),
+            ));
+        }
+        current = next;
     }
+}
+
+/// Refuses any URL that is not http or https (e.g. a redirect to `file://`).
+fn check_scheme(url: &str, target: &url::Url) -> Result<()> {
+    if matches!(target.scheme(), "http" | "https") {
+        return Ok(());
+    }
+    let what = if target.as_str() == url {
+        "not an http or https URL".to_string()
+    } else {
+        format!("redirected to {target}: only http and https redirects are followed")
+    };
+    Err(download_error(url, what))
+}
+
+/// " (redirected to X)" when `current` is not the URL asked for.
+fn via(url: &str, current: &url::Url) -> String {
+    if current.as_str() == url {
+        String::new()
+    } else {
+        format!(" (redirected to {current})")
+    }
+}
+
+fn out_of_time(job: &Job) -> AntError {
+    download_error(
+        job.url,
+        format!(
+            "timed out: the download took longer than {} s; run again to resume",
+            job.opts.total_timeout.as_secs_f64()
+        ),
+    )
 }
 
 /// The file a `.part` path stands for, as progress reports name it.
@@ -251,70 +492,156 @@ fn file_name(part: &Path) -> String {
         .unwrap_or_default()
 }
 
+/// Why a body was not received whole, and what becomes of the `.part`.
+enum Cut {
+    /// Cut short: what arrived stays, for the next run to resume.
+    Keep(AntError),
+    /// Wrong: the `.part` must go.
+    Remove(AntError),
+}
+
 /// Copies the response body into `file` (the `.part` file, which already holds
-/// `start` bytes), reporting progress. Returns the number of bytes copied.
+/// `start` bytes), reporting progress, within the job's time, speed and size limits.
+/// Returns the number of bytes copied.
 fn copy_body(
+    job: &Job,
     reader: &mut dyn Read,
     file: &mut File,
-    url: &str,
-    part: &Path,
     start: u64,
     progress: &mut dyn FetchProgress,
-) -> Result<u64> {
+) -> std::result::Result<u64, Cut> {
+    let (url, part, opts) = (job.url, job.part, job.opts);
     let mut buf = vec![0u8; 1 << 16];
     let mut got = 0u64;
+    // The speed is averaged over windows of `read_timeout`.
+    let window = opts.read_timeout.max(Duration::from_millis(1));
+    let (mut window_start, mut window_bytes) = (Instant::now(), 0u64);
     loop {
-        let n = reader.read(&mut buf).map_err(|e| {
-            download_error(
-                url,
-                format!("download interrupted after {} bytes: {e}", start + got),
-            )
-        })?;
+        let n = match reader.read(&mut buf) {
+            Ok(n) => n,
+            Err(e) if e.kind() == std::io::ErrorKind::Interrupted => continue,
+            Err(e) => {
+                return Err(Cut::Keep(download_error(
+                    url,
+                    format!(
+                        "download interrupted after {} bytes: {e}; run again to resume",
+                        start + got
+                    ),
+                )));
+            }
+        };
         if n == 0 {
             return Ok(got);
         }
+        if start + got + n as u64 > job.max_bytes {
+            return Err(Cut::Remove(download_error(
+                url,
+                format!(
+                    "the server sent more than the {} bytes this file can have; the download was removed",
+                    job.max_bytes
+                ),
+            )));
+        }
         file.write_all(&buf[..n])
-            .map_err(|e| AntError::io(part, e))?;
+            .map_err(|e| Cut::Keep(AntError::io(part, e)))?;
         got += n as u64;
+        window_bytes += n as u64;
         progress.received(n as u64);
+        let now = Instant::now();
+        if now >= job.deadline {
+            return Err(Cut::Keep(out_of_time(job)));
+        }
+        let elapsed = now - window_start;
+        if elapsed >= window {
+            let speed = window_bytes as f64 / elapsed.as_secs_f64();
+            if speed < opts.min_speed as f64 {
+                return Err(Cut::Keep(download_error(
+                    url,
+                    format!(
+                        "too slow: {window_bytes} bytes in the last {:.1} s, below {} bytes/s; run again to resume",
+                        elapsed.as_secs_f64(),
+                        opts.min_speed
+                    ),
+                )));
+            }
+            (window_start, window_bytes) = (now, 0);
+        }
     }
 }
 
-/// Downloads and verifies every file of `set` into `dir` (`base_url` replaces the
-/// canonical prefix). Files already there and verified are kept. CIFAR-10's archive
-/// is unpacked into `dir` (giving `cifar-10-batches-bin/`).
+/// Downloads and verifies every file of `set` into `dir`. Files already there and
+/// verified are kept; one that fails its check is replaced once a verified copy has
+/// been downloaded. CIFAR-10's archive is unpacked into `dir` (giving
+/// `cifar-10-batches-bin/`).
 pub fn fetch(
     set: Known,
     dir: &Path,
-    base_url: Option<&str>,
+    opts: &FetchOptions,
     progress: &mut dyn FetchProgress,
 ) -> Result<()> {
-    std::fs::create_dir_all(dir).map_err(|e| AntError::io(dir, e))?;
-    let base = base_url.unwrap_or(set.default_base_url());
+    let base = opts.base_url.as_deref().unwrap_or(set.default_base_url());
     let sep = if base.ends_with('/') { "" } else { "/" };
+    if let Err(e) = url::Url::parse(base) {
+        return Err(download_error(base, format!("not a valid URL: {e}")));
+    }
+    std::fs::create_dir_all(dir).map_err(|e| AntError::io(dir, e))?;
     let agent = ureq::AgentBuilder::new()
-        .timeout_connect(Duration::from_secs(30))
-        .timeout_read(Duration::from_secs(60))
+        .timeout_connect(opts.connect_timeout)
+        .timeout_read(opts.read_timeout)
+        .timeout_write(opts.read_timeout)
+        // Redirects are followed by `request`, which checks where they lead.
+        .redirects(0)
         .build();
     for f in set.files() {
         let path = dir.join(f.name);
+        // A file in place that fails its check stays until a verified copy replaces it.
+        let mut failing = None;
         if path.is_file() {
-            if let Verdict::Verified = verify(&path, &f.check)? {
-                progress.step(&path, Step::Present);
-                continue;
+            match verify(&path, f)? {
+                Verdict::Verified => {
+                    progress.step(&path, Step::Present);
+                    continue;
+                }
+                Verdict::Mismatch(why) => {
+                    progress.replacing(&path, &why);
+                    failing = Some(why);
+                }
             }
-            // A bad file in place would be taken as good by the loaders.
-            std::fs::remove_file(&path).map_err(|e| AntError::io(&path, e))?;
         }
+        let kept = |e: AntError| match (&failing, e) {
+            (Some(why), AntError::Download { url, reason }) => AntError::Download {
+                url,
+                reason: format!(
+                    "{reason}; {} (which fails its check: {why}) was left as it was",
+                    path.display()
+                ),
+            },
+            (_, e) => e,
+        };
         let url = format!("{base}{sep}{}", f.name);
         let part = part_path(&path);
-        download(&agent, &url, &part, progress)?;
-        if let Verdict::Mismatch(why) = verify(&part, &f.check)? {
-            std::fs::remove_file(&part).map_err(|e| AntError::io(&part, e))?;
-            return Err(AntError::data(
-                &path,
-                format!("checksum mismatch ({why}) for {url}; the download was removed"),
-            ));
+        let job = Job {
+            agent: &agent,
+            url: &url,
+            part: &part,
+            max_bytes: f.max_bytes(),
+            opts,
+            deadline: Instant::now() + opts.total_timeout,
+        };
+        // A whole `.part` (a run stopped before renaming it) needs no download.
+        if !(part.is_file() && matches!(verify(&part, f)?, Verdict::Verified)) {
+            download(&job, progress).map_err(kept)?;
+            if let Verdict::Mismatch(why) = verify(&part, f)? {
+                remove(&part)?;
+                let old = match failing {
+                    Some(_) => "; the file already there was left as it was",
+                    None => "",
+                };
+                return Err(AntError::data(
+                    &path,
+                    format!("checksum mismatch ({why}) for {url}; the download was removed{old}"),
+                ));
+            }
         }
         std::fs::rename(&part, &path).map_err(|e| AntError::io(&path, e))?;
         progress.step(&path, Step::Downloaded);
@@ -328,4 +655,49 @@ pub fn fetch(
         progress.step(&dir.join("cifar-10-batches-bin"), Step::Unpacked);
     }
     Ok(())
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn caps_fit_the_known_files() {
+        for f in MNIST.iter().chain(&FASHION) {
+            assert!(f.max_bytes() > f.size, "{}", f.name);
+            assert!(
+                f.max_bytes() < f.size + f.size / 100 + (1 << 20),
+                "{}",
+                f.name
+            );
+        }
+        assert_eq!(CIFAR[0].max_bytes(), 170_052_171);
+    }
+
+    #[test]
+    fn unpacked_md5_streams_and_refuses_what_cannot_be() {
+        use std::io::Write;
+        let d = tempfile::tempdir().unwrap();
+        let p = d.path().join("f");
+        let mut enc = flate2::write::GzEncoder::new(Vec::new(), flate2::Compression::fast());
+        enc.write_all(b"abc").unwrap();
+        let gz = enc.finish().unwrap();
+        std::fs::write(&p, &gz).unwrap();
+        let md5_abc = "900150983cd24fb0d6963f7d28e17f72";
+        assert_eq!(unpacked_md5(&p, 3).unwrap().unwrap(), md5_abc);
+        let long = unpacked_md5(&p, 2).unwrap().unwrap_err();
+        assert!(long.contains("more than the 2 bytes"), "{long}");
+        std::fs::write(&p, &gz[..gz.len() - 5]).unwrap();
+        let cut = unpacked_md5(&p, 3).unwrap().unwrap_err();
+        assert!(cut.contains("cannot unpack"), "{cut}");
+        std::fs::write(&p, b"abc").unwrap();
+        assert_eq!(unpacked_md5(&p, 3).unwrap().unwrap(), md5_abc);
+        std::fs::write(&p, b"").unwrap();
+        assert_eq!(
+            unpacked_md5(&p, 3).unwrap().unwrap(),
+            "d41d8cd98f00b204e9800998ecf8427e"
+        );
+        let gone = unpacked_md5(&d.path().join("gone"), 3).unwrap_err();
+        assert!(matches!(gone, AntError::Io { .. }));
+    }
 }

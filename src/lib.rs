@@ -52,7 +52,8 @@
 //!   single-path passes), [`spec`] (module specs), [`metrics`] (parameter and FLOP
 //!   counts), [`prune`].
 //! - Pictures: [`viz`] (SVG, DOT; PNG with the `raster` feature).
-//! - Downloads: `fetch` (with the `fetch` feature).
+//! - Downloads: `fetch` (with the `fetch` feature): `fetch::fetch` with its limits in
+//!   `fetch::FetchOptions` (timeouts, minimum speed, redirects).
 //! - Devices: [`ComputeDevice`] (`cpu`, and with the `torch` feature `torch` and
 //!   `cuda:N`) gives the burn device that `fit`, `load` and the rest take.
 //! - Errors: [`AntError`] and [`Result`].

@@ -8,7 +8,7 @@ use indicatif::{ProgressBar, ProgressStyle};
 
 use ant::data::source::{load_source, load_test_for};
 use ant::data::tabular::{Separator, TabularTask, TargetSpec};
-use ant::fetch::{FetchProgress, Known, Step, fetch};
+use ant::fetch::{FetchOptions, FetchProgress, Known, Step, fetch};
 use ant::model::{Inference, TestSplit};
 use ant::named::Named;
 use ant::observe::{Decision, EpochRecord, Fanout, Observer, Stage};
@@ -17,6 +17,26 @@ use ant::persist::write_atomic;
 use ant::run::{DataSpec, Existing, Run, RunSpec};
 use ant::{Ablation, Ant, AntError, AntParams, Augment, ComputeDevice, Init, Preset, Result};
 use burn::prelude::Device;
+
+/// A line on stderr. Unlike `eprintln!`, a closed stderr (`ant train 2>&1 | head -1`)
+/// does not panic: the message is dropped and the command goes on.
+macro_rules! note {
+    ($($arg:tt)*) => {{
+        use std::io::Write as _;
+        let _ = writeln!(std::io::stderr(), $($arg)*);
+    }};
+}
+
+/// Writes `text` to stdout. A reader that has gone (`ant predict ... | head -1`) ends
+/// the output quietly, as for other command-line tools: that is not an error.
+fn print_out(text: &str) -> Result<()> {
+    use std::io::Write;
+    let mut out = std::io::stdout().lock();
+    match out.write_all(text.as_bytes()).and_then(|()| out.flush()) {
+        Err(e) if e.kind() != std::io::ErrorKind::BrokenPipe => Err(AntError::io("<stdout>", e)),
+        _ => Ok(()),
+    }
+}
 
 #[derive(Parser)]
 #[command(
@@ -131,7 +151,13 @@ impl FetchProgress for DownloadBars {
             Step::Downloaded => "downloaded and verified",
             Step::Unpacked => "unpacked",
         };
-        eprintln!("{}: {what}", path.display());
+        note!("{}: {what}", path.display());
+    }
+    fn replacing(&mut self, path: &std::path::Path, why: &str) {
+        note!(
+            "{}: fails its check ({why}); downloading it again (it is replaced only by a verified copy)",
+            path.display()
+        );
     }
 }
 
@@ -319,7 +345,7 @@ impl Observer for ProgressBars {
         }
     }
     fn decision(&mut self, d: &Decision) {
-        eprintln!("{d}");
+        note!("{d}");
     }
 }
 
@@ -372,7 +398,7 @@ fn train(a: TrainArgs) -> Result<()> {
     let run = match a.resume.clone() {
         Some(dir) => {
             let run = Run::resume(&dir)?;
-            eprintln!("resuming the run in {}", dir.display());
+            note!("resuming the run in {}", dir.display());
             run
         }
         None => {
@@ -384,7 +410,7 @@ fn train(a: TrainArgs) -> Result<()> {
                 Existing::Refuse
             };
             let run = Run::start(&out, spec, existing)?;
-            eprintln!(
+            note!(
                 "checkpoints every epoch: if stopped, continue with `ant train --resume {}`",
                 out.display()
             );
@@ -392,7 +418,7 @@ fn train(a: TrainArgs) -> Result<()> {
         }
     };
     let spec = run.spec();
-    eprintln!(
+    note!(
         "training {} on {} samples ({} test) from {}",
         spec.params.preset,
         run.train_set().len(),
@@ -405,13 +431,13 @@ fn train(a: TrainArgs) -> Result<()> {
     let mut obs = Fanout(vec![&mut bars, &mut records]);
     let done = run.fit(&device, &mut obs)?;
     let (model, ev) = (&done.model, &done.evaluation);
-    eprint!("{}", model.tree.topology.outline());
+    note!("{}", model.tree.topology.outline().trim_end());
     let unit = if model.task().is_classification() {
         "% error"
     } else {
         " MSE"
     };
-    eprintln!(
+    note!(
         "test: multi-path {:.4}{unit}, single-path {:.4}{unit} on {} samples; {} params; {:.1} s; saved to {}",
         ev.multi_path,
         ev.single_path,
@@ -435,15 +461,16 @@ fn eval(a: EvalArgs) -> Result<()> {
     ant::predict::check_fits(&model, &test, &a.data, true)?;
     let ev = model.evaluate(&test)?;
     let report = ant::run::report(&model, &ev);
-    if a.json {
-        println!("{}", serde_json::to_string(&report).expect("json"));
+    let text = if a.json {
+        format!("{}\n", serde_json::to_string(&report).expect("json"))
     } else {
-        print!("{}", model.tree.topology.outline());
+        let mut text = model.tree.topology.outline();
         for (k, v) in report.as_object().expect("object") {
-            println!("{k}: {v}");
+            text.push_str(&format!("{k}: {v}\n"));
         }
-    }
-    Ok(())
+        text
+    };
+    print_out(&text)
 }
 
 /// The validation and test rows a model was trained with, rebuilt from its provenance.
@@ -499,8 +526,10 @@ fn prune(a: PruneArgs) -> Result<()> {
             .expect("json")
             .as_bytes(),
     )?;
-    println!("{}", serde_json::to_string_pretty(&summary).expect("json"));
-    Ok(())
+    print_out(&format!(
+        "{}\n",
+        serde_json::to_string_pretty(&summary).expect("json")
+    ))
 }
 
 #[derive(clap::Args)]
@@ -566,14 +595,13 @@ fn plot(a: PlotArgs) -> Result<()> {
     }
     let bytes = render_tree(&model, test.as_ref(), format, a.width, a.bins.max(1))?;
     write_output(&a.out, &bytes)?;
-    eprintln!("wrote {}", a.out.display());
+    note!("wrote {}", a.out.display());
     Ok(())
 }
 
 fn inspect(a: InspectArgs) -> Result<()> {
     let model = Ant::load(&a.model, &ant::default_device())?;
-    print!("{}", ant::viz::inspect::inspect_text(&model.tree.topology));
-    Ok(())
+    print_out(&ant::viz::inspect::inspect_text(&model.tree.topology))
 }
 
 fn curves(a: CurvesArgs) -> Result<()> {
@@ -584,7 +612,7 @@ fn curves(a: CurvesArgs) -> Result<()> {
     }
     let bytes = render_curves(&a.run, format, a.width)?;
     write_output(&a.out, &bytes)?;
-    eprintln!("wrote {}", a.out.display());
+    note!("wrote {}", a.out.display());
     Ok(())
 }
 
@@ -605,9 +633,9 @@ fn predict(a: PredictArgs) -> Result<()> {
     match &a.output {
         Some(o) => {
             write_atomic(o, text.as_bytes())?;
-            eprintln!("{} predictions written to {}", data.len(), o.display());
+            note!("{} predictions written to {}", data.len(), o.display());
         }
-        None => print!("{text}"),
+        None => print_out(&text)?,
     }
     Ok(())
 }
@@ -617,6 +645,9 @@ fn main() -> ExitCode {
     tracing_subscriber::fmt()
         .with_writer(std::io::stderr)
         .with_env_filter(tracing_subscriber::EnvFilter::from_default_env())
+        // Its default reports a failed write with `eprintln!`, which panics when
+        // stderr is closed.
+        .log_internal_errors(false)
         .init();
     let cli = Cli::parse();
     let res = match cli.cmd {
@@ -632,7 +663,10 @@ fn main() -> ExitCode {
         } => fetch(
             a.set,
             &a.dir,
-            a.base_url.as_deref(),
+            &FetchOptions {
+                base_url: a.base_url,
+                ..FetchOptions::default()
+            },
             &mut DownloadBars::default(),
         ),
     };
@@ -640,14 +674,14 @@ fn main() -> ExitCode {
         Ok(()) => ExitCode::SUCCESS,
         Err(AntError::InvalidParam { name, reason }) => {
             // The library names its parameters; here they are flags.
-            eprintln!(
+            note!(
                 "error: invalid parameter: --{} {reason}",
                 name.replace('_', "-")
             );
             ExitCode::from(2)
         }
         Err(e) => {
-            eprintln!("error: {e}");
+            note!("error: {e}");
             ExitCode::from(2)
         }
     }

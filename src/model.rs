@@ -224,8 +224,9 @@ pub struct Ant {
     device: Device,
 }
 
-/// The sample shape, if the preset can take it and there is enough data.
-fn check_training_data(cfg: &TrainConfig, data: &Dataset) -> Result<Shape> {
+/// The sample shape, if the preset can take it and there is enough data (of two
+/// classes at least, for classification).
+pub(crate) fn check_training_data(cfg: &TrainConfig, data: &Dataset) -> Result<Shape> {
     let input = Shape::from_dims(&data.sample_shape).ok_or_else(|| {
         AntError::param(format!("unsupported sample shape {:?}", data.sample_shape))
     })?;
@@ -243,6 +244,15 @@ fn check_training_data(cfg: &TrainConfig, data: &Dataset) -> Result<Shape> {
     }
     if data.len() < 10 {
         let msg = format!("need at least 10 training samples, got {}", data.len());
+        return Err(AntError::param(msg));
+    }
+    if let Targets::Classes { labels, .. } = &data.targets
+        && labels.iter().all(|&l| l == labels[0])
+    {
+        let msg = format!(
+            "the training samples hold a single class ({}); classification needs at least 2",
+            labels[0]
+        );
         return Err(AntError::param(msg));
     }
     Ok(input)
@@ -460,6 +470,10 @@ impl Ant {
     /// accounting of parameters and FLOPs.
     pub fn evaluate(&self, data: &Dataset) -> Result<Evaluation> {
         self.check_data(data, true)?;
+        if data.is_empty() {
+            // No score at all, rather than a 0% error on nothing.
+            return Err(AntError::param("there are no samples to evaluate"));
+        }
         let t = &self.tree.topology;
         let multi = self.predict(data, Inference::MultiPath)?;
         let single = self.predict(data, Inference::SinglePath)?;

@@ -45,6 +45,10 @@ named!(RouterInit {
     Centred => "centred",
 });
 
+/// The widest FC transformer [`AntParams::check`] accepts: wider ones would not fit in
+/// memory (the allocation would abort the process) long before they helped.
+pub const MAX_WIDTH: usize = 16_384;
+
 /// Validated training settings: made only by [`AntParams::check`], read through
 /// [`TrainConfig::params`]; the crate reads the fields directly.
 #[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
@@ -182,6 +186,14 @@ impl AntParams {
                 return Err(AntError::invalid(name, "must be at least 1"));
             }
         }
+        if c.width > MAX_WIDTH {
+            let reason = format!(
+                "must be at most {MAX_WIDTH}, got {} (a {MAX_WIDTH}x{MAX_WIDTH} layer already \
+                 holds 268 million weights)",
+                c.width
+            );
+            return Err(AntError::invalid("width", reason));
+        }
         if !(c.lr.is_finite() && c.lr > 0.0) {
             let reason = format!("must be a positive number, got {}", c.lr);
             return Err(AntError::invalid("lr", reason));
@@ -261,6 +273,9 @@ mod tests {
         assert_eq!(name(p().with_batch_size(0)), "batch_size");
         assert_eq!(name(p().with_valid_fraction(1.0)), "valid_fraction");
         assert_eq!(name(p().with_router_balance(f64::NAN)), "router_balance");
+        assert_eq!(name(p().with_width(0)), "width");
+        assert_eq!(name(p().with_width(MAX_WIDTH + 1)), "width");
+        assert!(p().with_width(MAX_WIDTH).check().is_ok());
     }
 
     #[test]

@@ -49,8 +49,10 @@ pub enum Existing {
 #[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
 pub struct DataSpec {
     /// A data file or directory (see [`crate::data::source`]).
+    #[serde(with = "os_path")]
     pub path: PathBuf,
     /// A separate test file (else the data's own test files, else `test_fraction`).
+    #[serde(with = "os_path::option", default)]
     pub test_data: Option<PathBuf>,
     /// Seeded fraction of the file held out as the test set when it has none.
     pub test_fraction: f64,
@@ -71,7 +73,84 @@ pub struct RunSpec {
 #[derive(Serialize, Deserialize)]
 pub struct RunFile {
     pub spec: RunSpec,
+    #[serde(with = "os_path")]
     pub cwd: PathBuf,
+}
+
+/// Paths in `run.json`: a string when the path is Unicode, else (on Unix) its bytes as
+/// `{"unix_bytes": [...]}`, so that a run over any path can be resumed.
+mod os_path {
+    use std::path::{Path, PathBuf};
+
+    use serde::de::Error as _;
+    use serde::ser::Error as _;
+    use serde::{Deserialize, Deserializer, Serialize, Serializer};
+
+    #[derive(Serialize, Deserialize)]
+    #[serde(untagged)]
+    enum Repr {
+        Text(String),
+        Bytes { unix_bytes: Vec<u8> },
+    }
+
+    fn to_repr(p: &Path) -> Result<Repr, String> {
+        match p.to_str() {
+            Some(t) => Ok(Repr::Text(t.to_string())),
+            None => bytes_of(p),
+        }
+    }
+
+    #[cfg(unix)]
+    fn bytes_of(p: &Path) -> Result<Repr, String> {
+        use std::os::unix::ffi::OsStrExt;
+        Ok(Repr::Bytes {
+            unix_bytes: p.as_os_str().as_bytes().to_vec(),
+        })
+    }
+
+    #[cfg(not(unix))]
+    fn bytes_of(p: &Path) -> Result<Repr, String> {
+        Err(format!("the path {} is not valid Unicode", p.display()))
+    }
+
+    fn from_repr(r: Repr) -> Result<PathBuf, String> {
+        match r {
+            Repr::Text(t) => Ok(PathBuf::from(t)),
+            #[cfg(unix)]
+            Repr::Bytes { unix_bytes } => {
+                use std::os::unix::ffi::OsStrExt;
+                Ok(PathBuf::from(std::ffi::OsStr::from_bytes(&unix_bytes)))
+            }
+            #[cfg(not(unix))]
+            Repr::Bytes { .. } => Err("a Unix path (bytes) cannot be used here".to_string()),
+        }
+    }
+
+    pub fn serialize<S: Serializer>(p: &Path, s: S) -> Result<S::Ok, S::Error> {
+        to_repr(p).map_err(S::Error::custom)?.serialize(s)
+    }
+
+    pub fn deserialize<'de, D: Deserializer<'de>>(d: D) -> Result<PathBuf, D::Error> {
+        from_repr(Repr::deserialize(d)?).map_err(D::Error::custom)
+    }
+
+    pub mod option {
+        use super::*;
+
+        pub fn serialize<S: Serializer>(p: &Option<PathBuf>, s: S) -> Result<S::Ok, S::Error> {
+            match p {
+                Some(p) => to_repr(p).map_err(S::Error::custom)?.serialize(s),
+                None => s.serialize_none(),
+            }
+        }
+
+        pub fn deserialize<'de, D: Deserializer<'de>>(d: D) -> Result<Option<PathBuf>, D::Error> {
+            Option::<Repr>::deserialize(d)?
+                .map(from_repr)
+                .transpose()
+                .map_err(D::Error::custom)
+        }
+    }
 }
 
 /// A run that owns its output directory: data loaded, checkpoints ready.
@@ -111,7 +190,16 @@ impl Run {
             return Err(e);
         }
         let cwd = std::env::current_dir().map_err(|e| AntError::io(".", e))?;
-        let (source, train) = load(&spec, &cwd)?;
+        let (source, train) = match load(&spec, &cwd) {
+            Ok(loaded) => loaded,
+            Err(e) => {
+                // Nothing can train: leave the directory as it was.
+                if held.is_some() {
+                    let _ = std::fs::remove_file(out.join(LOCK_FILE));
+                }
+                return Err(e);
+            }
+        };
         std::fs::create_dir_all(out).map_err(|e| AntError::io(out, e))?;
         let lock = match held {
             Some(l) => l,
@@ -149,6 +237,12 @@ impl Run {
         let text = std::fs::read(&path).map_err(|e| {
             if out.join(crate::model::TREE_FILE).exists() && !ckdir.exists() {
                 AntError::data(out, "this run has already finished: nothing to resume")
+            } else if e.kind() == std::io::ErrorKind::NotFound {
+                let what = format!(
+                    "holds no interrupted run (no {}/{RUN_FILE}): nothing to resume",
+                    CHECKPOINT_DIR
+                );
+                AntError::data(out, what)
             } else {
                 AntError::io(&path, e)
             }
@@ -306,9 +400,11 @@ fn lock(out: &Path) -> Result<File> {
     }
 }
 
-/// Check the parameters, then read the data (paths relative to `cwd`).
+/// Check the parameters, then read the data (paths relative to `cwd`) and check that
+/// training can start on it: what would stop training before its first epoch stops
+/// it here, before anything is written.
 fn load(spec: &RunSpec, cwd: &Path) -> Result<(Source, Dataset)> {
-    spec.params.clone().check()?;
+    let cfg = spec.params.clone().check()?;
     let d = &spec.data;
     if d.train_limit == Some(0) {
         return Err(AntError::invalid("train_limit", "must be at least 1"));
@@ -330,6 +426,7 @@ fn load(spec: &RunSpec, cwd: &Path) -> Result<(Source, Dataset)> {
         Some(n) => source.train.take_first(n),
         None => source.train.clone(),
     };
+    crate::model::check_training_data(&cfg, &train)?;
     Ok((source, train))
 }
 

@@ -416,3 +416,135 @@ fn model_and_data_that_do_not_fit() {
         &["tree.json", "not a model file"],
     );
 }
+
+#[test]
+fn labels_that_mean_something_else_and_an_empty_test_set() {
+    let t = tempfile::tempdir().unwrap();
+    let images = || idx(&[12, 4, 4], &[7; 12 * 16]);
+    let two = || idx(&[12], &[0, 1, 0, 1, 0, 1, 0, 1, 0, 1, 0, 1]);
+    let mc = ["--preset", "mnist-c"];
+    // One corrupt label: it used to make a 256-class model.
+    let corrupt = idx(&[12], &[0, 1, 0, 1, 0, 1, 0, 1, 0, 1, 0, 255]);
+    let d = idx_dir(t.path(), "255", [images(), corrupt, images(), two()]);
+    assert_clean_error(
+        &train(&d, &mc),
+        &[
+            "train-labels-idx1-ubyte",
+            "run from 0 to 255",
+            "no training sample has label 2..=254",
+        ],
+    );
+    // One class: it used to be trained as two.
+    let d = idx_dir(
+        t.path(),
+        "one",
+        [images(), idx(&[12], &[3; 12]), images(), two()],
+    );
+    assert_clean_error(
+        &train(&d, &mc),
+        &["train-labels-idx1-ubyte", "single class (3)"],
+    );
+    // Two classes, but the --train-limit keeps only one of them.
+    let first_ten = idx(&[12], &[0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 1, 1]);
+    let d = idx_dir(t.path(), "limit", [images(), first_ten, images(), two()]);
+    let mut args = mc.to_vec();
+    args.extend(["--train-limit", "10"]);
+    assert_clean_error(&train(&d, &args), &["single class (0)"]);
+    // A test label that no training sample has.
+    let mut test = two();
+    test[8 + 5] = 2;
+    let d = idx_dir(t.path(), "test", [images(), two(), images(), test]);
+    assert_clean_error(
+        &train(&d, &mc),
+        &["t10k-labels-idx1-ubyte", "sample 5: label 2 is not a class"],
+    );
+    // A test fraction that holds out nothing: it used to report "0% error on 0 samples".
+    let csv = t.path().join("t.csv");
+    let rows: String = (0..40).map(|i| format!("{i},{}\n", i % 2)).collect();
+    std::fs::write(&csv, format!("x,y\n{rows}")).unwrap();
+    let table = [
+        "--preset",
+        "tabular",
+        "--target",
+        "y",
+        "--task",
+        "classification",
+    ];
+    let mut args = table.to_vec();
+    args.extend(["--test-fraction", "0.01"]);
+    assert_clean_error(
+        &train(&csv, &args),
+        &["--test-fraction", "holds out none of the 40", "t.csv"],
+    );
+    let mut args = table.to_vec();
+    args.extend(["--test-fraction", "0.1"]);
+    assert!(train(&csv, &args).status.success());
+}
+
+/// `ant train` into `out` with a quick schedule.
+fn train_into(data: &Path, out: &Path, extra: &[&str]) -> Output {
+    let mut args = vec![
+        "train",
+        "--data",
+        s(data),
+        "--out",
+        s(out),
+        "--epochs-node",
+        "1",
+        "--refine-epochs",
+        "1",
+        "--max-depth",
+        "1",
+    ];
+    args.extend_from_slice(extra);
+    ant(&args)
+}
+
+#[test]
+fn what_cannot_train_is_refused_before_anything_is_written() {
+    let t = tempfile::tempdir().unwrap();
+    let two = || idx(&[12], &[0, 1, 0, 1, 0, 1, 0, 1, 0, 1, 0, 1]);
+    let small = || idx(&[12, 4, 4], &[7; 12 * 16]);
+    let d = idx_dir(t.path(), "train", [small(), two(), small(), two()]);
+    let bigger = || idx(&[12, 5, 5], &[7; 12 * 25]);
+    let other = idx_dir(t.path(), "other", [bigger(), two(), bigger(), two()]);
+    let out = t.path().join("out");
+    std::fs::create_dir(&out).unwrap();
+    let untouched = |out: &Path| {
+        let left: Vec<_> = std::fs::read_dir(out)
+            .unwrap()
+            .flatten()
+            .map(|e| e.file_name())
+            .collect();
+        assert!(left.is_empty(), "{left:?}");
+    };
+    // Test images of another size: found at once, not after all of training.
+    let r = train_into(&d, &out, &["--preset", "mnist-c", "--test-data", s(&other)]);
+    assert_clean_error(&r, &["other", "samples of shape [1, 5, 5]", "[1, 4, 4]"]);
+    untouched(&out);
+    // Data the preset cannot take: refused before the run's checkpoint is made.
+    let csv = t.path().join("t.csv");
+    let rows: String = (0..40).map(|i| format!("{i},{}\n", i % 2)).collect();
+    std::fs::write(&csv, format!("x,y\n{rows}")).unwrap();
+    let r = train_into(
+        &csv,
+        &out,
+        &[
+            "--preset",
+            "mnist-c",
+            "--target",
+            "y",
+            "--task",
+            "classification",
+        ],
+    );
+    assert_clean_error(&r, &["mnist-c needs images"]);
+    // No checkpoint of a run that never started (nor a lock, nor records).
+    untouched(&out);
+    // So there is nothing to resume, and --resume says so.
+    let r = ant(&["train", "--resume", s(&out)]);
+    assert_clean_error(
+        &r,
+        &["out", "holds no interrupted run", "nothing to resume"],
+    );
+}

@@ -9,7 +9,7 @@ use ant::observe::{Action, Collect, Phase};
 use ant::preset::Task;
 use ant::spec::Shape;
 use ant::train::{DeviceSet, Grown, GrowthData, MetricCtx, grow_from, train_root};
-use ant::{Ablation, Ant, AntParams, Inference, Preset};
+use ant::{Ablation, Ant, AntError, AntParams, Inference, Preset};
 use burn::prelude::*;
 use common::*;
 
@@ -349,4 +349,21 @@ fn augmented_images_grow_without_cached_training_inputs() {
     assert!(obs.epochs.iter().any(|e| e.phase == Phase::Refine));
     assert!(!model.meta.decisions.is_empty());
     assert!(model.evaluate(&data).unwrap().multi_path < 50.0);
+    // Nothing to score is an error, not a 0% error on 0 samples.
+    let e = model.evaluate(&data.take_first(0)).unwrap_err();
+    assert!(e.to_string().contains("no samples to evaluate"), "{e}");
+}
+
+#[test]
+fn a_single_class_is_refused() {
+    let data = classification(uniform(40, 2, 5), 2, 2, |_| 1);
+    let e = Ant::fit(
+        AntParams::new(Preset::Tabular),
+        &data,
+        &Device::flex(),
+        &mut Collect::default(),
+    )
+    .unwrap_err();
+    assert!(matches!(e, AntError::Param(_)), "{e:?}");
+    assert!(e.to_string().contains("a single class (1)"), "{e}");
 }

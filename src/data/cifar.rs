@@ -127,6 +127,9 @@ pub fn load_cifar_dir(dir: &Path) -> Result<(Dataset, Dataset)> {
         x.extend(bx);
         labels.extend(bl);
     }
+    // The format fixes the classes (a batch may use some of them), but one alone
+    // cannot be learnt.
+    super::check_classes(&labels, CIFAR_CLASSES, false, &root)?;
     let train = Dataset {
         x,
         sample_shape: CIFAR_SHAPE.to_vec(),
@@ -180,9 +183,16 @@ pub(crate) mod tests {
         let outer = tempfile::tempdir().unwrap();
         let inner = outer.path().join(ARCHIVE_DIR);
         std::fs::create_dir(&inner).unwrap();
-        write_dir(&inner, [1, 1, 1, 1, 1, 2]);
-        assert_eq!(batches_dir(outer.path()), Some(inner));
+        write_dir(&inner, [2, 1, 1, 1, 1, 2]);
+        assert_eq!(batches_dir(outer.path()), Some(inner.clone()));
         assert_eq!(load_cifar_dir(outer.path()).unwrap().1.len(), 2);
+        // Training batches of one class (label 0 each) are refused.
+        write_dir(&inner, [1, 1, 1, 1, 1, 2]);
+        let e = load_cifar_dir(outer.path()).unwrap_err().to_string();
+        assert!(
+            e.contains(ARCHIVE_DIR) && e.contains("single class (0)"),
+            "{e}"
+        );
         assert_eq!(batches_dir(Path::new("/nonexistent")), None);
     }
 

@@ -152,6 +152,7 @@ struct Split {
     images: IdxArray,
     labels: Vec<u32>,
     images_path: PathBuf,
+    labels_path: PathBuf,
 }
 
 fn read_split(dir: &Path, prefix: &str) -> Result<Split> {
@@ -195,13 +196,16 @@ fn read_split(dir: &Path, prefix: &str) -> Result<Split> {
         labels: labels.data.iter().map(|&l| u32::from(l)).collect(),
         images,
         images_path,
+        labels_path,
     })
 }
 
 /// Loads an MNIST-style directory, returning `(train, test)`.
 ///
 /// Pixels become `f32` in `[0, 1]` (divided by 255) with sample shape `[1, H, W]`;
-/// `n_classes` is the largest label over both splits plus one (at least 2).
+/// `n_classes` is the largest training label plus one, and every class must have
+/// training samples (at least two classes; see [`super::check_classes`]); a test
+/// label that is not a training class is an error.
 pub fn load_idx_dir(dir: &Path) -> Result<(Dataset, Dataset)> {
     let train = read_split(dir, "train")?;
     let test = read_split(dir, "t10k")?;
@@ -215,8 +219,18 @@ pub fn load_idx_dir(dir: &Path) -> Result<(Dataset, Dataset)> {
             ),
         ));
     }
-    let max_label = train.labels.iter().chain(&test.labels).copied().max();
-    let n_classes = (max_label.unwrap_or(0) as usize + 1).max(2);
+    let n_classes = train.labels.iter().max().map_or(0, |&m| m as usize + 1);
+    super::check_classes(&train.labels, n_classes, true, &train.labels_path)?;
+    if let Some(i) = test.labels.iter().position(|&l| l as usize >= n_classes) {
+        return Err(AntError::data(
+            &test.labels_path,
+            format!(
+                "sample {i}: label {} is not a class of the training set (0..={})",
+                test.labels[i],
+                n_classes - 1
+            ),
+        ));
+    }
     let to_dataset = |s: Split| Dataset {
         x: s.images
             .data
@@ -376,24 +390,40 @@ mod tests {
     }
 
     #[test]
-    fn load_dir_dot_variant_and_min_two_classes() {
+    fn load_dir_dot_variant_and_class_checks() {
         let dir = tempfile::tempdir().unwrap();
         let d = dir.path();
-        std::fs::write(
-            d.join("train-images.idx3-ubyte"),
-            idx_bytes(&[1, 1, 1], &[255]),
-        )
-        .unwrap();
-        std::fs::write(d.join("train-labels.idx1-ubyte"), idx_bytes(&[1], &[0])).unwrap();
-        std::fs::write(
-            d.join("t10k-images-idx3-ubyte"),
-            idx_bytes(&[1, 1, 1], &[0]),
-        )
-        .unwrap();
-        std::fs::write(d.join("t10k-labels-idx1-ubyte"), idx_bytes(&[1], &[0])).unwrap();
+        let write = |name: &str, dims: &[u32], data: &[u8]| {
+            std::fs::write(d.join(name), idx_bytes(dims, data)).unwrap();
+        };
+        write("train-images.idx3-ubyte", &[2, 1, 1], &[255, 0]);
+        write("train-labels.idx1-ubyte", &[2], &[0, 1]);
+        write("t10k-images-idx3-ubyte", &[1, 1, 1], &[0]);
+        write("t10k-labels-idx1-ubyte", &[1], &[1]);
         let (train, _) = load_idx_dir(d).unwrap();
-        assert_eq!(train.x, vec![1.0]);
+        assert_eq!(train.x, vec![1.0, 0.0]);
         assert_eq!(train.n_classes(), Some(2));
+        // A test label the training set does not have.
+        write("t10k-labels-idx1-ubyte", &[1], &[2]);
+        let msg = load_idx_dir(d).unwrap_err().to_string();
+        assert!(msg.contains("t10k-labels-idx1-ubyte"), "{msg}");
+        assert!(
+            msg.contains("sample 0: label 2 is not a class of the training set (0..=1)"),
+            "{msg}"
+        );
+        write("t10k-labels-idx1-ubyte", &[1], &[0]);
+        // One class only (it used to become a 2-class model).
+        write("train-labels.idx1-ubyte", &[2], &[0, 0]);
+        let msg = load_idx_dir(d).unwrap_err().to_string();
+        assert!(msg.contains("train-labels.idx1-ubyte"), "{msg}");
+        assert!(msg.contains("single class (0)"), "{msg}");
+        // A corrupt label (it used to make a 256-class model).
+        write("train-labels.idx1-ubyte", &[2], &[1, 255]);
+        let msg = load_idx_dir(d).unwrap_err().to_string();
+        assert!(
+            msg.contains("no training sample has label 0, 2..=254"),
+            "{msg}"
+        );
     }
 
     #[test]

@@ -232,6 +232,71 @@ impl Dataset {
     }
 }
 
+/// Refuses training labels (classes `0..n_classes`, read from `path`) that do not
+/// describe a classification problem: fewer than two classes with samples, or, with
+/// `every_class`, a class without any sample. A format whose class count is inferred
+/// from the largest label (IDX) asks for every class: one corrupt label 255 among
+/// 0..=9 would otherwise make a 256-class model. Tables build their classes from the
+/// labels found, so every class has samples there by construction.
+pub fn check_classes(
+    labels: &[u32],
+    n_classes: usize,
+    every_class: bool,
+    path: &Path,
+) -> Result<()> {
+    let mut count = vec![0usize; n_classes];
+    for &l in labels {
+        if let Some(c) = count.get_mut(l as usize) {
+            *c += 1;
+        }
+    }
+    let present: Vec<usize> = (0..n_classes).filter(|&c| count[c] > 0).collect();
+    if present.len() < 2 {
+        let only = present
+            .first()
+            .map_or("none".to_string(), |c| c.to_string());
+        return Err(AntError::data(
+            path,
+            format!(
+                "the training labels hold a single class ({only}); classification needs at least 2"
+            ),
+        ));
+    }
+    let missing: Vec<usize> = (0..n_classes).filter(|&c| count[c] == 0).collect();
+    if every_class && !missing.is_empty() {
+        return Err(AntError::data(
+            path,
+            format!(
+                "the labels run from 0 to {}, but no training sample has label {} \
+                 (a corrupt label?): the classes must be 0..={} with samples of each",
+                n_classes - 1,
+                ranges(&missing),
+                n_classes - 1
+            ),
+        ));
+    }
+    Ok(())
+}
+
+/// Ascending numbers as `1, 3..=7, 9, 10`.
+fn ranges(sorted: &[usize]) -> String {
+    let mut parts: Vec<String> = vec![];
+    let mut i = 0;
+    while i < sorted.len() {
+        let mut j = i;
+        while j + 1 < sorted.len() && sorted[j + 1] == sorted[j] + 1 {
+            j += 1;
+        }
+        parts.push(match j - i {
+            0 => sorted[i].to_string(),
+            1 => format!("{}, {}", sorted[i], sorted[j]),
+            _ => format!("{}..={}", sorted[i], sorted[j]),
+        });
+        i = j + 1;
+    }
+    parts.join(", ")
+}
+
 /// Hex MD5 of the raw bytes of `path` (not decompressed).
 pub fn file_md5(path: &Path) -> Result<String> {
     use md5::{Digest, Md5};
@@ -253,7 +318,7 @@ pub fn file_md5(path: &Path) -> Result<String> {
 }
 
 /// gzip magic bytes (RFC 1952).
-const GZIP_MAGIC: [u8; 2] = [0x1f, 0x8b];
+pub(crate) const GZIP_MAGIC: [u8; 2] = [0x1f, 0x8b];
 
 /// Reads a whole file, transparently gunzipping it when it starts with the gzip
 /// magic bytes (the extension is not consulted). A corrupt or truncated gzip
@@ -399,6 +464,37 @@ mod tests {
         let e = d.check_finite(p).unwrap_err();
         assert!(matches!(e, AntError::Data { .. }));
         assert!(e.to_string().contains("row 1, target column 1"), "{e}");
+    }
+
+    #[test]
+    fn classes_need_two_and_with_every_class_no_gap() {
+        let p = Path::new("/d/labels");
+        assert!(check_classes(&[0, 1, 2, 1], 3, true, p).is_ok());
+        let e = check_classes(&[0, 0, 0], 1, true, p).unwrap_err();
+        assert!(matches!(e, AntError::Data { .. }));
+        assert!(
+            e.to_string()
+                .contains("/d/labels: the training labels hold a single class (0)"),
+            "{e}"
+        );
+        // A class count fixed by the format (CIFAR-10): gaps are fine, one class is not.
+        assert!(check_classes(&[0, 1, 1], 10, false, p).is_ok());
+        let e = check_classes(&[7, 7], 10, false, p).unwrap_err();
+        assert!(e.to_string().contains("single class (7)"), "{e}");
+        let mut labels: Vec<u32> = (0..20).map(|i| i % 10).collect();
+        labels.push(255);
+        labels.push(12);
+        let e = check_classes(&labels, 256, true, p)
+            .unwrap_err()
+            .to_string();
+        assert!(e.contains("run from 0 to 255"), "{e}");
+        assert!(
+            e.contains("no training sample has label 10, 11, 13..=254"),
+            "{e}"
+        );
+        assert_eq!(ranges(&[]), "");
+        assert_eq!(ranges(&[4]), "4");
+        assert_eq!(ranges(&[1, 2, 3, 5, 7, 8]), "1..=3, 5, 7, 8");
     }
 
     #[test]

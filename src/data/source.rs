@@ -4,9 +4,11 @@ use std::path::Path;
 
 use super::detect::{DirFormat, FileFormat, Input, detect};
 use super::tabular::{TargetSpec, parse_labelled};
-use super::{Dataset, cifar, file_md5, idx, sarcos};
+use super::{Dataset, Targets, cifar, file_md5, idx, sarcos};
 use crate::error::{AntError, Result};
 use crate::model::TestSplit;
+use crate::preset::Task;
+use crate::spec::Shape;
 
 /// Training and test sets chosen from a data path.
 pub struct Source {
@@ -111,6 +113,8 @@ pub fn load_source(
     if let Some(tp) = test_data {
         // The test file must use the training file's columns and label mapping.
         let t = load_any(tp, target.as_ref(), class_names.as_deref())?;
+        // Found now, not after all of training.
+        check_test_fits(&all, &t.all, tp)?;
         return Ok(Source {
             train: all,
             test: t.all,
@@ -131,6 +135,14 @@ pub fn load_source(
         });
     }
     let (train, test, _) = all.seeded_split(test_fraction, seed);
+    if test.is_empty() {
+        let reason = format!(
+            "{test_fraction} holds out none of the {} samples of {}: give a larger fraction",
+            all.len(),
+            path.display()
+        );
+        return Err(AntError::invalid("test_fraction", reason));
+    }
     let file_md5 = file_md5(path)?;
     Ok(Source {
         train,
@@ -143,6 +155,30 @@ pub fn load_source(
         class_names,
         target,
     })
+}
+
+/// Refuses a test set (read from `path`) that a model of the training set `train`
+/// could not be scored on: samples of another shape, or targets of another kind
+/// (classes for regression, another number of values, a label that is no class).
+fn check_test_fits(train: &Dataset, test: &Dataset, path: &Path) -> Result<()> {
+    if test.sample_shape != train.sample_shape {
+        return Err(AntError::data(
+            path,
+            format!(
+                "samples of shape {:?}, but the training data's are {:?}",
+                test.sample_shape, train.sample_shape
+            ),
+        ));
+    }
+    let task = match train.targets {
+        Targets::Classes { n_classes, .. } => Task::Classification { classes: n_classes },
+        Targets::Values { dim, .. } => Task::Regression { dim },
+    };
+    match Shape::from_dims(&train.sample_shape) {
+        Some(shape) => super::check_fits(test, shape, task, true).map_err(|m| m.in_file(path)),
+        // Training refuses such data itself.
+        None => Ok(()),
+    }
 }
 
 /// The test set of `path` for a model trained with `split` (and, for a table, its

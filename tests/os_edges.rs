@@ -1,0 +1,163 @@
+//! What the operating system can throw at the command line: a reader that goes away
+//! (`ant predict ... | head -1`), a closed stderr, paths that are not UTF-8, and a
+//! `--width` no memory could hold. Each ends cleanly, never with a panic or an abort.
+
+use std::ffi::OsStr;
+use std::os::unix::ffi::OsStrExt;
+use std::path::{Path, PathBuf};
+use std::process::{Command, Output, Stdio};
+
+/// A table of 60 rows: three features, text labels in column `y`.
+fn table(dir: &Path, name: &OsStr, rows: usize) -> PathBuf {
+    let mut csv = String::from("a,b,c,y\n");
+    for i in 0..rows {
+        let label = if i % 2 == 0 { "even" } else { "odd" };
+        csv.push_str(&format!("{},{},{},{label}\n", i % 2, i % 7, i % 5));
+    }
+    let p = dir.join(name);
+    std::fs::write(&p, csv).unwrap();
+    p
+}
+
+fn run(args: &[&OsStr]) -> Output {
+    Command::new(env!("CARGO_BIN_EXE_ant"))
+        .args(args)
+        .output()
+        .unwrap()
+}
+
+fn quick_train<'a>(data: &'a OsStr, out: &'a OsStr) -> Vec<&'a OsStr> {
+    [
+        "train",
+        "--preset",
+        "tabular",
+        "--target",
+        "y",
+        "--task",
+        "classification",
+        "--epochs-node",
+        "1",
+        "--refine-epochs",
+        "1",
+        "--max-depth",
+        "1",
+        "--data",
+    ]
+    .iter()
+    .map(OsStr::new)
+    .chain([data, OsStr::new("--out"), out])
+    .collect()
+}
+
+fn stderr(o: &Output) -> String {
+    String::from_utf8_lossy(&o.stderr).into_owned()
+}
+
+#[test]
+fn a_closed_stdout_or_stderr_ends_quietly() {
+    let t = tempfile::tempdir().unwrap();
+    let data = table(t.path(), OsStr::new("train.csv"), 60);
+    let model = t.path().join("model");
+    // Training goes on, and saves its model, when nobody reads its stderr any more.
+    let mut child = Command::new(env!("CARGO_BIN_EXE_ant"))
+        .args(quick_train(data.as_os_str(), model.as_os_str()))
+        .args(["--width", "8"])
+        .stdout(Stdio::null())
+        .stderr(Stdio::piped())
+        .spawn()
+        .unwrap();
+    drop(child.stderr.take());
+    let status = child.wait().unwrap();
+    assert!(status.success(), "{status:?}");
+    assert!(model.join("tree.json").is_file());
+    // Far more predictions than a pipe buffers, for a reader that has gone.
+    let rows = table(t.path(), OsStr::new("rows.csv"), 5000);
+    for args in [
+        vec![
+            "predict",
+            "--model",
+            model.to_str().unwrap(),
+            "--input",
+            rows.to_str().unwrap(),
+        ],
+        vec!["inspect", "--model", model.to_str().unwrap()],
+    ] {
+        let mut child = Command::new(env!("CARGO_BIN_EXE_ant"))
+            .args(&args)
+            .stdout(Stdio::piped())
+            .stderr(Stdio::piped())
+            .spawn()
+            .unwrap();
+        drop(child.stdout.take());
+        let o = child.wait_with_output().unwrap();
+        assert!(o.status.success(), "{args:?}: {}", stderr(&o));
+        assert!(!stderr(&o).contains("panicked"), "{}", stderr(&o));
+    }
+}
+
+#[test]
+fn an_impossible_width_is_refused() {
+    let t = tempfile::tempdir().unwrap();
+    let data = table(t.path(), OsStr::new("train.csv"), 60);
+    let out = t.path().join("out");
+    let mut args = quick_train(data.as_os_str(), out.as_os_str());
+    args.extend([OsStr::new("--width"), OsStr::new("1000000000000")]);
+    let o = run(&args);
+    let e = stderr(&o);
+    assert_eq!(o.status.code(), Some(2), "{e}");
+    assert!(e.contains("--width must be at most 16384"), "{e}");
+    assert!(!out.join("checkpoint").exists());
+}
+
+#[test]
+fn paths_that_are_not_utf8_work() {
+    let t = tempfile::tempdir().unwrap();
+    let dir = t.path().join(OsStr::from_bytes(b"d\xffir"));
+    std::fs::create_dir(&dir).unwrap();
+    let data = table(&dir, OsStr::from_bytes(b"tr\xfeain.csv"), 60);
+    let test = table(&dir, OsStr::from_bytes(b"te\xfest.csv"), 20);
+    let out = dir.join(OsStr::from_bytes(b"o\xffut"));
+    let mut args = quick_train(data.as_os_str(), out.as_os_str());
+    args.extend([OsStr::new("--test-data"), test.as_os_str()]);
+    args.extend([OsStr::new("--width"), OsStr::new("8")]);
+    let o = run(&args);
+    // It used to fail writing checkpoint/run.json ("path contains invalid UTF-8").
+    assert!(o.status.success(), "{}", stderr(&o));
+    assert!(out.join("report.json").is_file());
+    let o = run(&[
+        OsStr::new("eval"),
+        OsStr::new("--model"),
+        out.as_os_str(),
+        OsStr::new("--data"),
+        test.as_os_str(),
+    ]);
+    assert!(o.status.success(), "{}", stderr(&o));
+
+    // A run over such paths records them as they are, for --resume.
+    use ant::run::{DataSpec, Existing, Run, RunFile, RunSpec};
+    let spec = RunSpec {
+        data: DataSpec {
+            path: data.clone(),
+            test_data: Some(test.clone()),
+            test_fraction: 0.2,
+            target: Some(ant::data::tabular::TargetSpec::new(
+                "y",
+                ant::data::tabular::TabularTask::Classification,
+            )),
+            train_limit: None,
+        },
+        params: ant::AntParams::new(ant::Preset::Tabular).with_width(8),
+    };
+    let out2 = dir.join(OsStr::from_bytes(b"r\xffun"));
+    drop(Run::start(&out2, spec, Existing::Refuse).unwrap());
+    let json = std::fs::read(out2.join("checkpoint/run.json")).unwrap();
+    let file: RunFile = serde_json::from_slice(&json).unwrap();
+    assert_eq!(file.spec.data.path, data);
+    assert_eq!(file.spec.data.test_data.as_deref(), Some(test.as_path()));
+    // Unicode paths stay plain strings.
+    let text = String::from_utf8(json).unwrap();
+    assert!(
+        text.contains(&format!("\"cwd\": {:?}", file.cwd.to_str().unwrap())),
+        "{text}"
+    );
+}
