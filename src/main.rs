@@ -394,7 +394,8 @@ fn run_spec(a: TrainArgs) -> Result<(PathBuf, RunSpec)> {
 }
 
 fn train(a: TrainArgs) -> Result<()> {
-    let device = a.device.burn()?;
+    let choice = a.device.choice;
+    let device = choice.burn()?;
     let run = match a.resume.clone() {
         Some(dir) => {
             let run = Run::resume(&dir)?;
@@ -419,11 +420,12 @@ fn train(a: TrainArgs) -> Result<()> {
     };
     let spec = run.spec();
     note!(
-        "training {} on {} samples ({} test) from {}",
+        "training {} on {} samples ({} test) from {}, on {}",
         spec.params.preset,
         run.train_set().len(),
         run.test_set().len(),
-        spec.data.path.display()
+        spec.data.path.display(),
+        choice
     );
     let out = run.out().to_path_buf();
     let mut records = run.records_log()?;
