@@ -171,7 +171,7 @@ struct TrainArgs {
     /// Lines to drop at the top of a table before its header or first row.
     #[arg(long, default_value_t = 0, requires = "target")]
     skip_rows: usize,
-    /// Output directory for tree.json, model.safetensors, records.jsonl, report.json
+    /// Output directory for tree.json, model-<md5>.safetensors, records.jsonl, report.json
     /// (and, while training, checkpoint/).
     #[arg(long, required_unless_present = "resume")]
     out: Option<PathBuf>,

@@ -1,5 +1,6 @@
 //! The fitted model: a grown and refined tree plus everything needed to use it on new
-//! data (normalisation, task, provenance), saved as `tree.json` + `model.safetensors`.
+//! data (normalisation, task, provenance), saved as `tree.json` + `model-<md5>.safetensors`
+//! (the weights file is named by its checksum, and `tree.json`, written last, names it).
 
 use std::collections::BTreeMap;
 use std::path::Path;
@@ -29,8 +30,51 @@ use crate::train::{
 use crate::tree::{Routing, Topology, Tree, TreeModules, chosen_outputs, least_likely_leaves};
 
 pub const TREE_FILE: &str = "tree.json";
-pub const WEIGHTS_FILE: &str = "model.safetensors";
+/// The weights file of models saved before weights files were named by their checksum
+/// (such a `tree.json` names no weights file); still loaded.
+pub const LEGACY_WEIGHTS_FILE: &str = "model.safetensors";
 const FORMAT: &str = "ant-model-1";
+
+/// The weights file a `tree.json` belongs with: written into it by [`Ant::save`] and
+/// checked by [`Ant::load`], so a `tree.json` is never used with another model's weights.
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
+pub struct WeightsRef {
+    /// `model-<first 16 hex digits of the md5>.safetensors`, beside `tree.json`.
+    pub file: String,
+    /// The hex md5 of the file's bytes.
+    pub md5: String,
+}
+
+impl WeightsRef {
+    fn of(bytes: &[u8]) -> WeightsRef {
+        let md5 = crate::data::md5_hex(bytes);
+        WeightsRef {
+            file: format!("model-{}.safetensors", &md5[..16]),
+            md5,
+        }
+    }
+
+    /// Whether `name` is a weights file of [`Ant::save`] (or the legacy one).
+    fn is_weights_name(name: &str) -> bool {
+        name == LEGACY_WEIGHTS_FILE
+            || (name.starts_with("model-") && name.ends_with(".safetensors"))
+    }
+}
+
+/// `tree.json` as written: the model's description and the weights file it belongs with.
+#[derive(Serialize)]
+struct TreeFileOut<'a> {
+    #[serde(flatten)]
+    meta: &'a ModelMeta,
+    weights: &'a WeightsRef,
+}
+
+/// The weights reference of a `tree.json` (absent in files of earlier versions).
+#[derive(Deserialize)]
+struct TreeFileWeights {
+    #[serde(default)]
+    weights: Option<WeightsRef>,
+}
 
 /// How the test set of a data source was chosen (so `eval` picks the same rows).
 #[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
@@ -579,11 +623,19 @@ impl Ant {
         Repr::from_vec(x, data.len(), input, &self.device)
     }
 
-    /// Write `tree.json` and `model.safetensors` into `dir` (each atomically).
+    /// Save the model into `dir` as one unit: the weights go to a new file named by their
+    /// checksum, then `tree.json`, which names that file, replaces the old one (the one
+    /// atomic switch), then the weights files no `tree.json` names any more are removed.
+    /// Interrupted at any point, `dir` holds the old model or the new one, whole.
     pub fn save(&self, dir: impl AsRef<Path>) -> Result<()> {
         let dir = dir.as_ref();
         std::fs::create_dir_all(dir).map_err(|e| AntError::io(dir, e))?;
-        let mut store = SafetensorsStore::from_bytes(None).skip_enum_variants(true);
+        // One metadata entry: burn's default entries are a hash map, written in a random
+        // order, and the same weights must give the same bytes (the file is named by them).
+        let mut store = SafetensorsStore::from_bytes(None)
+            .skip_enum_variants(true)
+            .clear_metadata()
+            .metadata("producer", "ant");
         self.tree
             .modules
             .save_into(&mut store)
@@ -591,28 +643,30 @@ impl Ant {
         let bytes = store
             .get_bytes()
             .map_err(|e| AntError::model(format!("saving weights: {e}")))?;
-        write_atomic(&dir.join(WEIGHTS_FILE), &bytes)?;
-        let json =
-            serde_json::to_vec_pretty(&self.meta).map_err(|e| AntError::model(e.to_string()))?;
-        write_atomic(&dir.join(TREE_FILE), &json)
+        let weights = WeightsRef::of(&bytes);
+        write_atomic(&dir.join(&weights.file), &bytes)?;
+        let file = TreeFileOut {
+            meta: &self.meta,
+            weights: &weights,
+        };
+        let json = serde_json::to_vec_pretty(&file).map_err(|e| AntError::model(e.to_string()))?;
+        write_atomic(&dir.join(TREE_FILE), &json)?;
+        // The old model's weights (and those of interrupted saves) are no longer named.
+        let entries = std::fs::read_dir(dir).map_err(|e| AntError::io(dir, e))?;
+        for e in entries.flatten() {
+            let name = e.file_name().to_string_lossy().into_owned();
+            if WeightsRef::is_weights_name(&name) && name != weights.file {
+                crate::persist::remove_file(&e.path())?;
+            }
+        }
+        Ok(())
     }
 
-    /// Load a model saved by [`Ant::save`].
+    /// Load a model saved by [`Ant::save`]. The weights must be the ones `tree.json`
+    /// names (same checksum): a `tree.json` beside another model's weights is refused.
     pub fn load(dir: impl AsRef<Path>, device: &Device) -> Result<Ant> {
         let dir = dir.as_ref();
-        let tp = dir.join(TREE_FILE);
-        let text = std::fs::read(&tp).map_err(|e| AntError::io(&tp, e))?;
-        let meta: ModelMeta = serde_json::from_slice(&text)
-            .map_err(|e| AntError::data(&tp, format!("not a model file: {e}")))?;
-        if meta.format != FORMAT {
-            return Err(AntError::data(
-                &tp,
-                format!("unknown format {:?}", meta.format),
-            ));
-        }
-        meta.check(&tp)?;
-        let wp = dir.join(WEIGHTS_FILE);
-        let bytes = std::fs::read(&wp).map_err(|e| AntError::io(&wp, e))?;
+        let (meta, wp, bytes) = read_model_files(dir)?;
         let device = device.clone().without_autodiff();
         let mut modules = TreeModules::init(&meta.topology, &device);
         let mut store = SafetensorsStore::from_bytes(Some(bytes)).skip_enum_variants(true);
@@ -636,6 +690,69 @@ impl Ant {
         }
         let tree = Tree::new(meta.topology.clone(), modules);
         Ok(Ant { tree, meta, device })
+    }
+}
+
+/// `tree.json` (checked) and the bytes of the weights file it belongs with, and that
+/// file's path. A save that switches the model meanwhile may remove the weights the
+/// `tree.json` read first names: the files are then read again.
+fn read_model_files(dir: &Path) -> Result<(ModelMeta, std::path::PathBuf, Vec<u8>)> {
+    let tp = dir.join(TREE_FILE);
+    let mut text = std::fs::read(&tp).map_err(|e| AntError::io(&tp, e))?;
+    let mut attempt = 0;
+    loop {
+        attempt += 1;
+        let meta: ModelMeta = serde_json::from_slice(&text)
+            .map_err(|e| AntError::data(&tp, format!("not a model file: {e}")))?;
+        if meta.format != FORMAT {
+            return Err(AntError::data(
+                &tp,
+                format!("unknown format {:?}", meta.format),
+            ));
+        }
+        meta.check(&tp)?;
+        let weights = serde_json::from_slice::<TreeFileWeights>(&text)
+            .map_err(|e| AntError::data(&tp, format!("not a model file: {e}")))?
+            .weights;
+        let Some(w) = weights else {
+            let wp = dir.join(LEGACY_WEIGHTS_FILE);
+            let bytes = std::fs::read(&wp).map_err(|e| AntError::io(&wp, e))?;
+            return Ok((meta, wp, bytes));
+        };
+        if !WeightsRef::is_weights_name(&w.file) || w.file.contains(['/', '\\']) {
+            let msg = format!(
+                "names {:?} as its weights file: not a weights file name",
+                w.file
+            );
+            return Err(AntError::data(&tp, msg));
+        }
+        let wp = dir.join(&w.file);
+        let bytes = match std::fs::read(&wp) {
+            Ok(b) => b,
+            Err(e) if e.kind() == std::io::ErrorKind::NotFound && attempt <= 3 => {
+                let again = std::fs::read(&tp).map_err(|e| AntError::io(&tp, e))?;
+                if again == text {
+                    let msg = format!(
+                        "the weights file {} that tree.json names is missing",
+                        w.file
+                    );
+                    return Err(AntError::data(&tp, msg));
+                }
+                text = again;
+                continue;
+            }
+            Err(e) => return Err(AntError::io(&wp, e)),
+        };
+        let md5 = crate::data::md5_hex(&bytes);
+        if md5 != w.md5 {
+            let msg = format!(
+                "does not belong with {}: its checksum is {md5}, tree.json expects {}",
+                tp.display(),
+                w.md5
+            );
+            return Err(AntError::data(&wp, msg));
+        }
+        return Ok((meta, wp, bytes));
     }
 }
 

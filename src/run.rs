@@ -3,7 +3,7 @@
 //! runs by going through [`Run`]:
 //!
 //! ```text
-//! OUT/tree.json, OUT/model.safetensors   the model (Ant::save)
+//! OUT/tree.json, OUT/model-<md5>.safetensors   the model (Ant::save: one unit)
 //! OUT/records.jsonl                      one EpochRecord per line, appended as it ends
 //! OUT/report.json                        test scores, accounting, training seconds
 //! OUT/checkpoint/                        while training: run.json + per-epoch state

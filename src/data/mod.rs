@@ -245,11 +245,17 @@ pub fn file_md5(path: &Path) -> Result<String> {
         }
         hasher.update(&buf[..n]);
     }
-    Ok(hasher
-        .finalize()
-        .iter()
-        .map(|b| format!("{b:02x}"))
-        .collect())
+    Ok(hex(&hasher.finalize()))
+}
+
+/// Hex MD5 of `bytes`.
+pub fn md5_hex(bytes: &[u8]) -> String {
+    use md5::{Digest, Md5};
+    hex(&Md5::digest(bytes))
+}
+
+fn hex(bytes: &[u8]) -> String {
+    bytes.iter().map(|b| format!("{b:02x}")).collect()
 }
 
 /// gzip magic bytes (RFC 1952).
@@ -408,6 +414,7 @@ mod tests {
         let p = dir.path().join("a.bin");
         std::fs::write(&p, b"abc").unwrap();
         assert_eq!(file_md5(&p).unwrap(), "900150983cd24fb0d6963f7d28e17f72");
+        assert_eq!(md5_hex(b"abc"), "900150983cd24fb0d6963f7d28e17f72");
         assert_eq!(read_maybe_gz(&p).unwrap(), b"abc");
 
         // gzip detected by content, whatever the name.
