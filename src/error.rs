@@ -26,6 +26,17 @@ pub enum AntError {
     Download { url: String, reason: String },
     #[error("model: {0}")]
     Model(String),
+    /// A run stopped by an error (such as a failed write) after it had saved checkpoints
+    /// in `dir`, which are kept: it continues with `ant train --resume`.
+    #[error(
+        "{source} (the run stopped; its checkpoints are kept: continue it with `ant train --resume {}` once this is fixed)",
+        dir.display()
+    )]
+    Stopped {
+        dir: PathBuf,
+        #[source]
+        source: Box<AntError>,
+    },
     /// Drawing, parsing or encoding a picture failed: `what` was being done, `reason`
     /// is the drawing library's message.
     #[error("{what}: {reason}")]

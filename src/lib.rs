@@ -110,7 +110,7 @@ pub use model::{Ant, Evaluation, Inference, Predictions};
 pub use named::Named;
 pub use params::{AntParams, Init, RouterInit, TrainConfig};
 pub use preset::{Ablation, Preset, Task};
-pub use train::{Augment, Checkpoints};
+pub use train::{Augment, Checkpoints, FailedWrite};
 
 /// The device everything runs on by default: burn's pure-Rust CPU backend.
 pub fn default_device() -> burn::prelude::Device {

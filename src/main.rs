@@ -582,6 +582,8 @@ fn predict(a: PredictArgs) -> Result<()> {
 
 fn main() -> ExitCode {
     ant::keep_large_buffers();
+    // A write beyond `ulimit -f` is then a failed write, reported, not a silent death.
+    ant::persist::file_size_limit_is_an_error();
     tracing_subscriber::fmt()
         .with_writer(std::io::stderr)
         .with_env_filter(tracing_subscriber::EnvFilter::from_default_env())

@@ -376,9 +376,9 @@ impl Ant {
         if let Some(c) = checkpoints {
             c.track_augmenter(tset.augment.clone());
         }
-        let grown = grow(&cfg, data, input, observer);
+        let grown = grow(&cfg, data, input, observer)?;
         let decisions = grown.decisions.clone();
-        let (tree, valid_nll, valid_metric) = refine(&cfg, grown, data, observer);
+        let (tree, valid_nll, valid_metric) = refine(&cfg, grown, data, observer)?;
         if !valid_nll.is_finite() {
             return Err(AntError::Diverged { valid_nll });
         }
@@ -644,13 +644,22 @@ impl Ant {
             .get_bytes()
             .map_err(|e| AntError::model(format!("saving weights: {e}")))?;
         let weights = WeightsRef::of(&bytes);
-        write_atomic(&dir.join(&weights.file), &bytes)?;
+        let wp = dir.join(&weights.file);
+        // The same weights may be there already (the same model saved again).
+        let new = !wp.exists();
+        write_atomic(&wp, &bytes)?;
         let file = TreeFileOut {
             meta: &self.meta,
             weights: &weights,
         };
         let json = serde_json::to_vec_pretty(&file).map_err(|e| AntError::model(e.to_string()))?;
-        write_atomic(&dir.join(TREE_FILE), &json)?;
+        if let Err(e) = write_atomic(&dir.join(TREE_FILE), &json) {
+            // Not switched: the old model stays, alone.
+            if new {
+                let _ = std::fs::remove_file(&wp);
+            }
+            return Err(e);
+        }
         // The old model's weights (and those of interrupted saves) are no longer named.
         let entries = std::fs::read_dir(dir).map_err(|e| AntError::io(dir, e))?;
         for e in entries.flatten() {

@@ -4,13 +4,17 @@
 //!
 //! ```text
 //! OUT/tree.json, OUT/model-<md5>.safetensors   the model (Ant::save: one unit)
-//! OUT/records.jsonl                      one EpochRecord per line, appended as it ends
-//! OUT/report.json                        test scores, accounting, training seconds
-//! OUT/checkpoint/                        while training: run.json + per-epoch state
+//! OUT/records.jsonl        one EpochRecord per line, appended as it ends
+//! OUT/report.json          test scores, accounting, training seconds
+//! OUT/checkpoint/          while training: run.json + per-epoch state
 //! ```
+//!
+//! Every file is written atomically, and a write that fails (a full disk) stops the run
+//! with an error naming the file: the model saved before and the last checkpoint stay,
+//! so the run resumes once the problem is fixed. The checkpoint directory appears with
+//! its `run.json` and disappears as one step.
 
 use std::fs::File;
-use std::io::Write;
 use std::path::{Path, PathBuf};
 use std::time::Instant;
 
@@ -25,8 +29,8 @@ use crate::model::{Ant, Evaluation, Provenance, TestSplit};
 use crate::named::Named;
 use crate::observe::{EpochRecord, Observer};
 use crate::params::AntParams;
-use crate::persist::write_atomic;
-use crate::train::Checkpoints;
+use crate::persist::{append_line, remove_dir_atomic, remove_stale_temps, write_atomic};
+use crate::train::{Checkpoints, FailedWrite};
 
 pub const CHECKPOINT_DIR: &str = "checkpoint";
 /// Inside the checkpoint folder: what the run was started with.
@@ -122,14 +126,15 @@ impl Run {
                 l
             }
         };
-        let checkpoints = Checkpoints::create(&out.join(CHECKPOINT_DIR))?;
+        remove_stale_temps(out)?;
         let ckdir = out.join(CHECKPOINT_DIR);
         let file = RunFile {
             spec: spec.clone(),
             cwd,
         };
         let json = serde_json::to_vec_pretty(&file).map_err(|e| AntError::model(e.to_string()))?;
-        write_atomic(&ckdir.join(RUN_FILE), &json)?;
+        // The checkpoint directory exists only with its run.json: it can be resumed.
+        let checkpoints = Checkpoints::create_with(&ckdir, &[(RUN_FILE, &json)])?;
         Ok(Run {
             out: out.to_path_buf(),
             _lock: lock,
@@ -148,7 +153,10 @@ impl Run {
         let path = ckdir.join(RUN_FILE);
         let text = std::fs::read(&path).map_err(|e| {
             if out.join(crate::model::TREE_FILE).exists() && !ckdir.exists() {
-                AntError::data(out, "this run has already finished: nothing to resume")
+                AntError::data(
+                    out,
+                    "holds a finished model and no interrupted run (no checkpoint/): nothing to resume",
+                )
             } else {
                 AntError::io(&path, e)
             }
@@ -156,6 +164,8 @@ impl Run {
         let file: RunFile = serde_json::from_slice(&text)
             .map_err(|e| AntError::data(&path, format!("not a run file: {e}")))?;
         let lock = lock(out)?;
+        remove_stale_temps(out)?;
+        remove_stale_temps(&ckdir)?;
         let (source, train) = load(&file.spec, &file.cwd)?;
         let checkpoints = Checkpoints::open(&ckdir)?;
         Ok(Run {
@@ -195,9 +205,13 @@ impl Run {
     /// The observer that appends every epoch to `records.jsonl`: a new run starts the
     /// file afresh; a resumed one keeps the records up to its last checkpoint.
     pub fn records_log(&self) -> Result<RecordsLog> {
+        self.open_records_log().map_err(|e| stopped(&self.out, e))
+    }
+
+    fn open_records_log(&self) -> Result<RecordsLog> {
         let path = self.out.join(RECORDS_FILE);
-        if self.resumed {
-            let keep = self.checkpoints.records();
+        let keep = self.checkpoints.records();
+        if self.resumed && keep > 0 {
             let text = std::fs::read_to_string(&path).map_err(|e| AntError::io(&path, e))?;
             let lines: Vec<&str> = text.lines().take(keep).collect();
             if lines.len() < keep {
@@ -213,7 +227,11 @@ impl Run {
             .append(true)
             .open(&path)
             .map_err(|e| AntError::io(&path, e))?;
-        Ok(RecordsLog { file, path })
+        Ok(RecordsLog {
+            file,
+            path,
+            failed: self.checkpoints.failed_writes(),
+        })
     }
 
     /// Train (or continue training), then save the model and `report.json` and remove
@@ -229,43 +247,58 @@ impl Run {
             ..
         } = self;
         let ckdir = out.join(CHECKPOINT_DIR);
-        let fitted = Ant::fit_checkpointed(spec.params, &train, device, observer, &checkpoints);
-        let mut model = match fitted {
-            // Resuming would diverge the same way: nothing there is worth keeping.
-            Err(e @ AntError::Diverged { .. }) => {
-                drop(checkpoints);
-                std::fs::remove_dir_all(&ckdir).map_err(|e| AntError::io(&ckdir, e))?;
-                return Err(e);
-            }
-            other => other?,
-        };
-        let n_valid = model.meta.provenance.n_valid;
-        model.meta.provenance = Provenance {
-            data: spec.data.path.display().to_string(),
-            test_split: source.split,
-            train_limit: spec.data.train_limit,
-            n_train: train.len() - n_valid,
-            n_valid,
-            target: source.target,
-        };
-        model.meta.class_names = source.class_names;
-        model.save(&out)?;
-        let evaluation = model.evaluate(&source.test)?;
-        let seconds = checkpoints.seconds_before() + started.elapsed().as_secs_f64();
-        let mut report = report(&model, &evaluation);
-        report["train_seconds"] = serde_json::json!(seconds);
-        let text =
-            serde_json::to_string_pretty(&report).map_err(|e| AntError::model(e.to_string()))?;
-        write_atomic(&out.join(REPORT_FILE), text.as_bytes())?;
-        drop(checkpoints);
-        std::fs::remove_dir_all(&ckdir).map_err(|e| AntError::io(&ckdir, e))?;
-        let lock = out.join(LOCK_FILE);
-        std::fs::remove_file(&lock).map_err(|e| AntError::io(&lock, e))?;
-        Ok(Finished {
-            model,
-            evaluation,
-            seconds,
-        })
+        let res = (|| {
+            let fitted = Ant::fit_checkpointed(spec.params, &train, device, observer, &checkpoints);
+            let mut model = match fitted {
+                // Resuming would diverge the same way: nothing there is worth keeping.
+                Err(e @ AntError::Diverged { .. }) => {
+                    drop(checkpoints);
+                    remove_dir_atomic(&ckdir)?;
+                    return Err(e);
+                }
+                other => other?,
+            };
+            let n_valid = model.meta.provenance.n_valid;
+            model.meta.provenance = Provenance {
+                data: spec.data.path.display().to_string(),
+                test_split: source.split,
+                train_limit: spec.data.train_limit,
+                n_train: train.len() - n_valid,
+                n_valid,
+                target: source.target,
+            };
+            model.meta.class_names = source.class_names;
+            model.save(&out)?;
+            let evaluation = model.evaluate(&source.test)?;
+            let seconds = checkpoints.seconds_before() + started.elapsed().as_secs_f64();
+            let mut report = report(&model, &evaluation);
+            report["train_seconds"] = serde_json::json!(seconds);
+            let text = serde_json::to_string_pretty(&report)
+                .map_err(|e| AntError::model(e.to_string()))?;
+            write_atomic(&out.join(REPORT_FILE), text.as_bytes())?;
+            drop(checkpoints);
+            remove_dir_atomic(&ckdir)?;
+            let lock = out.join(LOCK_FILE);
+            std::fs::remove_file(&lock).map_err(|e| AntError::io(&lock, e))?;
+            Ok(Finished {
+                model,
+                evaluation,
+                seconds,
+            })
+        })();
+        res.map_err(|e| stopped(&out, e))
+    }
+}
+
+/// An error after the run in `out` saved its state (a failed write, say): it can go on.
+fn stopped(out: &Path, e: AntError) -> AntError {
+    match e {
+        AntError::Diverged { .. } | AntError::Stopped { .. } => e,
+        e if out.join(CHECKPOINT_DIR).is_dir() => AntError::Stopped {
+            dir: out.to_path_buf(),
+            source: Box::new(e),
+        },
+        e => e,
     }
 }
 
@@ -333,17 +366,19 @@ fn load(spec: &RunSpec, cwd: &Path) -> Result<(Source, Dataset)> {
     Ok((source, train))
 }
 
-/// Appends every epoch record to `records.jsonl` as one JSON line.
+/// Appends every epoch record to `records.jsonl` as one JSON line; a line that cannot
+/// be written stops the run (at the end of its epoch, before the next checkpoint).
 pub struct RecordsLog {
     file: File,
     path: PathBuf,
+    failed: FailedWrite,
 }
 
 impl Observer for RecordsLog {
     fn epoch(&mut self, r: &EpochRecord) {
         let line = serde_json::to_string(r).expect("records serialise");
-        if let Err(e) = writeln!(self.file, "{line}").and_then(|()| self.file.flush()) {
-            tracing::warn!("{}: {e}", self.path.display());
+        if let Err(e) = append_line(&mut self.file, &self.path, &line) {
+            self.failed.set(e);
         }
     }
 }

@@ -2,7 +2,8 @@
 //! failed write stops the run with a clear error and keeps what was saved, and a run
 //! killed at any moment leaves the old model or the new one, and resumes.
 
-use std::path::Path;
+use std::path::{Path, PathBuf};
+use std::process::{Command, Output};
 
 use ant::observe::Silent;
 use ant::{Ant, AntParams, Dataset, Inference, Preset, Targets};
@@ -136,4 +137,243 @@ fn models_saved_by_earlier_versions_still_load() {
     a.save(tmp.path()).unwrap();
     assert_eq!(names(tmp.path()), [w, "tree.json".into()]);
     assert_eq!(predictions(&load(tmp.path()).unwrap()), predictions(&a));
+}
+
+// ---------------------------------------------------------------------------------------
+// `ant train` over a directory that holds a good model: failed writes and kills.
+
+/// scikit-learn's iris table (in-repo), absolute.
+fn iris() -> String {
+    Path::new(env!("CARGO_MANIFEST_DIR"))
+        .join("data/small/iris.csv")
+        .display()
+        .to_string()
+}
+
+/// A tiny run (about 20 file writes, well under a second) into `out`.
+fn train_args(out: &Path, extra: &[&str]) -> Vec<String> {
+    let mut v: Vec<String> = [
+        "train",
+        "--preset",
+        "tabular",
+        "--data",
+        &iris(),
+        "--target",
+        "4",
+        "--task",
+        "classification",
+        "--width",
+        "8",
+        "--epochs-node",
+        "2",
+        "--refine-epochs",
+        "2",
+        "--max-depth",
+        "1",
+        "--batch-size",
+        "32",
+        "--out",
+    ]
+    .iter()
+    .map(|s| s.to_string())
+    .collect();
+    v.push(out.display().to_string());
+    v.extend(extra.iter().map(|s| s.to_string()));
+    v
+}
+
+fn bin() -> Command {
+    Command::new(env!("CARGO_BIN_EXE_ant"))
+}
+
+fn resume(dir: &Path) -> Output {
+    bin()
+        .args(["train", "--resume", dir.to_str().unwrap()])
+        .output()
+        .unwrap()
+}
+
+fn stderr(o: &Output) -> String {
+    String::from_utf8_lossy(&o.stderr).into_owned()
+}
+
+/// The files of the model directory `from`, copied into the new directory `to`.
+fn copy_dir(from: &Path, to: &Path) {
+    std::fs::create_dir_all(to).unwrap();
+    for e in std::fs::read_dir(from).unwrap() {
+        let e = e.unwrap();
+        if e.file_type().unwrap().is_file() {
+            std::fs::copy(e.path(), to.join(e.file_name())).unwrap();
+        }
+    }
+}
+
+/// Temporary files and directories left anywhere under `dir`.
+fn temps(dir: &Path) -> Vec<PathBuf> {
+    let mut found = vec![];
+    for e in std::fs::read_dir(dir).unwrap() {
+        let p = e.unwrap().path();
+        let name = p.file_name().unwrap().to_string_lossy().into_owned();
+        if name.ends_with(".tmp") || name.ends_with(".part") {
+            found.push(p.clone());
+        }
+        if p.is_dir() {
+            found.extend(temps(&p));
+        }
+    }
+    found
+}
+
+fn safetensors(dir: &Path) -> usize {
+    names(dir)
+        .iter()
+        .filter(|n| n.ends_with(".safetensors"))
+        .count()
+}
+
+fn records_without_seconds(dir: &Path) -> Vec<serde_json::Value> {
+    let text = std::fs::read_to_string(dir.join("records.jsonl")).unwrap();
+    text.lines()
+        .map(|l| {
+            let mut v: serde_json::Value = serde_json::from_str(l).unwrap();
+            v.as_object_mut().unwrap().remove("seconds");
+            v
+        })
+        .collect()
+}
+
+/// A good model A (seed 0) in `root/a`, and B: what `--force --seed 1` over A makes,
+/// uninterrupted, in `root/b`. Returns both tree.json files.
+fn models_a_and_b(root: &Path) -> (PathBuf, Vec<u8>, PathBuf, Vec<u8>) {
+    let (a, b) = (root.join("a"), root.join("b"));
+    let r = bin().args(train_args(&a, &[])).output().unwrap();
+    assert!(r.status.success(), "{}", stderr(&r));
+    copy_dir(&a, &b);
+    let r = bin()
+        .args(train_args(&b, &["--force", "--seed", "1"]))
+        .output()
+        .unwrap();
+    assert!(r.status.success(), "{}", stderr(&r));
+    let (ta, tb) = (
+        std::fs::read(a.join("tree.json")).unwrap(),
+        std::fs::read(b.join("tree.json")).unwrap(),
+    );
+    assert_ne!(ta, tb);
+    (a, ta, b, tb)
+}
+
+/// What must hold in `dir` after a run over model A was stopped (by a failed write or a
+/// kill): model A or model B, whole and loadable; and if the run left checkpoints,
+/// `--resume` finishes it with exactly model B, leaving no temporary files. Returns
+/// whether it resumed.
+fn old_or_new_then_resumes(dir: &Path, ta: &[u8], b: &Path, tb: &[u8], what: &str) -> bool {
+    let tree = std::fs::read(dir.join("tree.json")).unwrap();
+    assert!(
+        tree == ta || tree == tb,
+        "{what}: tree.json is neither model"
+    );
+    load(dir).unwrap_or_else(|e| panic!("{what}: {e}"));
+    if !dir.join("checkpoint").exists() {
+        return false;
+    }
+    let r = resume(dir);
+    assert!(r.status.success(), "{what}: {}", stderr(&r));
+    assert_eq!(std::fs::read(dir.join("tree.json")).unwrap(), tb, "{what}");
+    load(dir).unwrap();
+    assert_eq!(safetensors(dir), 1, "{what}: {:?}", names(dir));
+    assert!(temps(dir).is_empty(), "{what}: {:?}", temps(dir));
+    assert!(!dir.join("checkpoint").exists(), "{what}");
+    assert_eq!(
+        records_without_seconds(dir),
+        records_without_seconds(b),
+        "{what}"
+    );
+    true
+}
+
+#[test]
+fn every_failed_write_stops_the_run_and_keeps_what_was_saved() {
+    let tmp = tempfile::tempdir().unwrap();
+    let (a, ta, b, tb) = models_a_and_b(tmp.path());
+    let mut resumed = 0;
+    // The N-th file write of the run fails as on a full disk, for every N.
+    for n in 1.. {
+        let dir = tmp.path().join(format!("fail-{n}"));
+        copy_dir(&a, &dir);
+        let r = bin()
+            .args(train_args(&dir, &["--force", "--seed", "1"]))
+            .env("ANT_FAULT_FAIL_WRITE", n.to_string())
+            .output()
+            .unwrap();
+        if r.status.success() {
+            // The run writes fewer files than that: every write has been failed once.
+            assert!(n > 15, "only {} writes", n - 1);
+            assert_eq!(std::fs::read(dir.join("tree.json")).unwrap(), tb);
+            break;
+        }
+        let e = stderr(&r);
+        let what = format!("write {n}: {e}");
+        assert_eq!(r.status.code(), Some(2), "{what}");
+        let last = e.trim().lines().last().unwrap();
+        assert!(
+            last.starts_with("error: ")
+                && last.contains("No space left on device")
+                && last.contains(dir.to_str().unwrap()),
+            "{what}"
+        );
+        assert!(!e.contains("panicked"), "{what}");
+        assert!(temps(&dir).is_empty(), "{what}: {:?}", temps(&dir));
+        assert_eq!(safetensors(&dir), 1, "{what}");
+        if old_or_new_then_resumes(&dir, &ta, &b, &tb, &what) {
+            assert!(last.contains("--resume"), "{what}");
+            resumed += 1;
+        }
+    }
+    assert!(resumed > 10, "{resumed}");
+}
+
+/// `ulimit -f`: a write beyond the limit fails (EFBIG) instead of killing the process
+/// with SIGXFSZ, and is reported like any failed write.
+#[cfg(all(target_os = "linux", target_env = "gnu"))]
+#[test]
+fn a_file_size_limit_stops_the_run_with_a_clear_error() {
+    let tmp = tempfile::tempdir().unwrap();
+    let (a, dir) = (tmp.path().join("a"), tmp.path().join("limited"));
+    let r = bin().args(train_args(&a, &[])).output().unwrap();
+    assert!(r.status.success(), "{}", stderr(&r));
+    copy_dir(&a, &dir);
+    let ta = std::fs::read(a.join("tree.json")).unwrap();
+    // 16 blocks of 512 bytes (dash): run.json and the first epoch records fit, a
+    // checkpoint of a 256-wide transformer (about 30 kB) does not.
+    let mut args = train_args(&dir, &["--force"]);
+    let w = args.iter().position(|a| a == "--width").unwrap();
+    args[w + 1] = "256".into();
+    args.insert(0, env!("CARGO_BIN_EXE_ant").to_string());
+    let r = Command::new("sh")
+        .arg("-c")
+        .arg("ulimit -f 16; exec \"$0\" \"$@\"")
+        .args(&args)
+        .output()
+        .unwrap();
+    let e = stderr(&r);
+    assert_eq!(r.status.code(), Some(2), "{e}");
+    let last = e.trim().lines().last().unwrap();
+    assert!(
+        last.starts_with("error: ")
+            && last.contains("File too large")
+            && last.contains(dir.join("checkpoint").to_str().unwrap())
+            && last.contains("--resume"),
+        "{e}"
+    );
+    assert!(temps(&dir).is_empty(), "{:?}", temps(&dir));
+    // The model saved before is untouched and loads.
+    assert_eq!(std::fs::read(dir.join("tree.json")).unwrap(), ta);
+    load(&dir).unwrap();
+    assert_eq!(safetensors(&dir), 1);
+    // Without the limit, the run continues and finishes.
+    let r = resume(&dir);
+    assert!(r.status.success(), "{}", stderr(&r));
+    assert_ne!(std::fs::read(dir.join("tree.json")).unwrap(), ta);
+    assert!(load(&dir).unwrap().tree.topology.num_params() > 1000);
+    assert!(temps(&dir).is_empty(), "{:?}", temps(&dir));
 }

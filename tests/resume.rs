@@ -151,7 +151,7 @@ fn killed_twice_and_resumed_equals_uninterrupted() {
     // A finished run has nothing to resume.
     let r = run(&resume);
     assert_eq!(r.status.code(), Some(2));
-    assert!(String::from_utf8_lossy(&r.stderr).contains("already finished"));
+    assert!(String::from_utf8_lossy(&r.stderr).contains("nothing to resume"));
 }
 
 #[test]
