@@ -377,3 +377,102 @@ fn a_file_size_limit_stops_the_run_with_a_clear_error() {
     assert!(load(&dir).unwrap().tree.topology.num_params() > 1000);
     assert!(temps(&dir).is_empty(), "{:?}", temps(&dir));
 }
+
+/// Kill `ant train --force` over model A (SIGKILL) right after each of its durable file
+/// steps in turn (a temporary file written, a rename, a removal, an epoch record), then
+/// at seeded random times: every time, the directory holds model A or model B, whole,
+/// and `--resume` finishes the run with exactly model B.
+#[cfg(unix)]
+#[test]
+fn a_run_killed_at_any_moment_leaves_a_whole_model_and_resumes() {
+    use rand::{Rng, SeedableRng};
+    use std::os::unix::process::ExitStatusExt;
+    use std::time::{Duration, Instant};
+
+    let tmp = tempfile::tempdir().unwrap();
+    let (a, ta, b, tb) = models_a_and_b(tmp.path());
+    let (mut kills, mut resumed, mut mid_save, mut after_switch) = (0, 0, 0, 0);
+    for n in 1.. {
+        let dir = tmp.path().join(format!("kill-{n}"));
+        copy_dir(&a, &dir);
+        let r = bin()
+            .args(train_args(&dir, &["--force", "--seed", "1"]))
+            .env("ANT_FAULT_AFTER_WRITES", n.to_string())
+            .output()
+            .unwrap();
+        if r.status.success() {
+            break;
+        }
+        let what = format!("killed after step {n}");
+        assert!(
+            matches!(r.status.signal(), Some(9 | 6)),
+            "{what}: {:?} {}",
+            r.status,
+            stderr(&r)
+        );
+        kills += 1;
+        let tree = std::fs::read(dir.join("tree.json")).unwrap();
+        let has_ckpt = dir.join("checkpoint").exists();
+        // Killed inside the model's save: new weights written, tree.json not yet switched...
+        if tree == ta && safetensors(&dir) == 2 {
+            mid_save += 1;
+        }
+        // ... or switched, with the run's last steps (report, cleanup) still to do.
+        if tree == tb && has_ckpt {
+            after_switch += 1;
+        }
+        if old_or_new_then_resumes(&dir, &ta, &b, &tb, &what) {
+            resumed += 1;
+        } else {
+            // No run to resume (killed before it began, or while it removed its
+            // checkpoints): the next run into the directory cleans up what was left.
+            let r = bin()
+                .args(train_args(&dir, &["--force", "--seed", "1"]))
+                .output()
+                .unwrap();
+            assert!(r.status.success(), "{what}: {}", stderr(&r));
+            assert_eq!(std::fs::read(dir.join("tree.json")).unwrap(), tb, "{what}");
+            assert!(temps(&dir).is_empty(), "{what}: {:?}", temps(&dir));
+            assert_eq!(safetensors(&dir), 1, "{what}");
+        }
+    }
+    eprintln!(
+        "{kills} kills ({resumed} resumed, {mid_save} inside the model save, {after_switch} after it)"
+    );
+    assert!(
+        kills >= 20 && resumed >= 15,
+        "{kills} kills, {resumed} resumed"
+    );
+    assert!(
+        mid_save >= 1 && after_switch >= 1,
+        "{mid_save} {after_switch}"
+    );
+
+    // Kills at seeded random times within a run's duration; the killed run's directory
+    // is moved before it resumes (a run resumes where its directory now is).
+    let t0 = Instant::now();
+    let r = bin()
+        .args(train_args(&tmp.path().join("timed"), &[]))
+        .output()
+        .unwrap();
+    assert!(r.status.success());
+    let span = t0.elapsed().as_micros() as u64;
+    let mut rng = rand_chacha::ChaCha8Rng::seed_from_u64(11);
+    for i in 0..8 {
+        let dir = tmp.path().join(format!("random-{i}"));
+        copy_dir(&a, &dir);
+        let mut child = bin()
+            .args(train_args(&dir, &["--force", "--seed", "1"]))
+            .stdout(std::process::Stdio::null())
+            .stderr(std::process::Stdio::null())
+            .spawn()
+            .unwrap();
+        std::thread::sleep(Duration::from_micros(rng.random_range(0..span)));
+        let _ = child.kill();
+        child.wait().unwrap();
+        let moved = tmp.path().join(format!("moved-{i}"));
+        std::fs::rename(&dir, &moved).unwrap();
+        old_or_new_then_resumes(&moved, &ta, &b, &tb, &format!("random kill {i}"));
+        assert!(!dir.exists());
+    }
+}
