@@ -292,6 +292,12 @@ impl Observer for ProgressBars {
     fn decision(&mut self, d: &Decision) {
         eprintln!("{d}");
     }
+    fn warning(&mut self, m: &str) {
+        match &self.bar {
+            Some(b) => b.suspend(|| eprintln!("warning: {m}")),
+            None => eprintln!("warning: {m}"),
+        }
+    }
 }
 
 /// The run a `train` command line describes.
@@ -435,7 +441,7 @@ fn recorded_split(model: &Ant, data: &std::path::Path) -> Result<(ant::Dataset, 
     if let Some(n) = prov.train_limit {
         train = train.take_first(n);
     }
-    let (_, valid) = train.split_tail(model.meta.config.valid_fraction());
+    let (_, valid) = model.meta.valid_split().apply(&train);
     let test = load_test_for(
         data,
         &prov.test_split,

@@ -94,6 +94,50 @@ pub enum TestSplit {
     Unknown,
 }
 
+/// How the validation rows were chosen among the training rows, so that `prune` (or
+/// anything else) rebuilds exactly them.
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
+#[serde(tag = "kind", rename_all = "snake_case")]
+pub enum ValidSplit {
+    /// The last `fraction` of the rows (models saved before validation rows were drawn).
+    Tail { fraction: f64 },
+    /// `fraction` of each class's rows, drawn with `seed` (classification).
+    Stratified { fraction: f64, seed: u64 },
+    /// `fraction` of the rows, drawn with `seed` (regression).
+    Shuffled { fraction: f64, seed: u64 },
+}
+
+impl ValidSplit {
+    /// The rule training with `cfg` uses on `data`: seeded, stratified by class for
+    /// classification.
+    pub fn for_training(cfg: &TrainConfig, data: &Dataset) -> ValidSplit {
+        let (fraction, seed) = (cfg.valid_fraction, cfg.seed);
+        match data.targets {
+            Targets::Classes { .. } => ValidSplit::Stratified { fraction, seed },
+            Targets::Values { .. } => ValidSplit::Shuffled { fraction, seed },
+        }
+    }
+
+    pub fn fraction(&self) -> f64 {
+        match *self {
+            ValidSplit::Tail { fraction }
+            | ValidSplit::Stratified { fraction, .. }
+            | ValidSplit::Shuffled { fraction, .. } => fraction,
+        }
+    }
+
+    /// `(training rows, validation rows)` of `data`, as training made them.
+    pub fn apply(&self, data: &Dataset) -> (Dataset, Dataset) {
+        match *self {
+            ValidSplit::Tail { fraction } => data.split_tail(fraction),
+            ValidSplit::Stratified { fraction, seed } => {
+                data.validation_split(fraction, seed, true)
+            }
+            ValidSplit::Shuffled { fraction, seed } => data.validation_split(fraction, seed, false),
+        }
+    }
+}
+
 /// Where the model's data came from.
 #[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
 pub struct Provenance {
@@ -105,11 +149,18 @@ pub struct Provenance {
     /// How a table was read (`--target` etc.), so `eval` / `predict` read files alike.
     #[serde(default)]
     pub target: Option<TargetSpec>,
+    /// How the validation rows were chosen (absent: the last ones, as before).
+    #[serde(default)]
+    pub valid_split: Option<ValidSplit>,
+    /// [`Dataset::checksum`] of the rows training split into training and validation
+    /// rows, so they are rebuilt only from the same data (absent in older models).
+    #[serde(default)]
+    pub train_checksum: Option<String>,
 }
 
 impl Provenance {
-    /// A model fitted through the library on rows of unrecorded origin.
-    fn library(n_train: usize, n_valid: usize) -> Self {
+    /// A model fitted through the library on `data`, rows of unrecorded origin.
+    fn library(data: &Dataset, n_train: usize, n_valid: usize, valid_split: ValidSplit) -> Self {
         Provenance {
             data: String::new(),
             test_split: TestSplit::Unknown,
@@ -117,6 +168,8 @@ impl Provenance {
             n_train,
             n_valid,
             target: None,
+            valid_split: Some(valid_split),
+            train_checksum: Some(data.checksum()),
         }
     }
 }
@@ -139,6 +192,16 @@ pub struct ModelMeta {
 }
 
 impl ModelMeta {
+    /// How the validation rows were chosen among the training rows.
+    pub fn valid_split(&self) -> ValidSplit {
+        self.provenance
+            .valid_split
+            .clone()
+            .unwrap_or(ValidSplit::Tail {
+                fraction: self.config.valid_fraction,
+            })
+    }
+
     /// Whatever `tree.json` says must be possible: a file edited by hand (or damaged)
     /// is one clear error, never a panic later.
     fn check(&self, path: &Path) -> Result<()> {
@@ -194,6 +257,10 @@ impl ModelMeta {
             && !(fraction > 0.0 && fraction < 1.0)
         {
             return Err(format!("test fraction {fraction} is not in (0, 1)").into());
+        }
+        let fraction = self.valid_split().fraction();
+        if !(fraction > 0.0 && fraction < 1.0) {
+            return Err(format!("validation fraction {fraction} is not in (0, 1)").into());
         }
         Ok(())
     }
@@ -318,8 +385,8 @@ fn task_of(data: &Dataset) -> Task {
 }
 
 impl Ant {
-    /// Grow and refine an ANT on `data` (the last `valid_fraction` of it is held out for
-    /// validation). `device` is a plain device (e.g. `Device::flex()`); autodiff is added
+    /// Grow and refine an ANT on `data` (a seeded `valid_fraction` of it, of each class
+    /// for classification, is held out for validation: see [`ValidSplit`]). `device` is a plain device (e.g. `Device::flex()`); autodiff is added
     /// for training.
     pub fn fit(
         params: AntParams,
@@ -354,7 +421,7 @@ impl Ant {
         let cfg = params.check()?;
         let input = check_training_data(&cfg, data)?;
         let task = task_of(data);
-        let (train, valid) = data.split_tail(cfg.valid_fraction);
+        let (provenance, train, valid) = validation_rows(&cfg, data, observer);
         let norm = Normalisation::fit(&train, input);
         let metric = MetricCtx {
             task,
@@ -390,7 +457,7 @@ impl Ant {
             normalisation: norm,
             class_names: None,
             config: cfg,
-            provenance: Provenance::library(train.len(), valid.len()),
+            provenance,
             valid_nll,
             valid_metric,
             decisions,
@@ -763,6 +830,49 @@ fn read_model_files(dir: &Path) -> Result<(ModelMeta, std::path::PathBuf, Vec<u8
         }
         return Ok((meta, wp, bytes));
     }
+}
+
+/// The training and validation rows training splits `data` into, and the provenance
+/// that records how; a validation set without some of the classes is warned about.
+fn validation_rows(
+    cfg: &TrainConfig,
+    data: &Dataset,
+    observer: &mut dyn Observer,
+) -> (Provenance, Dataset, Dataset) {
+    let rule = ValidSplit::for_training(cfg, data);
+    let (train, valid) = rule.apply(data);
+    if let Some(msg) = missing_classes_warning(&train, &valid, "validation", None) {
+        tracing::warn!("{msg}");
+        observer.warning(&msg);
+    }
+    let provenance = Provenance::library(data, train.len(), valid.len(), rule);
+    (provenance, train, valid)
+}
+
+/// A warning when `set` (named `what`) lacks classes that `train` has: its scores then
+/// say nothing about them. `names` are the class names, when known.
+pub fn missing_classes_warning(
+    train: &Dataset,
+    set: &Dataset,
+    what: &str,
+    names: Option<&[String]>,
+) -> Option<String> {
+    let missing = train.classes_missing_from(set);
+    if missing.is_empty() {
+        return None;
+    }
+    let names: Vec<String> = missing
+        .iter()
+        .map(|&c| match names.and_then(|n| n.get(c)) {
+            Some(name) if *name != c.to_string() => format!("{c} ({name})"),
+            _ => c.to_string(),
+        })
+        .collect();
+    Some(format!(
+        "the {what} set ({} samples) has no samples of class {} that the training set has: its scores say nothing about them",
+        set.len(),
+        names.join(", ")
+    ))
 }
 
 /// Whether every weight of `modules` is a finite number.

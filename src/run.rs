@@ -25,7 +25,7 @@ use crate::data::Dataset;
 use crate::data::source::{Source, load_source};
 use crate::data::tabular::TargetSpec;
 use crate::error::{AntError, Result};
-use crate::model::{Ant, Evaluation, Provenance, TestSplit};
+use crate::model::{Ant, Evaluation, TestSplit, missing_classes_warning};
 use crate::named::Named;
 use crate::observe::{EpochRecord, Observer};
 use crate::params::AntParams;
@@ -247,6 +247,11 @@ impl Run {
             ..
         } = self;
         let ckdir = out.join(CHECKPOINT_DIR);
+        let names = source.class_names.as_deref();
+        if let Some(msg) = missing_classes_warning(&train, &source.test, "test", names) {
+            tracing::warn!("{msg}");
+            observer.warning(&msg);
+        }
         let res = (|| {
             let fitted = Ant::fit_checkpointed(spec.params, &train, device, observer, &checkpoints);
             let mut model = match fitted {
@@ -258,15 +263,11 @@ impl Run {
                 }
                 other => other?,
             };
-            let n_valid = model.meta.provenance.n_valid;
-            model.meta.provenance = Provenance {
-                data: spec.data.path.display().to_string(),
-                test_split: source.split,
-                train_limit: spec.data.train_limit,
-                n_train: train.len() - n_valid,
-                n_valid,
-                target: source.target,
-            };
+            let p = &mut model.meta.provenance;
+            p.data = spec.data.path.display().to_string();
+            p.test_split = source.split;
+            p.train_limit = spec.data.train_limit;
+            p.target = source.target;
             model.meta.class_names = source.class_names;
             model.save(&out)?;
             let evaluation = model.evaluate(&source.test)?;
