@@ -6,7 +6,7 @@ use std::process::ExitCode;
 use clap::{Parser, Subcommand};
 use indicatif::{ProgressBar, ProgressStyle};
 
-use ant::data::source::{load_source, load_test_for};
+use ant::data::source::{load_source, load_test_for, load_test_rows};
 use ant::data::tabular::{Separator, TabularTask, TargetSpec};
 use ant::fetch::{FetchProgress, Known, Step, fetch};
 use ant::model::{Inference, TestSplit};
@@ -402,12 +402,15 @@ fn train(a: TrainArgs) -> Result<()> {
 fn eval(a: EvalArgs) -> Result<()> {
     let model = Ant::load(&a.model, &ant::default_device())?;
     let p = &model.meta.provenance;
-    let test = load_test_for(
+    let (test, warning) = load_test_rows(
         &a.data,
         &p.test_split,
         p.target.as_ref(),
         model.meta.class_names.as_deref(),
     )?;
+    if let Some(w) = warning {
+        eprintln!("warning: {w}");
+    }
     ant::predict::check_fits(&model, &test, &a.data, true)?;
     let ev = model.evaluate(&test)?;
     let report = ant::run::report(&model, &ev);
@@ -441,7 +444,31 @@ fn recorded_split(model: &Ant, data: &std::path::Path) -> Result<(ant::Dataset, 
     if let Some(n) = prov.train_limit {
         train = train.take_first(n);
     }
+    // Only the data the model was trained on gives back its validation rows (a model
+    // fitted through the library records no data path: its rows are taken as they come).
+    let known = !matches!(prov.test_split, TestSplit::Unknown);
+    let other = |why: String| {
+        let msg = format!(
+            "not the data the model was trained on ({why}): its validation rows cannot be rebuilt"
+        );
+        AntError::data(data, msg)
+    };
+    if let Some(sum) = &prov.train_checksum
+        && known
+        && train.checksum() != *sum
+    {
+        let why = format!("the checksum of its training rows is not {sum}");
+        return Err(other(why));
+    }
     let (_, valid) = model.meta.valid_split().apply(&train);
+    if known && valid.len() != prov.n_valid {
+        let why = format!(
+            "{} validation rows, the model had {}",
+            valid.len(),
+            prov.n_valid
+        );
+        return Err(other(why));
+    }
     let test = load_test_for(
         data,
         &prov.test_split,
@@ -526,12 +553,18 @@ fn plot(a: PlotArgs) -> Result<()> {
     let format = Format::choose(a.format.as_deref(), &a.out)?;
     let model = Ant::load(&a.model, &ant::default_device())?;
     let test = match &a.data {
-        Some(d) => Some(load_test_for(
-            d,
-            &model.meta.provenance.test_split,
-            model.meta.provenance.target.as_ref(),
-            model.meta.class_names.as_deref(),
-        )?),
+        Some(d) => {
+            let (test, warning) = load_test_rows(
+                d,
+                &model.meta.provenance.test_split,
+                model.meta.provenance.target.as_ref(),
+                model.meta.class_names.as_deref(),
+            )?;
+            if let Some(w) = warning {
+                eprintln!("warning: {w}");
+            }
+            Some(test)
+        }
         None if format == Format::Dot => None,
         None => return Err(AntError::param("--data is needed for svg and png pictures")),
     };

@@ -76,6 +76,35 @@ pub struct RunSpec {
 pub struct RunFile {
     pub spec: RunSpec,
     pub cwd: PathBuf,
+    /// The data the run started with (absent in runs of earlier versions: not checked).
+    #[serde(default)]
+    pub checksums: Option<DataChecksums>,
+}
+
+/// Checksums of the samples a run trains and tests on, as loaded (see
+/// [`Dataset::checksum`]): a run resumes only on the same data.
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
+pub struct DataChecksums {
+    /// The training rows (after `train_limit`, validation rows included) and the class
+    /// names.
+    pub train: String,
+    pub test: String,
+}
+
+impl DataChecksums {
+    fn of(source: &Source, train: &Dataset) -> DataChecksums {
+        let train = match &source.class_names {
+            Some(names) => {
+                let named = format!("{} {names:?}", train.checksum());
+                crate::data::md5_hex(named.as_bytes())
+            }
+            None => train.checksum(),
+        };
+        DataChecksums {
+            train,
+            test: source.test.checksum(),
+        }
+    }
 }
 
 /// A run that owns its output directory: data loaded, checkpoints ready.
@@ -131,6 +160,7 @@ impl Run {
         let file = RunFile {
             spec: spec.clone(),
             cwd,
+            checksums: Some(DataChecksums::of(&source, &train)),
         };
         let json = serde_json::to_vec_pretty(&file).map_err(|e| AntError::model(e.to_string()))?;
         // The checkpoint directory exists only with its run.json: it can be resumed.
@@ -167,6 +197,9 @@ impl Run {
         remove_stale_temps(out)?;
         remove_stale_temps(&ckdir)?;
         let (source, train) = load(&file.spec, &file.cwd)?;
+        if let Some(started) = &file.checksums {
+            check_same_data(out, &file, started, &DataChecksums::of(&source, &train))?;
+        }
         let checkpoints = Checkpoints::open(&ckdir)?;
         Ok(Run {
             out: out.to_path_buf(),
@@ -324,6 +357,36 @@ fn check_free(out: &Path, existing: Existing) -> Result<()> {
         ));
     }
     Ok(())
+}
+
+/// Refuse to resume the run in `out` (started as `file` says, on data with the checksums
+/// `started`) on data that has changed since (`now`): it would not continue that run.
+fn check_same_data(
+    out: &Path,
+    file: &RunFile,
+    started: &DataChecksums,
+    now: &DataChecksums,
+) -> Result<()> {
+    let d = &file.spec.data;
+    let (path, what, was, is) = if started.train != now.train {
+        (&d.path, "training", &started.train, &now.train)
+    } else if started.test != now.test {
+        (
+            d.test_data.as_ref().unwrap_or(&d.path),
+            "test",
+            &started.test,
+            &now.test,
+        )
+    } else {
+        return Ok(());
+    };
+    Err(AntError::data(
+        file.cwd.join(path),
+        format!(
+            "changed since the run started (checksum of its {what} samples {was}, now {is}): resuming would not continue that run; restore the data, or start a new run (delete {})",
+            out.join(CHECKPOINT_DIR).display()
+        ),
+    ))
 }
 
 /// Take the directory's lock, or say that another run holds it.

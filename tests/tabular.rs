@@ -436,3 +436,76 @@ fn a_set_without_some_classes_is_warned_about() {
     assert!(warning.contains("class 2"), "{e}");
     assert!(!e.contains("warning: the test set"), "{e}");
 }
+
+/// A model trained with a test fraction, given another file (or its file changed):
+/// `eval` says loudly that it scores every row; `prune` cannot rebuild the validation
+/// rows from it and refuses.
+#[test]
+fn eval_and_prune_on_a_changed_file_say_so() {
+    let dir = tempfile::tempdir().unwrap();
+    let text = read_text(&small("iris.csv"));
+    let data = dir.path().join("iris.csv");
+    std::fs::write(&data, &text).unwrap();
+    let (d, o) = (data.to_str().unwrap(), dir.path().join("m"));
+    let o = o.to_str().unwrap();
+    let r = ant(&[
+        "train",
+        "--preset",
+        "tabular",
+        "--data",
+        d,
+        "--out",
+        o,
+        "--target",
+        "4",
+        "--task",
+        "classification",
+        "--width",
+        "8",
+        "--epochs-node",
+        "3",
+        "--refine-epochs",
+        "0",
+        "--max-depth",
+        "0",
+    ]);
+    assert!(r.status.success(), "{}", String::from_utf8_lossy(&r.stderr));
+    let eval = || {
+        let r = ant(&["eval", "--model", o, "--data", d, "--json"]);
+        assert!(r.status.success(), "{}", String::from_utf8_lossy(&r.stderr));
+        let v: serde_json::Value = serde_json::from_slice(&r.stdout).unwrap();
+        (v, String::from_utf8_lossy(&r.stderr).into_owned())
+    };
+    let (v, e) = eval();
+    assert_eq!(v["test_samples"], 30);
+    assert!(!e.contains("warning"), "{e}");
+
+    std::fs::write(&data, text.replacen("5.1,3.5", "5.2,3.5", 1)).unwrap();
+    let (v, e) = eval();
+    assert_eq!(v["test_samples"], 150);
+    assert!(
+        e.contains("warning: ")
+            && e.contains(d)
+            && e.contains("not the file the model was trained on")
+            && e.contains("scoring all its 150 rows"),
+        "{e}"
+    );
+    let r = ant(&[
+        "prune",
+        "--model",
+        o,
+        "--data",
+        d,
+        "--min-reach",
+        "0.1",
+        "--out",
+        dir.path().join("p").to_str().unwrap(),
+    ]);
+    let e = String::from_utf8_lossy(&r.stderr);
+    assert_eq!(r.status.code(), Some(2), "{e}");
+    assert_eq!(e.trim().lines().count(), 1, "{e}");
+    assert!(
+        e.contains(d) && e.contains("not the data the model was trained on"),
+        "{e}"
+    );
+}
