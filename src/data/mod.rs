@@ -174,8 +174,9 @@ impl Dataset {
         self.subset(&idx)
     }
 
-    /// Splits off the last `round(fraction * len())` samples as the tail (used as
-    /// the validation split); returns `(head, tail)`.
+    /// Splits off the last `round(fraction * len())` samples as the tail (the
+    /// validation rows of models saved before they were drawn with
+    /// [`Dataset::validation_split`]); returns `(head, tail)`.
     ///
     /// Panics unless `fraction` is in `[0, 1]`.
     pub fn split_tail(&self, fraction: f64) -> (Dataset, Dataset) {
