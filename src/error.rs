@@ -29,6 +29,17 @@ pub enum AntError {
     /// A compute device cannot be used: not in this build, or not on this machine.
     #[error("device {device}: {reason}")]
     Device { device: String, reason: String },
+    /// A run stopped by an error (such as a failed write) after it had saved checkpoints
+    /// in `dir`, which are kept: it continues with `ant train --resume`.
+    #[error(
+        "{source} (the run stopped; its checkpoints are kept: continue it with `ant train --resume {}` once this is fixed)",
+        dir.display()
+    )]
+    Stopped {
+        dir: PathBuf,
+        #[source]
+        source: Box<AntError>,
+    },
     /// Drawing, parsing or encoding a picture failed: `what` was being done, `reason`
     /// is the drawing library's message.
     #[error("{what}: {reason}")]

@@ -115,7 +115,7 @@ pub use model::{Ant, Evaluation, Inference, Predictions};
 pub use named::Named;
 pub use params::{AntParams, Init, RouterInit, TrainConfig};
 pub use preset::{Ablation, Preset, Task};
-pub use train::{Augment, Checkpoints};
+pub use train::{Augment, Checkpoints, FailedWrite};
 
 /// The device everything runs on by default: burn's pure-Rust CPU backend (see
 /// [`device::ComputeDevice`] for the others).

@@ -6,7 +6,7 @@ use std::process::ExitCode;
 use clap::{Parser, Subcommand};
 use indicatif::{ProgressBar, ProgressStyle};
 
-use ant::data::source::{load_source, load_test_for};
+use ant::data::source::{load_source, load_test_for, load_test_rows};
 use ant::data::tabular::{Separator, TabularTask, TargetSpec};
 use ant::fetch::{FetchOptions, FetchProgress, Known, Step, fetch};
 use ant::model::{Inference, TestSplit};
@@ -202,7 +202,7 @@ struct TrainArgs {
     /// Lines to drop at the top of a table before its header or first row.
     #[arg(long, default_value_t = 0, requires = "target")]
     skip_rows: usize,
-    /// Output directory for tree.json, model.safetensors, records.jsonl, report.json
+    /// Output directory for tree.json, model-<md5>.safetensors, records.jsonl, report.json
     /// (and, while training, checkpoint/).
     #[arg(long, required_unless_present = "resume")]
     out: Option<PathBuf>,
@@ -347,6 +347,12 @@ impl Observer for ProgressBars {
     fn decision(&mut self, d: &Decision) {
         note!("{d}");
     }
+    fn warning(&mut self, m: &str) {
+        match &self.bar {
+            Some(b) => b.suspend(|| eprintln!("warning: {m}")),
+            None => eprintln!("warning: {m}"),
+        }
+    }
 }
 
 /// The run a `train` command line describes.
@@ -454,12 +460,15 @@ fn train(a: TrainArgs) -> Result<()> {
 fn eval(a: EvalArgs) -> Result<()> {
     let model = Ant::load(&a.model, &a.device.burn()?)?;
     let p = &model.meta.provenance;
-    let test = load_test_for(
+    let (test, warning) = load_test_rows(
         &a.data,
         &p.test_split,
         p.target.as_ref(),
         model.meta.class_names.as_deref(),
     )?;
+    if let Some(w) = warning {
+        eprintln!("warning: {w}");
+    }
     ant::predict::check_fits(&model, &test, &a.data, true)?;
     let ev = model.evaluate(&test)?;
     let report = ant::run::report(&model, &ev);
@@ -494,7 +503,31 @@ fn recorded_split(model: &Ant, data: &std::path::Path) -> Result<(ant::Dataset, 
     if let Some(n) = prov.train_limit {
         train = train.take_first(n);
     }
-    let (_, valid) = train.split_tail(model.meta.config.valid_fraction());
+    // Only the data the model was trained on gives back its validation rows (a model
+    // fitted through the library records no data path: its rows are taken as they come).
+    let known = !matches!(prov.test_split, TestSplit::Unknown);
+    let other = |why: String| {
+        let msg = format!(
+            "not the data the model was trained on ({why}): its validation rows cannot be rebuilt"
+        );
+        AntError::data(data, msg)
+    };
+    if let Some(sum) = &prov.train_checksum
+        && known
+        && train.checksum() != *sum
+    {
+        let why = format!("the checksum of its training rows is not {sum}");
+        return Err(other(why));
+    }
+    let (_, valid) = model.meta.valid_split().apply(&train);
+    if known && valid.len() != prov.n_valid {
+        let why = format!(
+            "{} validation rows, the model had {}",
+            valid.len(),
+            prov.n_valid
+        );
+        return Err(other(why));
+    }
     let test = load_test_for(
         data,
         &prov.test_split,
@@ -583,12 +616,18 @@ fn plot(a: PlotArgs) -> Result<()> {
     let format = Format::choose(a.format.as_deref(), &a.out)?;
     let model = Ant::load(&a.model, &a.device.burn()?)?;
     let test = match &a.data {
-        Some(d) => Some(load_test_for(
-            d,
-            &model.meta.provenance.test_split,
-            model.meta.provenance.target.as_ref(),
-            model.meta.class_names.as_deref(),
-        )?),
+        Some(d) => {
+            let (test, warning) = load_test_rows(
+                d,
+                &model.meta.provenance.test_split,
+                model.meta.provenance.target.as_ref(),
+                model.meta.class_names.as_deref(),
+            )?;
+            if let Some(w) = warning {
+                eprintln!("warning: {w}");
+            }
+            Some(test)
+        }
         None if format == Format::Dot => None,
         None => return Err(AntError::param("--data is needed for svg and png pictures")),
     };
@@ -644,6 +683,8 @@ fn predict(a: PredictArgs) -> Result<()> {
 
 fn main() -> ExitCode {
     ant::keep_large_buffers();
+    // A write beyond `ulimit -f` is then a failed write, reported, not a silent death.
+    ant::persist::file_size_limit_is_an_error();
     tracing_subscriber::fmt()
         .with_writer(std::io::stderr)
         .with_env_filter(tracing_subscriber::EnvFilter::from_default_env())

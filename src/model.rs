@@ -1,5 +1,6 @@
 //! The fitted model: a grown and refined tree plus everything needed to use it on new
-//! data (normalisation, task, provenance), saved as `tree.json` + `model.safetensors`.
+//! data (normalisation, task, provenance), saved as `tree.json` + `model-<md5>.safetensors`
+//! (the weights file is named by its checksum, and `tree.json`, written last, names it).
 
 use std::collections::BTreeMap;
 use std::path::Path;
@@ -29,8 +30,51 @@ use crate::train::{
 use crate::tree::{Routing, Topology, Tree, TreeModules, chosen_outputs, least_likely_leaves};
 
 pub const TREE_FILE: &str = "tree.json";
-pub const WEIGHTS_FILE: &str = "model.safetensors";
+/// The weights file of models saved before weights files were named by their checksum
+/// (such a `tree.json` names no weights file); still loaded.
+pub const LEGACY_WEIGHTS_FILE: &str = "model.safetensors";
 const FORMAT: &str = "ant-model-1";
+
+/// The weights file a `tree.json` belongs with: written into it by [`Ant::save`] and
+/// checked by [`Ant::load`], so a `tree.json` is never used with another model's weights.
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
+pub struct WeightsRef {
+    /// `model-<first 16 hex digits of the md5>.safetensors`, beside `tree.json`.
+    pub file: String,
+    /// The hex md5 of the file's bytes.
+    pub md5: String,
+}
+
+impl WeightsRef {
+    fn of(bytes: &[u8]) -> WeightsRef {
+        let md5 = crate::data::md5_hex(bytes);
+        WeightsRef {
+            file: format!("model-{}.safetensors", &md5[..16]),
+            md5,
+        }
+    }
+
+    /// Whether `name` is a weights file of [`Ant::save`] (or the legacy one).
+    fn is_weights_name(name: &str) -> bool {
+        name == LEGACY_WEIGHTS_FILE
+            || (name.starts_with("model-") && name.ends_with(".safetensors"))
+    }
+}
+
+/// `tree.json` as written: the model's description and the weights file it belongs with.
+#[derive(Serialize)]
+struct TreeFileOut<'a> {
+    #[serde(flatten)]
+    meta: &'a ModelMeta,
+    weights: &'a WeightsRef,
+}
+
+/// The weights reference of a `tree.json` (absent in files of earlier versions).
+#[derive(Deserialize)]
+struct TreeFileWeights {
+    #[serde(default)]
+    weights: Option<WeightsRef>,
+}
 
 /// How the test set of a data source was chosen (so `eval` picks the same rows).
 #[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
@@ -50,6 +94,50 @@ pub enum TestSplit {
     Unknown,
 }
 
+/// How the validation rows were chosen among the training rows, so that `prune` (or
+/// anything else) rebuilds exactly them.
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
+#[serde(tag = "kind", rename_all = "snake_case")]
+pub enum ValidSplit {
+    /// The last `fraction` of the rows (models saved before validation rows were drawn).
+    Tail { fraction: f64 },
+    /// `fraction` of each class's rows, drawn with `seed` (classification).
+    Stratified { fraction: f64, seed: u64 },
+    /// `fraction` of the rows, drawn with `seed` (regression).
+    Shuffled { fraction: f64, seed: u64 },
+}
+
+impl ValidSplit {
+    /// The rule training with `cfg` uses on `data`: seeded, stratified by class for
+    /// classification.
+    pub fn for_training(cfg: &TrainConfig, data: &Dataset) -> ValidSplit {
+        let (fraction, seed) = (cfg.valid_fraction, cfg.seed);
+        match data.targets {
+            Targets::Classes { .. } => ValidSplit::Stratified { fraction, seed },
+            Targets::Values { .. } => ValidSplit::Shuffled { fraction, seed },
+        }
+    }
+
+    pub fn fraction(&self) -> f64 {
+        match *self {
+            ValidSplit::Tail { fraction }
+            | ValidSplit::Stratified { fraction, .. }
+            | ValidSplit::Shuffled { fraction, .. } => fraction,
+        }
+    }
+
+    /// `(training rows, validation rows)` of `data`, as training made them.
+    pub fn apply(&self, data: &Dataset) -> (Dataset, Dataset) {
+        match *self {
+            ValidSplit::Tail { fraction } => data.split_tail(fraction),
+            ValidSplit::Stratified { fraction, seed } => {
+                data.validation_split(fraction, seed, true)
+            }
+            ValidSplit::Shuffled { fraction, seed } => data.validation_split(fraction, seed, false),
+        }
+    }
+}
+
 /// Where the model's data came from.
 #[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
 pub struct Provenance {
@@ -61,11 +149,18 @@ pub struct Provenance {
     /// How a table was read (`--target` etc.), so `eval` / `predict` read files alike.
     #[serde(default)]
     pub target: Option<TargetSpec>,
+    /// How the validation rows were chosen (absent: the last ones, as before).
+    #[serde(default)]
+    pub valid_split: Option<ValidSplit>,
+    /// [`Dataset::checksum`] of the rows training split into training and validation
+    /// rows, so they are rebuilt only from the same data (absent in older models).
+    #[serde(default)]
+    pub train_checksum: Option<String>,
 }
 
 impl Provenance {
-    /// A model fitted through the library on rows of unrecorded origin.
-    fn library(n_train: usize, n_valid: usize) -> Self {
+    /// A model fitted through the library on `data`, rows of unrecorded origin.
+    fn library(data: &Dataset, n_train: usize, n_valid: usize, valid_split: ValidSplit) -> Self {
         Provenance {
             data: String::new(),
             test_split: TestSplit::Unknown,
@@ -73,6 +168,8 @@ impl Provenance {
             n_train,
             n_valid,
             target: None,
+            valid_split: Some(valid_split),
+            train_checksum: Some(data.checksum()),
         }
     }
 }
@@ -95,6 +192,16 @@ pub struct ModelMeta {
 }
 
 impl ModelMeta {
+    /// How the validation rows were chosen among the training rows.
+    pub fn valid_split(&self) -> ValidSplit {
+        self.provenance
+            .valid_split
+            .clone()
+            .unwrap_or(ValidSplit::Tail {
+                fraction: self.config.valid_fraction,
+            })
+    }
+
     /// Whatever `tree.json` says must be possible: a file edited by hand (or damaged)
     /// is one clear error, never a panic later.
     fn check(&self, path: &Path) -> Result<()> {
@@ -150,6 +257,10 @@ impl ModelMeta {
             && !(fraction > 0.0 && fraction < 1.0)
         {
             return Err(format!("test fraction {fraction} is not in (0, 1)").into());
+        }
+        let fraction = self.valid_split().fraction();
+        if !(fraction > 0.0 && fraction < 1.0) {
+            return Err(format!("validation fraction {fraction} is not in (0, 1)").into());
         }
         Ok(())
     }
@@ -284,8 +395,8 @@ fn task_of(data: &Dataset) -> Task {
 }
 
 impl Ant {
-    /// Grow and refine an ANT on `data` (the last `valid_fraction` of it is held out for
-    /// validation). `device` is a plain device (e.g. `Device::flex()`); autodiff is added
+    /// Grow and refine an ANT on `data` (a seeded `valid_fraction` of it, of each class
+    /// for classification, is held out for validation: see [`ValidSplit`]). `device` is a plain device (e.g. `Device::flex()`); autodiff is added
     /// for training.
     pub fn fit(
         params: AntParams,
@@ -320,7 +431,7 @@ impl Ant {
         let cfg = params.check()?;
         let input = check_training_data(&cfg, data)?;
         let task = task_of(data);
-        let (train, valid) = data.split_tail(cfg.valid_fraction);
+        let (provenance, train, valid) = validation_rows(&cfg, data, observer);
         let norm = Normalisation::fit(&train, input);
         let metric = MetricCtx {
             task,
@@ -342,9 +453,9 @@ impl Ant {
         if let Some(c) = checkpoints {
             c.track_augmenter(tset.augment.clone());
         }
-        let grown = grow(&cfg, data, input, observer);
+        let grown = grow(&cfg, data, input, observer)?;
         let decisions = grown.decisions.clone();
-        let (tree, valid_nll, valid_metric) = refine(&cfg, grown, data, observer);
+        let (tree, valid_nll, valid_metric) = refine(&cfg, grown, data, observer)?;
         if !valid_nll.is_finite() {
             return Err(AntError::Diverged { valid_nll });
         }
@@ -356,7 +467,7 @@ impl Ant {
             normalisation: norm,
             class_names: None,
             config: cfg,
-            provenance: Provenance::library(train.len(), valid.len()),
+            provenance,
             valid_nll,
             valid_metric,
             decisions,
@@ -593,11 +704,19 @@ impl Ant {
         Repr::from_vec(x, data.len(), input, &self.device)
     }
 
-    /// Write `tree.json` and `model.safetensors` into `dir` (each atomically).
+    /// Save the model into `dir` as one unit: the weights go to a new file named by their
+    /// checksum, then `tree.json`, which names that file, replaces the old one (the one
+    /// atomic switch), then the weights files no `tree.json` names any more are removed.
+    /// Interrupted at any point, `dir` holds the old model or the new one, whole.
     pub fn save(&self, dir: impl AsRef<Path>) -> Result<()> {
         let dir = dir.as_ref();
         std::fs::create_dir_all(dir).map_err(|e| AntError::io(dir, e))?;
-        let mut store = SafetensorsStore::from_bytes(None).skip_enum_variants(true);
+        // One metadata entry: burn's default entries are a hash map, written in a random
+        // order, and the same weights must give the same bytes (the file is named by them).
+        let mut store = SafetensorsStore::from_bytes(None)
+            .skip_enum_variants(true)
+            .clear_metadata()
+            .metadata("producer", "ant");
         self.tree
             .modules
             .save_into(&mut store)
@@ -605,28 +724,39 @@ impl Ant {
         let bytes = store
             .get_bytes()
             .map_err(|e| AntError::model(format!("saving weights: {e}")))?;
-        write_atomic(&dir.join(WEIGHTS_FILE), &bytes)?;
-        let json =
-            serde_json::to_vec_pretty(&self.meta).map_err(|e| AntError::model(e.to_string()))?;
-        write_atomic(&dir.join(TREE_FILE), &json)
+        let weights = WeightsRef::of(&bytes);
+        let wp = dir.join(&weights.file);
+        // The same weights may be there already (the same model saved again).
+        let new = !wp.exists();
+        write_atomic(&wp, &bytes)?;
+        let file = TreeFileOut {
+            meta: &self.meta,
+            weights: &weights,
+        };
+        let json = serde_json::to_vec_pretty(&file).map_err(|e| AntError::model(e.to_string()))?;
+        if let Err(e) = write_atomic(&dir.join(TREE_FILE), &json) {
+            // Not switched: the old model stays, alone.
+            if new {
+                let _ = std::fs::remove_file(&wp);
+            }
+            return Err(e);
+        }
+        // The old model's weights (and those of interrupted saves) are no longer named.
+        let entries = std::fs::read_dir(dir).map_err(|e| AntError::io(dir, e))?;
+        for e in entries.flatten() {
+            let name = e.file_name().to_string_lossy().into_owned();
+            if WeightsRef::is_weights_name(&name) && name != weights.file {
+                crate::persist::remove_file(&e.path())?;
+            }
+        }
+        Ok(())
     }
 
-    /// Load a model saved by [`Ant::save`].
+    /// Load a model saved by [`Ant::save`]. The weights must be the ones `tree.json`
+    /// names (same checksum): a `tree.json` beside another model's weights is refused.
     pub fn load(dir: impl AsRef<Path>, device: &Device) -> Result<Ant> {
         let dir = dir.as_ref();
-        let tp = dir.join(TREE_FILE);
-        let text = std::fs::read(&tp).map_err(|e| AntError::io(&tp, e))?;
-        let meta: ModelMeta = serde_json::from_slice(&text)
-            .map_err(|e| AntError::data(&tp, format!("not a model file: {e}")))?;
-        if meta.format != FORMAT {
-            return Err(AntError::data(
-                &tp,
-                format!("unknown format {:?}", meta.format),
-            ));
-        }
-        meta.check(&tp)?;
-        let wp = dir.join(WEIGHTS_FILE);
-        let bytes = std::fs::read(&wp).map_err(|e| AntError::io(&wp, e))?;
+        let (meta, wp, bytes) = read_model_files(dir)?;
         let device = device.clone().without_autodiff();
         let mut modules = TreeModules::init(&meta.topology, &device);
         let mut store = SafetensorsStore::from_bytes(Some(bytes)).skip_enum_variants(true);
@@ -651,6 +781,112 @@ impl Ant {
         let tree = Tree::new(meta.topology.clone(), modules);
         Ok(Ant { tree, meta, device })
     }
+}
+
+/// `tree.json` (checked) and the bytes of the weights file it belongs with, and that
+/// file's path. A save that switches the model meanwhile may remove the weights the
+/// `tree.json` read first names: the files are then read again.
+fn read_model_files(dir: &Path) -> Result<(ModelMeta, std::path::PathBuf, Vec<u8>)> {
+    let tp = dir.join(TREE_FILE);
+    let mut text = std::fs::read(&tp).map_err(|e| AntError::io(&tp, e))?;
+    let mut attempt = 0;
+    loop {
+        attempt += 1;
+        let meta: ModelMeta = serde_json::from_slice(&text)
+            .map_err(|e| AntError::data(&tp, format!("not a model file: {e}")))?;
+        if meta.format != FORMAT {
+            return Err(AntError::data(
+                &tp,
+                format!("unknown format {:?}", meta.format),
+            ));
+        }
+        meta.check(&tp)?;
+        let weights = serde_json::from_slice::<TreeFileWeights>(&text)
+            .map_err(|e| AntError::data(&tp, format!("not a model file: {e}")))?
+            .weights;
+        let Some(w) = weights else {
+            let wp = dir.join(LEGACY_WEIGHTS_FILE);
+            let bytes = std::fs::read(&wp).map_err(|e| AntError::io(&wp, e))?;
+            return Ok((meta, wp, bytes));
+        };
+        if !WeightsRef::is_weights_name(&w.file) || w.file.contains(['/', '\\']) {
+            let msg = format!(
+                "names {:?} as its weights file: not a weights file name",
+                w.file
+            );
+            return Err(AntError::data(&tp, msg));
+        }
+        let wp = dir.join(&w.file);
+        let bytes = match std::fs::read(&wp) {
+            Ok(b) => b,
+            Err(e) if e.kind() == std::io::ErrorKind::NotFound && attempt <= 3 => {
+                let again = std::fs::read(&tp).map_err(|e| AntError::io(&tp, e))?;
+                if again == text {
+                    let msg = format!(
+                        "the weights file {} that tree.json names is missing",
+                        w.file
+                    );
+                    return Err(AntError::data(&tp, msg));
+                }
+                text = again;
+                continue;
+            }
+            Err(e) => return Err(AntError::io(&wp, e)),
+        };
+        let md5 = crate::data::md5_hex(&bytes);
+        if md5 != w.md5 {
+            let msg = format!(
+                "does not belong with {}: its checksum is {md5}, tree.json expects {}",
+                tp.display(),
+                w.md5
+            );
+            return Err(AntError::data(&wp, msg));
+        }
+        return Ok((meta, wp, bytes));
+    }
+}
+
+/// The training and validation rows training splits `data` into, and the provenance
+/// that records how; a validation set without some of the classes is warned about.
+fn validation_rows(
+    cfg: &TrainConfig,
+    data: &Dataset,
+    observer: &mut dyn Observer,
+) -> (Provenance, Dataset, Dataset) {
+    let rule = ValidSplit::for_training(cfg, data);
+    let (train, valid) = rule.apply(data);
+    if let Some(msg) = missing_classes_warning(&train, &valid, "validation", None) {
+        tracing::warn!("{msg}");
+        observer.warning(&msg);
+    }
+    let provenance = Provenance::library(data, train.len(), valid.len(), rule);
+    (provenance, train, valid)
+}
+
+/// A warning when `set` (named `what`) lacks classes that `train` has: its scores then
+/// say nothing about them. `names` are the class names, when known.
+pub fn missing_classes_warning(
+    train: &Dataset,
+    set: &Dataset,
+    what: &str,
+    names: Option<&[String]>,
+) -> Option<String> {
+    let missing = train.classes_missing_from(set);
+    if missing.is_empty() {
+        return None;
+    }
+    let names: Vec<String> = missing
+        .iter()
+        .map(|&c| match names.and_then(|n| n.get(c)) {
+            Some(name) if *name != c.to_string() => format!("{c} ({name})"),
+            _ => c.to_string(),
+        })
+        .collect();
+    Some(format!(
+        "the {what} set ({} samples) has no samples of class {} that the training set has: its scores say nothing about them",
+        set.len(),
+        names.join(", ")
+    ))
 }
 
 /// Whether every weight of `modules` is a finite number.

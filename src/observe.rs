@@ -186,6 +186,9 @@ pub trait Observer {
     fn epoch(&mut self, _record: &EpochRecord) {}
     fn phase_end(&mut self) {}
     fn decision(&mut self, _decision: &Decision) {}
+    /// Something the user should know about the data or the run (e.g. a validation set
+    /// without some of the classes).
+    fn warning(&mut self, _message: &str) {}
 }
 
 /// Ignores everything.
@@ -197,6 +200,7 @@ impl Observer for Silent {}
 pub struct Collect {
     pub epochs: Vec<EpochRecord>,
     pub decisions: Vec<Decision>,
+    pub warnings: Vec<String>,
 }
 impl Observer for Collect {
     fn epoch(&mut self, r: &EpochRecord) {
@@ -204,6 +208,9 @@ impl Observer for Collect {
     }
     fn decision(&mut self, d: &Decision) {
         self.decisions.push(d.clone());
+    }
+    fn warning(&mut self, m: &str) {
+        self.warnings.push(m.to_string());
     }
 }
 
@@ -226,5 +233,8 @@ impl Observer for Fanout<'_> {
     }
     fn decision(&mut self, d: &Decision) {
         self.0.iter_mut().for_each(|o| o.decision(d));
+    }
+    fn warning(&mut self, m: &str) {
+        self.0.iter_mut().for_each(|o| o.warning(m));
     }
 }

@@ -66,7 +66,8 @@ pub struct TrainConfig {
     pub(crate) batch_size: usize,
     pub(crate) lr: f64,
     pub(crate) seed: u64,
-    /// Fraction of the training samples held out (the last ones) for validation.
+    /// Fraction of the training samples held out for validation (seeded; per class for
+    /// classification).
     pub(crate) valid_fraction: f64,
     /// Augmentation of training images (the paper's for CIFAR-10: crop + flip).
     #[serde(default)]
@@ -152,7 +153,8 @@ pub struct AntParams {
     pub lr: f64,
     #[config(default = 0)]
     pub seed: u64,
-    /// Fraction of the training samples held out (the last ones) for validation.
+    /// Fraction of the training samples held out for validation (seeded; per class for
+    /// classification).
     #[config(default = 0.1)]
     pub valid_fraction: f64,
     /// Augmentation of training images; `None`: the paper's for the preset (crop + flip

@@ -1,39 +1,244 @@
-//! Atomic file writes: write a temporary file in the same directory, sync, rename.
-//! An interrupted run leaves either the old file or the new one, never half of one.
+//! Atomic file writes: write a temporary file in the same directory, sync, rename, sync
+//! the directory. An interrupted run leaves either the old file or the new one, never
+//! half of one; a write that fails (a full disk, a file size limit) removes its
+//! temporary file and is an error naming the file.
+//!
+//! Temporary names start with `.` and end with `.tmp` ([`is_temp_name`]): a run that
+//! owns a directory removes the ones a killed process left ([`remove_stale_temps`]).
+//!
+//! For tests, two environment variables inject faults, read here only:
+//! `ANT_FAULT_AFTER_WRITES=N` kills the process (SIGKILL) right after the N-th durable
+//! step (a temporary file written, a rename, a removal, a line appended), and
+//! `ANT_FAULT_FAIL_WRITE=N` makes the N-th file write fail as on a full disk.
 
 use std::io::Write;
-use std::path::Path;
+use std::path::{Path, PathBuf};
+use std::sync::OnceLock;
+use std::sync::atomic::{AtomicUsize, Ordering};
 
 use crate::error::{AntError, Result};
 
 /// Write `bytes` to `path` atomically.
 pub fn write_atomic(path: &Path, bytes: &[u8]) -> Result<()> {
-    let dir = path
-        .parent()
-        .filter(|p| !p.as_os_str().is_empty())
-        .unwrap_or(Path::new("."));
+    let dir = parent_of(path);
     std::fs::create_dir_all(dir).map_err(|e| AntError::io(dir, e))?;
-    let name = path
-        .file_name()
-        .map(|n| n.to_string_lossy().into_owned())
-        .unwrap_or_default();
-    let tmp = dir.join(format!(".{name}.{}.tmp", std::process::id()));
+    let tmp = temp_path(path);
     let res = (|| {
         let mut f = std::fs::File::create(&tmp)?;
+        injected_failure()?;
         f.write_all(bytes)?;
         f.sync_all()?;
+        drop(f);
+        step();
         std::fs::rename(&tmp, path)
     })();
     if let Err(e) = res {
         let _ = std::fs::remove_file(&tmp);
         return Err(AntError::io(path, e));
     }
+    sync_dir(dir);
+    step();
     Ok(())
+}
+
+/// Append `line` and a newline to `file` (one write), for logs that grow line by line.
+pub fn append_line(file: &mut std::fs::File, path: &Path, line: &str) -> Result<()> {
+    let mut bytes = Vec::with_capacity(line.len() + 1);
+    bytes.extend_from_slice(line.as_bytes());
+    bytes.push(b'\n');
+    let res = injected_failure()
+        .and_then(|()| file.write_all(&bytes))
+        .and_then(|()| file.flush());
+    res.map_err(|e| AntError::io(path, e))?;
+    step();
+    Ok(())
+}
+
+/// Remove directory `dir` and everything in it as one step: it is renamed to a
+/// temporary name first, so an interruption leaves either all of it or none of it
+/// under its name (the temporary rest is removed by [`remove_stale_temps`]).
+pub fn remove_dir_atomic(dir: &Path) -> Result<()> {
+    if !dir.exists() {
+        return Ok(());
+    }
+    let tmp = temp_path(dir);
+    std::fs::rename(dir, &tmp).map_err(|e| AntError::io(dir, e))?;
+    sync_dir(parent_of(dir));
+    step();
+    std::fs::remove_dir_all(&tmp).map_err(|e| AntError::io(&tmp, e))?;
+    step();
+    Ok(())
+}
+
+/// Make `dir` holding `files` (name, bytes) appear as one step: the files are written
+/// into a temporary directory beside it, which is then renamed to `dir` (which must not
+/// exist).
+pub fn create_dir_atomic(dir: &Path, files: &[(&str, &[u8])]) -> Result<()> {
+    let tmp = temp_path(dir);
+    if tmp.exists() {
+        std::fs::remove_dir_all(&tmp).map_err(|e| AntError::io(&tmp, e))?;
+    }
+    let res = (|| {
+        std::fs::create_dir_all(&tmp).map_err(|e| AntError::io(&tmp, e))?;
+        for (name, bytes) in files {
+            write_atomic(&tmp.join(name), bytes).map_err(|e| match e {
+                // Name the file where it will be, not where it is staged.
+                AntError::Io { source, .. } => AntError::io(dir.join(name), source),
+                e => e,
+            })?;
+        }
+        std::fs::rename(&tmp, dir).map_err(|e| AntError::io(dir, e))
+    })();
+    if let Err(e) = res {
+        let _ = std::fs::remove_dir_all(&tmp);
+        return Err(e);
+    }
+    sync_dir(parent_of(dir));
+    step();
+    Ok(())
+}
+
+/// Remove `path` (a file), counting it as one step; a missing file is not an error.
+pub fn remove_file(path: &Path) -> Result<()> {
+    match std::fs::remove_file(path) {
+        Ok(()) => {
+            step();
+            Ok(())
+        }
+        Err(e) if e.kind() == std::io::ErrorKind::NotFound => Ok(()),
+        Err(e) => Err(AntError::io(path, e)),
+    }
+}
+
+/// Whether `name` is one of the temporary names this module writes.
+pub fn is_temp_name(name: &str) -> bool {
+    name.starts_with('.') && name.ends_with(".tmp")
+}
+
+/// Remove the temporary files and directories that interrupted writes left in `dir`.
+/// Only for a directory no other process writes to (one whose run lock is held).
+pub fn remove_stale_temps(dir: &Path) -> Result<()> {
+    let Ok(entries) = std::fs::read_dir(dir) else {
+        return Ok(());
+    };
+    for e in entries.flatten() {
+        let name = e.file_name();
+        if !is_temp_name(&name.to_string_lossy()) {
+            continue;
+        }
+        let p = e.path();
+        let res = if p.is_dir() {
+            std::fs::remove_dir_all(&p)
+        } else {
+            std::fs::remove_file(&p)
+        };
+        match res {
+            Ok(()) => {}
+            Err(e) if e.kind() == std::io::ErrorKind::NotFound => {}
+            Err(e) => return Err(AntError::io(&p, e)),
+        }
+    }
+    Ok(())
+}
+
+/// Let a write beyond the file size limit (`ulimit -f`) fail with `EFBIG` instead of
+/// killing the process with `SIGXFSZ`, so that it is reported like any failed write.
+pub fn file_size_limit_is_an_error() {
+    #[cfg(all(target_os = "linux", target_env = "gnu"))]
+    // SAFETY: ignoring a signal changes only its disposition; no handler runs.
+    unsafe {
+        libc::signal(libc::SIGXFSZ, libc::SIG_IGN);
+    }
+}
+
+fn parent_of(path: &Path) -> &Path {
+    path.parent()
+        .filter(|p| !p.as_os_str().is_empty())
+        .unwrap_or(Path::new("."))
+}
+
+/// `DIR/.NAME.PID.tmp` for `DIR/NAME`.
+fn temp_path(path: &Path) -> PathBuf {
+    let name = path
+        .file_name()
+        .map(|n| n.to_string_lossy().into_owned())
+        .unwrap_or_default();
+    parent_of(path).join(format!(".{name}.{}.tmp", std::process::id()))
+}
+
+/// Make the renames in `dir` durable (best effort: not every file system can).
+fn sync_dir(dir: &Path) {
+    if let Ok(d) = std::fs::File::open(dir) {
+        let _ = d.sync_all();
+    }
+}
+
+/// The fault injection settings, read once.
+struct Faults {
+    kill_after: Option<usize>,
+    fail_write: Option<usize>,
+}
+
+static STEPS: AtomicUsize = AtomicUsize::new(0);
+static WRITES: AtomicUsize = AtomicUsize::new(0);
+
+fn faults() -> &'static Faults {
+    static F: OnceLock<Faults> = OnceLock::new();
+    F.get_or_init(|| {
+        let var = |name| std::env::var(name).ok().and_then(|v| v.parse().ok());
+        Faults {
+            kill_after: var("ANT_FAULT_AFTER_WRITES"),
+            fail_write: var("ANT_FAULT_FAIL_WRITE"),
+        }
+    })
+}
+
+/// One durable step done: the injected kill happens here.
+fn step() {
+    let Some(n) = faults().kill_after else {
+        return;
+    };
+    if STEPS.fetch_add(1, Ordering::SeqCst) + 1 == n {
+        kill_self();
+    }
+}
+
+/// The injected full disk: the N-th write fails.
+fn injected_failure() -> std::io::Result<()> {
+    let Some(n) = faults().fail_write else {
+        return Ok(());
+    };
+    if WRITES.fetch_add(1, Ordering::SeqCst) + 1 == n {
+        // ENOSPC (28 on Linux, macOS and the BSDs): what a full disk gives.
+        #[cfg(unix)]
+        return Err(std::io::Error::from_raw_os_error(28));
+        #[cfg(not(unix))]
+        return Err(std::io::Error::from(std::io::ErrorKind::StorageFull));
+    }
+    Ok(())
+}
+
+fn kill_self() -> ! {
+    #[cfg(all(target_os = "linux", target_env = "gnu"))]
+    // SAFETY: sends a signal to this process; SIGKILL cannot be caught.
+    unsafe {
+        libc::kill(libc::getpid(), libc::SIGKILL);
+    }
+    std::process::abort()
 }
 
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    fn names(d: &Path) -> Vec<String> {
+        let mut v: Vec<String> = std::fs::read_dir(d)
+            .unwrap()
+            .map(|e| e.unwrap().file_name().to_string_lossy().into_owned())
+            .collect();
+        v.sort();
+        v
+    }
 
     #[test]
     fn replaces_whole_file_and_leaves_no_temp() {
@@ -42,10 +247,29 @@ mod tests {
         write_atomic(&p, b"first version, long").unwrap();
         write_atomic(&p, b"second").unwrap();
         assert_eq!(std::fs::read(&p).unwrap(), b"second");
-        let names: Vec<_> = std::fs::read_dir(d.path())
-            .unwrap()
-            .map(|e| e.unwrap().file_name())
-            .collect();
-        assert_eq!(names.len(), 1);
+        assert_eq!(names(d.path()), ["a.json"]);
+    }
+
+    #[test]
+    fn directories_appear_and_vanish_whole() {
+        let d = tempfile::tempdir().unwrap();
+        let c = d.path().join("ck");
+        create_dir_atomic(&c, &[("run.json", b"{}"), ("b", b"x")]).unwrap();
+        assert_eq!(names(&c), ["b", "run.json"]);
+        assert_eq!(names(d.path()), ["ck"]);
+        remove_dir_atomic(&c).unwrap();
+        assert!(names(d.path()).is_empty());
+        remove_dir_atomic(&c).unwrap();
+    }
+
+    #[test]
+    fn stale_temps_are_removed_and_nothing_else() {
+        let d = tempfile::tempdir().unwrap();
+        std::fs::write(d.path().join(".tree.json.77.tmp"), b"x").unwrap();
+        std::fs::create_dir(d.path().join(".checkpoint.77.tmp")).unwrap();
+        std::fs::write(d.path().join("tree.json"), b"x").unwrap();
+        std::fs::write(d.path().join(".hidden"), b"x").unwrap();
+        remove_stale_temps(d.path()).unwrap();
+        assert_eq!(names(d.path()), [".hidden", "tree.json"]);
     }
 }

@@ -3,14 +3,18 @@
 //! runs by going through [`Run`]:
 //!
 //! ```text
-//! OUT/tree.json, OUT/model.safetensors   the model (Ant::save)
-//! OUT/records.jsonl                      one EpochRecord per line, appended as it ends
-//! OUT/report.json                        test scores, accounting, training seconds
-//! OUT/checkpoint/                        while training: run.json + per-epoch state
+//! OUT/tree.json, OUT/model-<md5>.safetensors   the model (Ant::save: one unit)
+//! OUT/records.jsonl        one EpochRecord per line, appended as it ends
+//! OUT/report.json          test scores, accounting, training seconds
+//! OUT/checkpoint/          while training: run.json + per-epoch state
 //! ```
+//!
+//! Every file is written atomically, and a write that fails (a full disk) stops the run
+//! with an error naming the file: the model saved before and the last checkpoint stay,
+//! so the run resumes once the problem is fixed. The checkpoint directory appears with
+//! its `run.json` and disappears as one step.
 
 use std::fs::File;
-use std::io::Write;
 use std::path::{Path, PathBuf};
 use std::time::Instant;
 
@@ -21,12 +25,12 @@ use crate::data::Dataset;
 use crate::data::source::{Source, load_source};
 use crate::data::tabular::TargetSpec;
 use crate::error::{AntError, Result};
-use crate::model::{Ant, Evaluation, Provenance, TestSplit};
+use crate::model::{Ant, Evaluation, TestSplit, missing_classes_warning};
 use crate::named::Named;
 use crate::observe::{EpochRecord, Observer};
 use crate::params::AntParams;
-use crate::persist::write_atomic;
-use crate::train::Checkpoints;
+use crate::persist::{append_line, remove_dir_atomic, remove_stale_temps, write_atomic};
+use crate::train::{Checkpoints, FailedWrite};
 
 pub const CHECKPOINT_DIR: &str = "checkpoint";
 /// Inside the checkpoint folder: what the run was started with.
@@ -75,6 +79,35 @@ pub struct RunFile {
     pub spec: RunSpec,
     #[serde(with = "os_path")]
     pub cwd: PathBuf,
+    /// The data the run started with (absent in runs of earlier versions: not checked).
+    #[serde(default)]
+    pub checksums: Option<DataChecksums>,
+}
+
+/// Checksums of the samples a run trains and tests on, as loaded (see
+/// [`Dataset::checksum`]): a run resumes only on the same data.
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
+pub struct DataChecksums {
+    /// The training rows (after `train_limit`, validation rows included) and the class
+    /// names.
+    pub train: String,
+    pub test: String,
+}
+
+impl DataChecksums {
+    fn of(source: &Source, train: &Dataset) -> DataChecksums {
+        let train = match &source.class_names {
+            Some(names) => {
+                let named = format!("{} {names:?}", train.checksum());
+                crate::data::md5_hex(named.as_bytes())
+            }
+            None => train.checksum(),
+        };
+        DataChecksums {
+            train,
+            test: source.test.checksum(),
+        }
+    }
 }
 
 /// Paths in `run.json`: a string when the path is Unicode, else (on Unix) its bytes as
@@ -210,14 +243,16 @@ impl Run {
                 l
             }
         };
-        let checkpoints = Checkpoints::create(&out.join(CHECKPOINT_DIR))?;
+        remove_stale_temps(out)?;
         let ckdir = out.join(CHECKPOINT_DIR);
         let file = RunFile {
             spec: spec.clone(),
             cwd,
+            checksums: Some(DataChecksums::of(&source, &train)),
         };
         let json = serde_json::to_vec_pretty(&file).map_err(|e| AntError::model(e.to_string()))?;
-        write_atomic(&ckdir.join(RUN_FILE), &json)?;
+        // The checkpoint directory exists only with its run.json: it can be resumed.
+        let checkpoints = Checkpoints::create_with(&ckdir, &[(RUN_FILE, &json)])?;
         Ok(Run {
             out: out.to_path_buf(),
             _lock: lock,
@@ -236,7 +271,10 @@ impl Run {
         let path = ckdir.join(RUN_FILE);
         let text = std::fs::read(&path).map_err(|e| {
             if out.join(crate::model::TREE_FILE).exists() && !ckdir.exists() {
-                AntError::data(out, "this run has already finished: nothing to resume")
+                AntError::data(
+                    out,
+                    "holds a finished model and no interrupted run (no checkpoint/): nothing to resume",
+                )
             } else if e.kind() == std::io::ErrorKind::NotFound {
                 let what = format!(
                     "holds no interrupted run (no {}/{RUN_FILE}): nothing to resume",
@@ -250,7 +288,12 @@ impl Run {
         let file: RunFile = serde_json::from_slice(&text)
             .map_err(|e| AntError::data(&path, format!("not a run file: {e}")))?;
         let lock = lock(out)?;
+        remove_stale_temps(out)?;
+        remove_stale_temps(&ckdir)?;
         let (source, train) = load(&file.spec, &file.cwd)?;
+        if let Some(started) = &file.checksums {
+            check_same_data(out, &file, started, &DataChecksums::of(&source, &train))?;
+        }
         let checkpoints = Checkpoints::open(&ckdir)?;
         Ok(Run {
             out: out.to_path_buf(),
@@ -289,9 +332,13 @@ impl Run {
     /// The observer that appends every epoch to `records.jsonl`: a new run starts the
     /// file afresh; a resumed one keeps the records up to its last checkpoint.
     pub fn records_log(&self) -> Result<RecordsLog> {
+        self.open_records_log().map_err(|e| stopped(&self.out, e))
+    }
+
+    fn open_records_log(&self) -> Result<RecordsLog> {
         let path = self.out.join(RECORDS_FILE);
-        if self.resumed {
-            let keep = self.checkpoints.records();
+        let keep = self.checkpoints.records();
+        if self.resumed && keep > 0 {
             let text = std::fs::read_to_string(&path).map_err(|e| AntError::io(&path, e))?;
             let lines: Vec<&str> = text.lines().take(keep).collect();
             if lines.len() < keep {
@@ -307,7 +354,11 @@ impl Run {
             .append(true)
             .open(&path)
             .map_err(|e| AntError::io(&path, e))?;
-        Ok(RecordsLog { file, path })
+        Ok(RecordsLog {
+            file,
+            path,
+            failed: self.checkpoints.failed_writes(),
+        })
     }
 
     /// Train (or continue training), then save the model and `report.json` and remove
@@ -323,43 +374,59 @@ impl Run {
             ..
         } = self;
         let ckdir = out.join(CHECKPOINT_DIR);
-        let fitted = Ant::fit_checkpointed(spec.params, &train, device, observer, &checkpoints);
-        let mut model = match fitted {
-            // Resuming would diverge the same way: nothing there is worth keeping.
-            Err(e @ AntError::Diverged { .. }) => {
-                drop(checkpoints);
-                std::fs::remove_dir_all(&ckdir).map_err(|e| AntError::io(&ckdir, e))?;
-                return Err(e);
-            }
-            other => other?,
-        };
-        let n_valid = model.meta.provenance.n_valid;
-        model.meta.provenance = Provenance {
-            data: spec.data.path.display().to_string(),
-            test_split: source.split,
-            train_limit: spec.data.train_limit,
-            n_train: train.len() - n_valid,
-            n_valid,
-            target: source.target,
-        };
-        model.meta.class_names = source.class_names;
-        model.save(&out)?;
-        let evaluation = model.evaluate(&source.test)?;
-        let seconds = checkpoints.seconds_before() + started.elapsed().as_secs_f64();
-        let mut report = report(&model, &evaluation);
-        report["train_seconds"] = serde_json::json!(seconds);
-        let text =
-            serde_json::to_string_pretty(&report).map_err(|e| AntError::model(e.to_string()))?;
-        write_atomic(&out.join(REPORT_FILE), text.as_bytes())?;
-        drop(checkpoints);
-        std::fs::remove_dir_all(&ckdir).map_err(|e| AntError::io(&ckdir, e))?;
-        let lock = out.join(LOCK_FILE);
-        std::fs::remove_file(&lock).map_err(|e| AntError::io(&lock, e))?;
-        Ok(Finished {
-            model,
-            evaluation,
-            seconds,
-        })
+        let names = source.class_names.as_deref();
+        if let Some(msg) = missing_classes_warning(&train, &source.test, "test", names) {
+            tracing::warn!("{msg}");
+            observer.warning(&msg);
+        }
+        let res = (|| {
+            let fitted = Ant::fit_checkpointed(spec.params, &train, device, observer, &checkpoints);
+            let mut model = match fitted {
+                // Resuming would diverge the same way: nothing there is worth keeping.
+                Err(e @ AntError::Diverged { .. }) => {
+                    drop(checkpoints);
+                    remove_dir_atomic(&ckdir)?;
+                    return Err(e);
+                }
+                other => other?,
+            };
+            let p = &mut model.meta.provenance;
+            p.data = spec.data.path.display().to_string();
+            p.test_split = source.split;
+            p.train_limit = spec.data.train_limit;
+            p.target = source.target;
+            model.meta.class_names = source.class_names;
+            model.save(&out)?;
+            let evaluation = model.evaluate(&source.test)?;
+            let seconds = checkpoints.seconds_before() + started.elapsed().as_secs_f64();
+            let mut report = report(&model, &evaluation);
+            report["train_seconds"] = serde_json::json!(seconds);
+            let text = serde_json::to_string_pretty(&report)
+                .map_err(|e| AntError::model(e.to_string()))?;
+            write_atomic(&out.join(REPORT_FILE), text.as_bytes())?;
+            drop(checkpoints);
+            remove_dir_atomic(&ckdir)?;
+            let lock = out.join(LOCK_FILE);
+            std::fs::remove_file(&lock).map_err(|e| AntError::io(&lock, e))?;
+            Ok(Finished {
+                model,
+                evaluation,
+                seconds,
+            })
+        })();
+        res.map_err(|e| stopped(&out, e))
+    }
+}
+
+/// An error after the run in `out` saved its state (a failed write, say): it can go on.
+fn stopped(out: &Path, e: AntError) -> AntError {
+    match e {
+        AntError::Diverged { .. } | AntError::Stopped { .. } => e,
+        e if out.join(CHECKPOINT_DIR).is_dir() => AntError::Stopped {
+            dir: out.to_path_buf(),
+            source: Box::new(e),
+        },
+        e => e,
     }
 }
 
@@ -384,6 +451,36 @@ fn check_free(out: &Path, existing: Existing) -> Result<()> {
         ));
     }
     Ok(())
+}
+
+/// Refuse to resume the run in `out` (started as `file` says, on data with the checksums
+/// `started`) on data that has changed since (`now`): it would not continue that run.
+fn check_same_data(
+    out: &Path,
+    file: &RunFile,
+    started: &DataChecksums,
+    now: &DataChecksums,
+) -> Result<()> {
+    let d = &file.spec.data;
+    let (path, what, was, is) = if started.train != now.train {
+        (&d.path, "training", &started.train, &now.train)
+    } else if started.test != now.test {
+        (
+            d.test_data.as_ref().unwrap_or(&d.path),
+            "test",
+            &started.test,
+            &now.test,
+        )
+    } else {
+        return Ok(());
+    };
+    Err(AntError::data(
+        file.cwd.join(path),
+        format!(
+            "changed since the run started (checksum of its {what} samples {was}, now {is}): resuming would not continue that run; restore the data, or start a new run (delete {})",
+            out.join(CHECKPOINT_DIR).display()
+        ),
+    ))
 }
 
 /// Take the directory's lock, or say that another run holds it.
@@ -430,17 +527,19 @@ fn load(spec: &RunSpec, cwd: &Path) -> Result<(Source, Dataset)> {
     Ok((source, train))
 }
 
-/// Appends every epoch record to `records.jsonl` as one JSON line.
+/// Appends every epoch record to `records.jsonl` as one JSON line; a line that cannot
+/// be written stops the run (at the end of its epoch, before the next checkpoint).
 pub struct RecordsLog {
     file: File,
     path: PathBuf,
+    failed: FailedWrite,
 }
 
 impl Observer for RecordsLog {
     fn epoch(&mut self, r: &EpochRecord) {
         let line = serde_json::to_string(r).expect("records serialise");
-        if let Err(e) = writeln!(self.file, "{line}").and_then(|()| self.file.flush()) {
-            tracing::warn!("{}: {e}", self.path.display());
+        if let Err(e) = append_line(&mut self.file, &self.path, &line) {
+            self.failed.set(e);
         }
     }
 }

@@ -42,14 +42,22 @@ fn sarcos_trains_with_a_test_fraction_and_eval_reports_json() {
         "32",
     ]);
     assert!(r.status.success(), "{}", stderr(&r));
-    for f in [
-        "tree.json",
-        "model.safetensors",
-        "records.jsonl",
-        "report.json",
-    ] {
+    for f in ["tree.json", "records.jsonl", "report.json"] {
         assert!(out.path().join(f).exists(), "{f} missing");
     }
+    // The weights file tree.json names, and no other.
+    let tree: serde_json::Value =
+        serde_json::from_slice(&std::fs::read(out.path().join("tree.json")).unwrap()).unwrap();
+    let weights = tree["weights"]["file"].as_str().unwrap();
+    assert!(out.path().join(weights).exists(), "{weights} missing");
+    let safetensors = std::fs::read_dir(out.path())
+        .unwrap()
+        .filter(|e| {
+            let name = e.as_ref().unwrap().file_name();
+            name.to_string_lossy().ends_with(".safetensors")
+        })
+        .count();
+    assert_eq!(safetensors, 1);
     let e = ant(&["eval", "--model", o, "--data", &data, "--json"]);
     assert!(e.status.success(), "{}", stderr(&e));
     let v: serde_json::Value =

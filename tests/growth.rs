@@ -70,10 +70,10 @@ fn one_level_seeded(s: &Sets, width: usize, seed: u64) -> (Grown, Collect) {
         .check()
         .unwrap();
     let mut obs = Collect::default();
-    let root = train_root(&root_cfg, s.data(&ad), s.input, &mut obs);
+    let root = train_root(&root_cfg, s.data(&ad), s.input, &mut obs).unwrap();
     assert_eq!(root.tree.topology.transformers(), 0);
     let cfg = params.with_max_depth(1).check().unwrap();
-    let grown = grow_from(&cfg, s.data(&ad), root, &mut obs);
+    let grown = grow_from(&cfg, s.data(&ad), root, &mut obs).unwrap();
     (grown, obs)
 }
 
@@ -152,7 +152,7 @@ fn growth_leaves_existing_modules_bit_identical() {
         .check()
         .unwrap();
     let mut obs = Collect::default();
-    let after = grow_from(&cfg, s.data(&ad), grown, &mut obs);
+    let after = grow_from(&cfg, s.data(&ad), grown, &mut obs).unwrap();
     assert!(!obs.decisions.is_empty());
     // Every module present before the step is still there with the very same bits.
     for (i, n) in before.topology.nodes.iter().enumerate() {

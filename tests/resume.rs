@@ -151,7 +151,7 @@ fn killed_twice_and_resumed_equals_uninterrupted() {
     // A finished run has nothing to resume.
     let r = run(&resume);
     assert_eq!(r.status.code(), Some(2));
-    assert!(String::from_utf8_lossy(&r.stderr).contains("already finished"));
+    assert!(String::from_utf8_lossy(&r.stderr).contains("nothing to resume"));
 }
 
 #[test]
@@ -299,6 +299,7 @@ fn a_damaged_checkpoint_is_a_clear_error() {
     let run = RunFile {
         spec,
         cwd: tmp.path().into(),
+        checksums: None,
     };
     std::fs::write(ck.join("run.json"), serde_json::to_vec(&run).unwrap()).unwrap();
     std::fs::write(
@@ -320,4 +321,71 @@ fn a_damaged_checkpoint_is_a_clear_error() {
 
 fn run_resume(dir: &Path) -> Output {
     run(&["train".into(), "--resume".into(), dir.display().to_string()])
+}
+
+/// A run resumes only on the data it started with: a changed data file (or test file)
+/// is one clear error naming it; restored, the run goes on.
+#[test]
+fn resume_refuses_data_that_changed() {
+    let tmp = tempfile::tempdir().unwrap();
+    let iris = Path::new(env!("CARGO_MANIFEST_DIR")).join("data/small/iris.csv");
+    let text = std::fs::read_to_string(&iris).unwrap();
+    let (data, test) = (tmp.path().join("iris.csv"), tmp.path().join("test.csv"));
+    std::fs::write(&data, &text).unwrap();
+    std::fs::write(&test, &text).unwrap();
+    let out = tmp.path().join("run");
+    let args = |extra: &[&str]| -> Vec<String> {
+        let mut v: Vec<String> = [
+            "train",
+            "--preset",
+            "tabular",
+            "--target",
+            "4",
+            "--task",
+            "classification",
+            "--width",
+            "8",
+            "--epochs-node",
+            "3",
+            "--refine-epochs",
+            "2",
+            "--max-depth",
+            "1",
+        ]
+        .iter()
+        .map(|s| s.to_string())
+        .collect();
+        v.extend(["--data".into(), data.display().to_string()]);
+        v.extend(["--out".into(), out.display().to_string()]);
+        v.extend(extra.iter().map(|s| s.to_string()));
+        v
+    };
+    // Stopped (killed) in its growth phase, with checkpoints.
+    let killed = bin()
+        .args(args(&["--test-data", test.to_str().unwrap()]))
+        .env("ANT_FAULT_AFTER_WRITES", "12")
+        .output()
+        .unwrap();
+    assert!(!killed.status.success());
+    assert!(out.join("checkpoint/current.ckpt").exists());
+
+    let changed = text.replacen("5.1,3.5", "5.2,3.5", 1);
+    for (file, what) in [(&data, "training"), (&test, "test")] {
+        std::fs::write(file, &changed).unwrap();
+        let r = run_resume(&out);
+        let e = String::from_utf8_lossy(&r.stderr);
+        assert_eq!(r.status.code(), Some(2), "{e}");
+        assert_eq!(e.trim().lines().count(), 1, "{e}");
+        assert!(
+            e.contains(file.to_str().unwrap())
+                && e.contains("changed since the run started")
+                && e.contains(&format!("its {what} samples")),
+            "{e}"
+        );
+        std::fs::write(file, &text).unwrap();
+    }
+    // The same bytes again: it resumes and finishes.
+    let r = run_resume(&out);
+    assert!(r.status.success(), "{}", String::from_utf8_lossy(&r.stderr));
+    assert!(out.join("tree.json").exists());
 }

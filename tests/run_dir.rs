@@ -48,7 +48,9 @@ fn a_finished_model_is_kept_unless_forced() {
     let quick = ["--epochs-node", "2"];
     let r = ant(&train_args(&data, &out, &quick));
     assert!(r.status.success(), "{}", stderr(&r));
-    let before: Vec<Vec<u8>> = ["tree.json", "model.safetensors", "records.jsonl"]
+    let weights = weights_file(tmp.path());
+    let files = ["tree.json", &weights, "records.jsonl"];
+    let before: Vec<Vec<u8>> = files
         .iter()
         .map(|f| std::fs::read(tmp.path().join(f)).unwrap())
         .collect();
@@ -70,10 +72,7 @@ fn a_finished_model_is_kept_unless_forced() {
         !tmp.path().join("run.lock").exists(),
         "a refused run leaves no lock file"
     );
-    for (f, b) in ["tree.json", "model.safetensors", "records.jsonl"]
-        .iter()
-        .zip(&before)
-    {
+    for (f, b) in files.iter().zip(&before) {
         assert_eq!(
             &std::fs::read(tmp.path().join(f)).unwrap(),
             b,
@@ -146,11 +145,18 @@ fn diverged_training_is_an_error_that_leaves_nothing() {
     assert!(!tmp.path().join("checkpoint").exists());
 }
 
+/// The weights file the tree.json in `dir` names.
+fn weights_file(dir: &Path) -> String {
+    let v: serde_json::Value =
+        serde_json::from_slice(&std::fs::read(dir.join("tree.json")).unwrap()).unwrap();
+    v["weights"]["file"].as_str().unwrap().to_string()
+}
+
 /// Copies the model in `from` to a fresh directory with `edit` applied to its tree.json.
 fn edited_copy(from: &Path, edit: impl Fn(&mut serde_json::Value)) -> tempfile::TempDir {
     let to = tempfile::tempdir().unwrap();
-    for f in ["tree.json", "model.safetensors"] {
-        std::fs::copy(from.join(f), to.path().join(f)).unwrap();
+    for f in ["tree.json".to_string(), weights_file(from)] {
+        std::fs::copy(from.join(&f), to.path().join(&f)).unwrap();
     }
     let p = to.path().join("tree.json");
     let mut v: serde_json::Value = serde_json::from_slice(&std::fs::read(&p).unwrap()).unwrap();
@@ -225,19 +231,18 @@ fn weights_that_are_not_finite_are_refused() {
     let (data, out) = (sarcos(), tmp.path().to_str().unwrap().to_string());
     let r = ant(&train_args(&data, &out, &["--epochs-node", "2"]));
     assert!(r.status.success(), "{}", stderr(&r));
-    let bad = edited_copy(tmp.path(), |_| {});
     // safetensors: an 8-byte header length, the JSON header, then the tensors' bytes.
-    let p = bad.path().join("model.safetensors");
-    let mut bytes = std::fs::read(&p).unwrap();
+    let weights = weights_file(tmp.path());
+    let mut bytes = std::fs::read(tmp.path().join(&weights)).unwrap();
     let n = u64::from_le_bytes(bytes[..8].try_into().unwrap()) as usize;
     bytes[8 + n..8 + n + 4].copy_from_slice(&f32::NAN.to_le_bytes());
-    std::fs::write(&p, bytes).unwrap();
+    // tree.json says these are its weights (their checksum), but they are not finite.
+    let md5 = ant::data::md5_hex(&bytes);
+    let bad = edited_copy(tmp.path(), |v| v["weights"]["md5"] = serde_json::json!(md5));
+    std::fs::write(bad.path().join(&weights), bytes).unwrap();
     let m = bad.path().to_str().unwrap();
     let r = ant(&["eval", "--model", m, "--data", &data]);
     let e = stderr(&r);
     assert_eq!(r.status.code(), Some(2), "{e}");
-    assert!(
-        e.contains("model.safetensors") && e.contains("not finite"),
-        "{e}"
-    );
+    assert!(e.contains(&weights) && e.contains("not finite"), "{e}");
 }

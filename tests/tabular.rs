@@ -323,3 +323,189 @@ fn diabetes_regression_space_separated() {
     let mean = preds.iter().sum::<f64>() / 442.0;
     assert!((100.0..200.0).contains(&mean), "mean prediction {mean}");
 }
+
+/// scikit-learn's iris file is sorted by class: its last rows are all virginica. The
+/// validation rows are drawn with the seed, per class, so they hold every class; the
+/// model records the rule, and `prune` rebuilds exactly those rows.
+#[test]
+fn iris_sorted_by_class_gets_every_class_in_validation() {
+    use ant::model::ValidSplit;
+    use ant::{AntParams, Preset};
+    let data = small("iris.csv");
+    let target = spec("4", TabularTask::Classification, None, 0);
+    let train = load_source(&data, None, 0.2, 0, Some(&target))
+        .unwrap()
+        .train;
+    let classes = |d: &ant::Dataset| match &d.targets {
+        Targets::Classes { labels, .. } => {
+            let mut n = [0usize; 3];
+            labels.iter().for_each(|&l| n[l as usize] += 1);
+            n
+        }
+        Targets::Values { .. } => unreachable!(),
+    };
+    // The last 10% would be one class.
+    assert_eq!(classes(&train.split_tail(0.1).1), [0, 0, 12]);
+    let cfg = AntParams::new(Preset::Tabular).check().unwrap();
+    let rule = ValidSplit::for_training(&cfg, &train);
+    let (_, valid) = rule.apply(&train);
+    let n = classes(&valid);
+    assert!(n.iter().all(|&k| (3..=5).contains(&k)), "{n:?}");
+    assert_eq!(n.iter().sum::<usize>(), 12);
+
+    // End to end: recorded in tree.json, no warning, and prune's validation rows are
+    // the ones training scored (same validation error).
+    let dir = tempfile::tempdir().unwrap();
+    let (d, o) = (data.to_str().unwrap(), dir.path().join("m"));
+    let o = o.to_str().unwrap();
+    let mut args = vec!["train", "--preset", "tabular", "--data", d, "--out", o];
+    args.extend_from_slice(&["--target", "4", "--task", "classification"]);
+    args.extend_from_slice(&QUICK);
+    let r = ant(&args);
+    let e = String::from_utf8_lossy(&r.stderr);
+    assert!(r.status.success(), "{e}");
+    assert!(!e.contains("warning"), "{e}");
+    let tree: serde_json::Value =
+        serde_json::from_slice(&std::fs::read(dir.path().join("m/tree.json")).unwrap()).unwrap();
+    assert_eq!(
+        tree["provenance"]["valid_split"],
+        serde_json::json!({"kind": "stratified", "fraction": 0.1, "seed": 0})
+    );
+    let pruned = dir.path().join("p");
+    let r = ant(&[
+        "prune",
+        "--model",
+        o,
+        "--data",
+        d,
+        "--min-reach",
+        "0",
+        "--out",
+        pruned.to_str().unwrap(),
+    ]);
+    assert!(r.status.success(), "{}", String::from_utf8_lossy(&r.stderr));
+    let p: serde_json::Value = serde_json::from_slice(&r.stdout).unwrap();
+    let (trained, rebuilt) = (
+        tree["valid_metric"].as_f64().unwrap(),
+        p["valid_multi_path_before"].as_f64().unwrap(),
+    );
+    assert!((trained - rebuilt).abs() < 1e-9, "{trained} vs {rebuilt}");
+}
+
+/// A class too small to be in every set is warned about, naming it.
+#[test]
+fn a_set_without_some_classes_is_warned_about() {
+    let dir = tempfile::tempdir().unwrap();
+    // iris with one virginica row: it cannot be in both training and validation.
+    let text = read_text(&small("iris.csv"));
+    let lines: Vec<&str> = text.lines().collect();
+    let mut csv: Vec<&str> = lines[..101].to_vec();
+    csv.push(lines[120]);
+    let data = dir.path().join("one-virginica.csv");
+    std::fs::write(&data, csv.join("\n") + "\n").unwrap();
+    let o = dir.path().join("m");
+    let r = ant(&[
+        "train",
+        "--preset",
+        "tabular",
+        "--data",
+        data.to_str().unwrap(),
+        "--target",
+        "4",
+        "--task",
+        "classification",
+        "--test-data",
+        small("iris.csv").to_str().unwrap(),
+        "--width",
+        "8",
+        "--epochs-node",
+        "2",
+        "--refine-epochs",
+        "0",
+        "--max-depth",
+        "0",
+        "--out",
+        o.to_str().unwrap(),
+    ]);
+    let e = String::from_utf8_lossy(&r.stderr);
+    assert!(r.status.success(), "{e}");
+    let warning = e
+        .lines()
+        .find(|l| l.starts_with("warning: the validation set"))
+        .unwrap_or_else(|| panic!("{e}"));
+    assert!(warning.contains("class 2"), "{e}");
+    assert!(!e.contains("warning: the test set"), "{e}");
+}
+
+/// A model trained with a test fraction, given another file (or its file changed):
+/// `eval` says loudly that it scores every row; `prune` cannot rebuild the validation
+/// rows from it and refuses.
+#[test]
+fn eval_and_prune_on_a_changed_file_say_so() {
+    let dir = tempfile::tempdir().unwrap();
+    let text = read_text(&small("iris.csv"));
+    let data = dir.path().join("iris.csv");
+    std::fs::write(&data, &text).unwrap();
+    let (d, o) = (data.to_str().unwrap(), dir.path().join("m"));
+    let o = o.to_str().unwrap();
+    let r = ant(&[
+        "train",
+        "--preset",
+        "tabular",
+        "--data",
+        d,
+        "--out",
+        o,
+        "--target",
+        "4",
+        "--task",
+        "classification",
+        "--width",
+        "8",
+        "--epochs-node",
+        "3",
+        "--refine-epochs",
+        "0",
+        "--max-depth",
+        "0",
+    ]);
+    assert!(r.status.success(), "{}", String::from_utf8_lossy(&r.stderr));
+    let eval = || {
+        let r = ant(&["eval", "--model", o, "--data", d, "--json"]);
+        assert!(r.status.success(), "{}", String::from_utf8_lossy(&r.stderr));
+        let v: serde_json::Value = serde_json::from_slice(&r.stdout).unwrap();
+        (v, String::from_utf8_lossy(&r.stderr).into_owned())
+    };
+    let (v, e) = eval();
+    assert_eq!(v["test_samples"], 30);
+    assert!(!e.contains("warning"), "{e}");
+
+    std::fs::write(&data, text.replacen("5.1,3.5", "5.2,3.5", 1)).unwrap();
+    let (v, e) = eval();
+    assert_eq!(v["test_samples"], 150);
+    assert!(
+        e.contains("warning: ")
+            && e.contains(d)
+            && e.contains("not the file the model was trained on")
+            && e.contains("scoring all its 150 rows"),
+        "{e}"
+    );
+    let r = ant(&[
+        "prune",
+        "--model",
+        o,
+        "--data",
+        d,
+        "--min-reach",
+        "0.1",
+        "--out",
+        dir.path().join("p").to_str().unwrap(),
+    ]);
+    let e = String::from_utf8_lossy(&r.stderr);
+    assert_eq!(r.status.code(), Some(2), "{e}");
+    assert_eq!(e.trim().lines().count(), 1, "{e}");
+    assert!(
+        e.contains(d) && e.contains("not the data the model was trained on"),
+        "{e}"
+    );
+}

@@ -394,7 +394,7 @@ fn router_penalties_make_a_split_partition_its_samples() {
             lr_step: None,
             seed: 1,
         };
-        let f = fit(split, &obj, &opts, &mut Silent, None);
+        let f = fit(split, &obj, &opts, &mut Silent, None).unwrap();
         let p = to_vec(burn::tensor::activation::sigmoid(
             f.model.router.valid().forward(x.clone()).into_flat(),
         ));

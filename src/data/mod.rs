@@ -82,6 +82,9 @@ fn gather_rows<T: Copy>(data: &[T], width: usize, indices: &[usize]) -> Vec<T> {
     out
 }
 
+/// The ChaCha8 stream of validation draws (test splits draw from stream 0).
+const VALID_STREAM: u64 = 1;
+
 /// Number of rows of `n` that `fraction` selects: `round(fraction * n)`.
 ///
 /// Panics unless `fraction` is in `[0, 1]` (callers validate user input first).
@@ -171,8 +174,9 @@ impl Dataset {
         self.subset(&idx)
     }
 
-    /// Splits off the last `round(fraction * len())` samples as the tail (used as
-    /// the validation split); returns `(head, tail)`.
+    /// Splits off the last `round(fraction * len())` samples as the tail (the
+    /// validation rows of models saved before they were drawn with
+    /// [`Dataset::validation_split`]); returns `(head, tail)`.
     ///
     /// Panics unless `fraction` is in `[0, 1]`.
     pub fn split_tail(&self, fraction: f64) -> (Dataset, Dataset) {
@@ -198,6 +202,98 @@ impl Dataset {
         held.sort_unstable();
         rest.sort_unstable();
         (self.subset(&rest), self.subset(&held), held)
+    }
+
+    /// Holds out a seeded `fraction` of the samples as a validation set: per class for
+    /// classification when `stratified` (`round(fraction * n_c)` of each class's `n_c`
+    /// samples, at least one of a class with two or more, never all of one), else of
+    /// all samples. Returns `(rest, held_out)`, both in the original order. The draws
+    /// come from a ChaCha8 stream of `seed` other than [`Dataset::seeded_split`]'s.
+    ///
+    /// Panics unless `fraction` is in `[0, 1]`.
+    pub fn validation_split(
+        &self,
+        fraction: f64,
+        seed: u64,
+        stratified: bool,
+    ) -> (Dataset, Dataset) {
+        let n = self.len();
+        let mut rng = ChaCha8Rng::seed_from_u64(seed);
+        rng.set_stream(VALID_STREAM);
+        let mut held = vec![];
+        match &self.targets {
+            Targets::Classes { labels, n_classes } if stratified => {
+                let mut by_class = vec![vec![]; *n_classes];
+                for (i, &l) in labels.iter().enumerate() {
+                    by_class[l as usize].push(i);
+                }
+                for mut rows in by_class {
+                    let m = rows.len();
+                    let k = fraction_count(fraction, m)
+                        .max(usize::from(m >= 2))
+                        .min(m.saturating_sub(1));
+                    rows.shuffle(&mut rng);
+                    held.extend_from_slice(&rows[..k]);
+                }
+            }
+            _ => {
+                let mut perm: Vec<usize> = (0..n).collect();
+                perm.shuffle(&mut rng);
+                held.extend_from_slice(&perm[..fraction_count(fraction, n)]);
+            }
+        }
+        held.sort_unstable();
+        let mut is_held = vec![false; n];
+        held.iter().for_each(|&i| is_held[i] = true);
+        let rest: Vec<usize> = (0..n).filter(|&i| !is_held[i]).collect();
+        (self.subset(&rest), self.subset(&held))
+    }
+
+    /// Hex MD5 of the samples (shape, inputs and targets, in order): the same samples,
+    /// however they were read, give the same checksum.
+    pub fn checksum(&self) -> String {
+        use md5::{Digest, Md5};
+        let mut h = Md5::new();
+        let mut put = |words: &mut dyn Iterator<Item = [u8; 4]>| {
+            let mut buf = Vec::with_capacity(1 << 16);
+            for w in words {
+                buf.extend_from_slice(&w);
+                if buf.len() >= 1 << 16 {
+                    h.update(&buf);
+                    buf.clear();
+                }
+            }
+            h.update(&buf);
+        };
+        put(&mut self.sample_shape.iter().map(|&d| (d as u32).to_le_bytes()));
+        put(&mut self.x.iter().map(|v| v.to_le_bytes()));
+        match &self.targets {
+            Targets::Classes { labels, n_classes } => {
+                put(&mut [0u32, *n_classes as u32].into_iter().map(u32::to_le_bytes));
+                put(&mut labels.iter().map(|l| l.to_le_bytes()));
+            }
+            Targets::Values { values, dim } => {
+                put(&mut [1u32, *dim as u32].into_iter().map(u32::to_le_bytes));
+                put(&mut values.iter().map(|v| v.to_le_bytes()));
+            }
+        }
+        hex(&h.finalize())
+    }
+
+    /// The classes that have samples here but none in `other` (empty for regression).
+    pub fn classes_missing_from(&self, other: &Dataset) -> Vec<usize> {
+        let present = |d: &Dataset| match &d.targets {
+            Targets::Classes { labels, n_classes } => {
+                let mut seen = vec![false; *n_classes];
+                labels.iter().for_each(|&l| seen[l as usize] = true);
+                seen
+            }
+            Targets::Values { .. } => vec![],
+        };
+        let (here, there) = (present(self), present(other));
+        (0..here.len())
+            .filter(|&c| here[c] && !there.get(c).copied().unwrap_or(false))
+            .collect()
     }
 
     /// Refuses NaN or infinite values in the inputs or in regression targets.
@@ -310,11 +406,17 @@ pub fn file_md5(path: &Path) -> Result<String> {
         }
         hasher.update(&buf[..n]);
     }
-    Ok(hasher
-        .finalize()
-        .iter()
-        .map(|b| format!("{b:02x}"))
-        .collect())
+    Ok(hex(&hasher.finalize()))
+}
+
+/// Hex MD5 of `bytes`.
+pub fn md5_hex(bytes: &[u8]) -> String {
+    use md5::{Digest, Md5};
+    hex(&Md5::digest(bytes))
+}
+
+fn hex(bytes: &[u8]) -> String {
+    bytes.iter().map(|b| format!("{b:02x}")).collect()
 }
 
 /// gzip magic bytes (RFC 1952).
@@ -443,6 +545,83 @@ mod tests {
     }
 
     #[test]
+    fn validation_split_is_seeded_and_stratified() {
+        // 90 samples sorted by class (30 each): the tail would be one class.
+        let x = (0..90).flat_map(|i| [i as f32, 0.0]).collect();
+        let labels = (0..90).map(|i| (i / 30) as u32).collect();
+        let t = Targets::Classes {
+            labels,
+            n_classes: 3,
+        };
+        let d = Dataset::new(x, vec![2], t).unwrap();
+        assert_eq!(d.classes_missing_from(&d.split_tail(0.1).1), vec![0, 1]);
+        let (rest, valid) = d.validation_split(0.1, 4, true);
+        assert_eq!((rest.len(), valid.len()), (81, 9));
+        let Targets::Classes { labels, .. } = &valid.targets else {
+            unreachable!()
+        };
+        for c in 0..3 {
+            assert_eq!(labels.iter().filter(|&&l| l == c).count(), 3, "{labels:?}");
+        }
+        assert!(d.classes_missing_from(&valid).is_empty());
+        // Disjoint, covering, in order; the same seed gives the same rows, another not.
+        let mut all: Vec<usize> = first_inputs(&rest)
+            .into_iter()
+            .chain(first_inputs(&valid))
+            .collect();
+        assert!(first_inputs(&valid).windows(2).all(|w| w[0] < w[1]));
+        all.sort_unstable();
+        assert_eq!(all, (0..90).collect::<Vec<_>>());
+        assert_eq!(d.validation_split(0.1, 4, true).1.x, valid.x);
+        assert_ne!(d.validation_split(0.1, 5, true).1.x, valid.x);
+        // Not the test split's draw for the same seed.
+        assert_ne!(d.seeded_split(0.1, 4).1.x, valid.x);
+        // A class of one sample stays in training; one of two gives one of each.
+        let t = Targets::Classes {
+            labels: vec![0, 1, 1, 0, 0, 0],
+            n_classes: 2,
+        };
+        let d = Dataset::new(vec![0.0; 6], vec![1], t).unwrap();
+        let (rest, valid) = d.validation_split(0.01, 0, true);
+        assert_eq!((rest.len(), valid.len()), (4, 2));
+        let t = Targets::Classes {
+            labels: vec![0, 1, 0, 0, 0],
+            n_classes: 2,
+        };
+        let d = Dataset::new(vec![0.0; 5], vec![1], t).unwrap();
+        let (rest, valid) = d.validation_split(0.5, 0, true);
+        assert_eq!(valid.classes_missing_from(&rest), Vec::<usize>::new());
+        assert_eq!(rest.classes_missing_from(&valid), vec![1]);
+        // Regression: a seeded draw of all rows.
+        let v = Targets::Values {
+            values: (0..50).map(|i| i as f32).collect(),
+            dim: 1,
+        };
+        let d = Dataset::new((0..50).map(|i| i as f32).collect(), vec![1], v).unwrap();
+        let (rest, valid) = d.validation_split(0.2, 3, true);
+        assert_eq!((rest.len(), valid.len()), (40, 10));
+        assert_ne!(first_inputs(&valid), (40..50).collect::<Vec<_>>());
+    }
+
+    #[test]
+    fn checksums_tell_samples_apart() {
+        let d = toy(10);
+        assert_eq!(d.checksum(), toy(10).checksum());
+        assert_eq!(d.checksum().len(), 32);
+        let mut other = toy(10);
+        other.x[7] = 0.5;
+        assert_ne!(other.checksum(), d.checksum());
+        assert_ne!(toy(9).checksum(), d.checksum());
+        let relabelled = d.subset(&(0..10).collect::<Vec<_>>());
+        assert_eq!(relabelled.checksum(), d.checksum());
+        let mut relabelled = relabelled;
+        if let Targets::Classes { labels, .. } = &mut relabelled.targets {
+            labels[0] = 2;
+        }
+        assert_ne!(relabelled.checksum(), d.checksum());
+    }
+
+    #[test]
     fn check_finite_names_row_and_column() {
         let p = Path::new("/some/file.csv");
         let mut d = toy(4);
@@ -504,6 +683,7 @@ mod tests {
         let p = dir.path().join("a.bin");
         std::fs::write(&p, b"abc").unwrap();
         assert_eq!(file_md5(&p).unwrap(), "900150983cd24fb0d6963f7d28e17f72");
+        assert_eq!(md5_hex(b"abc"), "900150983cd24fb0d6963f7d28e17f72");
         assert_eq!(read_maybe_gz(&p).unwrap(), b"abc");
 
         // gzip detected by content, whatever the name.

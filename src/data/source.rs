@@ -190,21 +190,46 @@ pub fn load_test_for(
     target: Option<&TargetSpec>,
     class_names: Option<&[String]>,
 ) -> Result<Dataset> {
+    let (test, warning) = load_test_rows(path, split, target, class_names)?;
+    if let Some(w) = warning {
+        tracing::warn!("{w}");
+    }
+    Ok(test)
+}
+
+/// [`load_test_for`], and a warning when the rows are not the ones the model was tested
+/// on in training: a model trained with a test fraction of a file whose checksum
+/// differs from `path`'s (another file, or the same file changed) is scored on every
+/// row of `path`, which may include rows it was trained on.
+pub fn load_test_rows(
+    path: &Path,
+    split: &TestSplit,
+    target: Option<&TargetSpec>,
+    class_names: Option<&[String]>,
+) -> Result<(Dataset, Option<String>)> {
     let l = load_any(path, target, class_names)?;
     if let Some(test) = l.own_test {
-        return Ok(test);
+        return Ok((test, None));
     }
-    if let TestSplit::Fraction {
+    let TestSplit::Fraction {
         fraction,
         seed,
         file_md5: md5,
     } = split
-        && file_md5(path)? == *md5
-    {
+    else {
+        return Ok((l.all, None));
+    };
+    let now = file_md5(path)?;
+    if now == *md5 {
         let (_, test, _) = l.all.seeded_split(*fraction, *seed);
-        return Ok(test);
+        return Ok((test, None));
     }
-    Ok(l.all)
+    let warning = format!(
+        "{}: not the file the model was trained on (checksum {now}, the model's {md5}): scoring all its {} rows, not a held-out {fraction} of them",
+        path.display(),
+        l.all.len()
+    );
+    Ok((l.all, Some(warning)))
 }
 
 #[cfg(test)]

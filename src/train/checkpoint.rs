@@ -4,8 +4,11 @@
 //! root, each growth candidate, refinement). Each one, when it ends, leaves
 //! `fit-NNNNN.ckpt` (its scores and best weights); after every epoch the one in progress
 //! leaves `current.ckpt` (weights, best weights, Adam state, loop counters). Every file
-//! is written atomically, so a run killed at any moment loses at most the epoch in
-//! progress.
+//! is written atomically and holds everything it needs (with the number of epoch records
+//! written when it was), and a stale `current.ckpt` (of an optimisation that has since
+//! finished) is recognised, so a run killed at any moment loses at most the epoch in
+//! progress. A checkpoint that cannot be written is an error that stops the run: the
+//! ones written before stay, and the run resumes from them.
 //!
 //! Resuming runs the program from the start with the same seed: finished optimisations
 //! are *replayed* (their results read back, nothing trained), which rebuilds the tree,
@@ -26,7 +29,7 @@ use serde::{Deserialize, Serialize};
 use super::augment::Augmenter;
 use super::state::{Fitted, LoopState, adam};
 use crate::error::{AntError, Result};
-use crate::persist::write_atomic;
+use crate::persist::{create_dir_atomic, remove_dir_atomic, write_atomic};
 
 const MAGIC: &[u8; 8] = b"ANTCKPT1";
 const CURRENT: &str = "current.ckpt";
@@ -100,16 +103,43 @@ struct State {
 /// The checkpoints of one run (shared by reference; interior mutability).
 pub struct Checkpoints {
     state: Mutex<State>,
+    failed: FailedWrite,
+}
+
+/// A write of the run that failed outside the checkpoints (such as an epoch record):
+/// the run stops with it at the end of the epoch, before the next checkpoint.
+#[derive(Clone, Default)]
+pub struct FailedWrite(Arc<Mutex<Option<AntError>>>);
+
+impl FailedWrite {
+    /// Report a failed write (the first one is kept).
+    pub fn set(&self, e: AntError) {
+        let mut slot = self.0.lock().unwrap_or_else(|e| e.into_inner());
+        slot.get_or_insert(e);
+    }
+
+    fn take(&self) -> Option<AntError> {
+        self.0.lock().unwrap_or_else(|e| e.into_inner()).take()
+    }
 }
 
 impl Checkpoints {
     /// Checkpoints for a new run in `dir` (anything there from an earlier run is removed).
     pub fn create(dir: &Path) -> Result<Checkpoints> {
-        if dir.exists() {
-            std::fs::remove_dir_all(dir).map_err(|e| AntError::io(dir, e))?;
-        }
-        std::fs::create_dir_all(dir).map_err(|e| AntError::io(dir, e))?;
+        Self::create_with(dir, &[])
+    }
+
+    /// [`Checkpoints::create`], with `files` (name, bytes) in `dir` from the moment it
+    /// exists: the directory appears whole, with them, or not at all.
+    pub fn create_with(dir: &Path, files: &[(&str, &[u8])]) -> Result<Checkpoints> {
+        remove_dir_atomic(dir)?;
+        create_dir_atomic(dir, files)?;
         Ok(Self::with_state(dir, BTreeMap::new(), None))
+    }
+
+    /// Where failed writes of the run's other files are reported, to stop the run.
+    pub fn failed_writes(&self) -> FailedWrite {
+        self.failed.clone()
     }
 
     /// Whether `dir` holds the checkpoint of at least one finished epoch.
@@ -123,7 +153,8 @@ impl Checkpoints {
         })
     }
 
-    /// Checkpoints of an interrupted run in `dir`, read back for resuming.
+    /// Checkpoints of an interrupted run in `dir`, read back for resuming (none, when it
+    /// was stopped before its first epoch ended: it then starts from the beginning).
     pub fn open(dir: &Path) -> Result<Checkpoints> {
         let entries = std::fs::read_dir(dir).map_err(|e| AntError::io(dir, e))?;
         let mut finished = BTreeMap::new();
@@ -164,12 +195,6 @@ impl Checkpoints {
         } else {
             None
         };
-        if finished.is_empty() && current.is_none() {
-            return Err(AntError::data(
-                dir,
-                "no checkpoint yet: the run was stopped before its first epoch ended; start it again",
-            ));
-        }
         Ok(Self::with_state(dir, finished, current))
     }
 
@@ -185,6 +210,7 @@ impl Checkpoints {
             (None, None) => (0, None, 0.0),
         };
         Checkpoints {
+            failed: FailedWrite::default(),
             state: Mutex::new(State {
                 dir: dir.to_path_buf(),
                 next: 0,
@@ -286,13 +312,18 @@ impl Checkpoints {
         Start::Fresh
     }
 
-    /// Count one epoch record (a line of records.jsonl).
-    pub fn record_written(&self) {
+    /// Count one epoch record (a line of records.jsonl); a write reported failed since
+    /// the last one (see [`Checkpoints::failed_writes`]) is returned instead.
+    pub fn record_written(&self) -> Result<()> {
+        if let Some(e) = self.failed.take() {
+            return Err(e);
+        }
         self.lock().records += 1;
+        Ok(())
     }
 
     /// Save the state after an epoch of the optimisation in progress.
-    pub fn save_epoch<M: Module>(&self, state: &LoopState<M>) {
+    pub fn save_epoch<M: Module>(&self, state: &LoopState<M>) -> Result<()> {
         let s = self.lock();
         let header = EpochHeader {
             fit: s.next - 1,
@@ -316,11 +347,11 @@ impl Checkpoints {
                 .map_err(|e| StateError::Optimiser(e.to_string()))?
                 .to_vec();
             Ok(vec![module_bytes(&state.model)?, b, o])
-        });
+        })
     }
 
     /// Save the outcome of the optimisation that just ended.
-    pub fn finish<M: Module>(&self, f: &Fitted<M>) {
+    pub fn finish<M: Module>(&self, f: &Fitted<M>) -> Result<()> {
         let s = self.lock();
         let i = s.next - 1;
         let header = FitHeader {
@@ -335,7 +366,7 @@ impl Checkpoints {
         };
         save(&s.dir.join(format!("fit-{i:05}.ckpt")), &header, || {
             Ok(vec![module_bytes(&f.model)?])
-        });
+        })
     }
 }
 
@@ -349,26 +380,25 @@ impl State {
     }
 }
 
-/// Write `header` and the sections `parts` makes to `path`. A failure is only warned
-/// about: training goes on, with an older checkpoint to resume from.
+/// Write `header` and the sections `parts` makes to `path` (atomically). A failure is
+/// an error naming the file; the file written before stays as it was.
 fn save<H: Serialize>(
     path: &Path,
     header: &H,
     parts: impl FnOnce() -> std::result::Result<Vec<Vec<u8>>, StateError>,
-) {
-    let res = (|| -> std::result::Result<(), StateError> {
+) -> Result<()> {
+    let sections = (|| -> std::result::Result<Vec<Vec<u8>>, StateError> {
         let mut sections = vec![serde_json::to_vec(header)?];
         sections.extend(parts()?);
-        let refs: Vec<&[u8]> = sections.iter().map(Vec::as_slice).collect();
-        Ok(write_container(path, &refs)?)
-    })();
-    if let Err(e) = res {
-        tracing::warn!("could not write a checkpoint: {e}");
-    }
+        Ok(sections)
+    })()
+    .map_err(|e| AntError::model(format!("{}: cannot encode the checkpoint: {e}", path.display())))?;
+    let refs: Vec<&[u8]> = sections.iter().map(Vec::as_slice).collect();
+    write_container(path, &refs)
 }
 
-/// Why a checkpoint could not be written or read back: warned about, never fatal (a
-/// run goes on without it; a resumed run trains that part again).
+/// Why a checkpoint could not be encoded or read back (a checkpoint that cannot be read
+/// back is warned about: a resumed run trains that part again).
 #[derive(Debug, thiserror::Error)]
 enum StateError {
     #[error("weights: {0}")]
@@ -382,8 +412,6 @@ enum StateError {
     Optimiser(String),
     #[error("header: {0}")]
     Header(#[from] serde_json::Error),
-    #[error(transparent)]
-    File(#[from] AntError),
 }
 
 fn module_bytes<M: Module>(m: &M) -> std::result::Result<Vec<u8>, StateError> {

@@ -12,6 +12,7 @@ use rand_chacha::ChaCha8Rng;
 
 use super::checkpoint::{Checkpoints, Start};
 use super::state::{Fitted, LoopState};
+use crate::error::Result;
 use crate::observe::{EpochRecord, Observer, Stage};
 
 /// What a loop optimises: a loss on training mini-batches and a validation score.
@@ -44,16 +45,17 @@ pub struct FitOptions {
 
 /// Train `model` on `obj`. With `ckpt`, the state is saved after every epoch and an
 /// optimisation that finished (or was in progress) before an interruption is replayed
-/// (or resumed) from there.
+/// (or resumed) from there; a checkpoint (or epoch record) that cannot be written is an
+/// error that stops the loop, the checkpoints written before it intact.
 pub fn fit<M: Module>(
     model: M,
     obj: &dyn Objective<M>,
     opts: &FitOptions,
     observer: &mut dyn Observer,
     ckpt: Option<&Checkpoints>,
-) -> Fitted<M> {
+) -> Result<Fitted<M>> {
     let mut state = match ckpt.map_or(Start::Fresh, |c| c.begin(&model)) {
-        Start::Replay(f) => return f,
+        Start::Replay(f) => return Ok(f),
         Start::Resume(r) => r,
         Start::Fresh => LoopState::fresh(model, opts.start),
     };
@@ -72,7 +74,7 @@ pub fn fit<M: Module>(
         let record = run_epoch(&mut state, obj, opts, &order);
         observer.epoch(&record);
         if let Some(c) = ckpt {
-            c.record_written();
+            c.record_written()?;
         }
         if !record.train_loss.is_finite() || opts.patience.is_some_and(|p| state.since_best >= p) {
             break;
@@ -81,15 +83,15 @@ pub fn fit<M: Module>(
         if let Some(c) = ckpt
             && state.epoch < opts.max_epochs
         {
-            c.save_epoch(&state);
+            c.save_epoch(&state)?;
         }
     }
     observer.phase_end();
     let fitted = state.into_fitted();
     if let Some(c) = ckpt {
-        c.finish(&fitted);
+        c.finish(&fitted)?;
     }
-    fitted
+    Ok(fitted)
 }
 
 /// One epoch: Adam steps over the mini-batches of `order`, then validation.

@@ -16,6 +16,7 @@ use super::fit::{FitOptions, Objective, fit};
 use crate::device::seed_draws;
 use super::seed::{INIT_DEEPEN, INIT_ROOT, INIT_SPLIT, shuffle_stream, sub_seed};
 use super::state::Fitted;
+use crate::error::Result;
 use crate::modules::Block;
 use crate::modules::router::RouterReg;
 use crate::observe::{Action, CandidateKind, Decision, Observer, Stage};
@@ -71,7 +72,7 @@ impl Ctx<'_> {
         kind: CandidateKind,
         at: &LeafData<'_>,
         obs: &mut dyn Observer,
-    ) -> Fitted<C> {
+    ) -> Result<Fitted<C>> {
         let opts = self.node_opts(at.node, kind);
         let (metric, chunk) = (self.data.metric, EVAL_CHUNK);
         let router_reg = RouterReg {
@@ -155,8 +156,8 @@ pub fn grow(
     data: GrowthData<'_>,
     input: Shape,
     obs: &mut dyn Observer,
-) -> Grown {
-    let root = train_root(cfg, data, input, obs);
+) -> Result<Grown> {
+    let root = train_root(cfg, data, input, obs)?;
     grow_from(cfg, data, root, obs)
 }
 
@@ -166,7 +167,7 @@ pub fn train_root(
     data: GrowthData<'_>,
     input: Shape,
     obs: &mut dyn Observer,
-) -> Grown {
+) -> Result<Grown> {
     let GrowthData {
         task,
         train,
@@ -198,7 +199,7 @@ pub fn train_root(
         train: TrainData::new(tc.as_ref(), None, train),
         valid: &vc,
     };
-    let fitted = Ctx { cfg, data }.train_candidate(cand, CandidateKind::Root, &at, obs);
+    let fitted = Ctx { cfg, data }.train_candidate(cand, CandidateKind::Root, &at, obs)?;
     let topo = Topology::root(input, root_t.into_iter().collect(), root_solver);
     let modules = TreeModules {
         nodes: vec![NodeModules::leaf(
@@ -206,12 +207,12 @@ pub fn train_root(
             fitted.model.solver,
         )],
     };
-    Grown {
+    Ok(Grown {
         tree: Tree::new(topo, modules),
         valid_nll: fitted.valid_nll,
         valid_metric: fitted.valid_metric,
         decisions: vec![],
-    }
+    })
 }
 
 /// Grow `start` breadth-first, level by level, from its current leaves: at each leaf
@@ -223,14 +224,14 @@ pub fn grow_from(
     data: GrowthData<'_>,
     start: Grown,
     obs: &mut dyn Observer,
-) -> Grown {
+) -> Result<Grown> {
     let ctx = Ctx { cfg, data };
     let mut grown = start;
     let mut frontier = grown.tree.topology.leaves();
     for level in 0..cfg.max_depth {
         let mut next = vec![];
         for &leaf in &frontier {
-            let trained = ctx.train_at_leaf(&grown, leaf, obs);
+            let trained = ctx.train_at_leaf(&grown, leaf, obs)?;
             let d = grown.apply(leaf, level, trained);
             obs.decision(&d);
             match d.action {
@@ -251,7 +252,7 @@ pub fn grow_from(
         }
         frontier = next;
     }
-    grown
+    Ok(grown)
 }
 
 /// What was trained at one leaf: the candidates that fit there, and with inherited
@@ -264,7 +265,7 @@ struct Trained {
 
 impl Ctx<'_> {
     /// Train every candidate at `leaf` on its cached inputs (the tree is frozen).
-    fn train_at_leaf(&self, grown: &Grown, leaf: usize, obs: &mut dyn Observer) -> Trained {
+    fn train_at_leaf(&self, grown: &Grown, leaf: usize, obs: &mut dyn Observer) -> Result<Trained> {
         let GrowthData {
             task, train, valid, ..
         } = self.data;
@@ -290,15 +291,15 @@ impl Ctx<'_> {
         // One seed per candidate and leaf visit (see `train_root`).
         let visit = grown.decisions.len();
         seed_draws(sub_seed(self.cfg.seed, visit, INIT_SPLIT));
-        let continued = self.train_continued(parent, &at, obs);
-        let split = self.train_split(parent, view, &at, obs);
+        let continued = self.train_continued(parent, &at, obs)?;
+        let split = self.train_split(parent, view, &at, obs)?;
         seed_draws(sub_seed(self.cfg.seed, visit, INIT_DEEPEN));
-        let deepen = self.train_deepen(topo, &at, obs);
-        Trained {
+        let deepen = self.train_deepen(topo, &at, obs)?;
+        Ok(Trained {
             continued,
             split,
             deepen,
-        }
+        })
     }
 
     /// The router of a split at a leaf of this shape, when a split can be tried there.
@@ -316,19 +317,17 @@ impl Ctx<'_> {
         parent: &Block,
         at: &LeafData<'_>,
         obs: &mut dyn Observer,
-    ) -> Option<f64> {
+    ) -> Result<Option<f64>> {
         let shape = at.shape;
         if self.cfg.init != Init::Inherit || self.split_spec(shape).is_none() {
-            return None;
+            return Ok(None);
         }
         let c = DeepenCandidate {
             transformer: None,
             solver: parent.jittered(0.0),
         };
-        Some(
-            self.train_candidate(c, CandidateKind::Continue, at, obs)
-                .valid_nll,
-        )
+        let f = self.train_candidate(c, CandidateKind::Continue, at, obs)?;
+        Ok(Some(f.valid_nll))
     }
 
     fn train_split(
@@ -337,9 +336,11 @@ impl Ctx<'_> {
         view: TreeView<'_>,
         at: &LeafData<'_>,
         obs: &mut dyn Observer,
-    ) -> Option<Fitted<SplitCandidate>> {
+    ) -> Result<Option<Fitted<SplitCandidate>>> {
         let shape = at.shape;
-        let r = self.split_spec(shape)?;
+        let Some(r) = self.split_spec(shape) else {
+            return Ok(None);
+        };
         let device = self.data.device;
         let solver = self.cfg.preset.solver(shape, self.data.task);
         let (left, right) = match self.cfg.init {
@@ -358,7 +359,7 @@ impl Ctx<'_> {
             left,
             right,
         };
-        Some(self.train_candidate(c, CandidateKind::Split, at, obs))
+        self.train_candidate(c, CandidateKind::Split, at, obs).map(Some)
     }
 
     /// Up to 2,048 training representations at the leaf (to centre a router on).
@@ -379,14 +380,14 @@ impl Ctx<'_> {
         topo: &Topology,
         at: &LeafData<'_>,
         obs: &mut dyn Observer,
-    ) -> Option<Fitted<DeepenCandidate>> {
+    ) -> Result<Option<Fitted<DeepenCandidate>>> {
         let shape = at.shape;
         let k = topo.transformers_on_path(at.node) + 1;
         let t = match (
             self.cfg.ablation,
             self.cfg.preset.transformer(shape, k, self.cfg.width),
         ) {
-            (Ablation::NoTransformer, _) | (_, None) => return None,
+            (Ablation::NoTransformer, _) | (_, None) => return Ok(None),
             (_, Some(t)) => t,
         };
         let out = t.out_shape(shape).expect("checked");
@@ -395,7 +396,7 @@ impl Ctx<'_> {
             transformer: Some(Block::init(&t, device)),
             solver: Block::init(&self.cfg.preset.solver(out, self.data.task), device),
         };
-        Some(self.train_candidate(c, CandidateKind::Deepen, at, obs))
+        self.train_candidate(c, CandidateKind::Deepen, at, obs).map(Some)
     }
 }
 

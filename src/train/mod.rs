@@ -16,7 +16,7 @@ pub use augment::{Augment, Augmenter};
 pub use candidate::{
     CachedObjective, Candidate, DeepenCandidate, LeafCache, LiveObjective, SplitCandidate,
 };
-pub use checkpoint::{Checkpoints, Start};
+pub use checkpoint::{Checkpoints, FailedWrite, Start};
 pub use device_set::DeviceSet;
 pub use eval::{MetricCtx, TreeObjective, chunks, evaluate};
 pub use fit::{FitOptions, Objective, fit};

@@ -4,6 +4,7 @@ use super::eval::TreeObjective;
 use super::fit::{FitOptions, fit};
 use super::growth::{EVAL_CHUNK, Grown, GrowthData};
 use super::seed::{REFINE_SHUFFLE, sub_seed};
+use crate::error::Result;
 use crate::observe::{Observer, Stage};
 use crate::params::TrainConfig;
 use crate::tree::Tree;
@@ -19,7 +20,7 @@ pub fn refine(
     grown: Grown,
     data: GrowthData<'_>,
     obs: &mut dyn Observer,
-) -> (Tree, f64, f64) {
+) -> Result<(Tree, f64, f64)> {
     let GrowthData {
         train,
         valid,
@@ -28,7 +29,7 @@ pub fn refine(
         ..
     } = data;
     if cfg.refine_epochs == 0 {
-        return (grown.tree, grown.valid_nll, grown.valid_metric);
+        return Ok((grown.tree, grown.valid_nll, grown.valid_metric));
     }
     let Tree { topology, modules } = grown.tree;
     let obj = TreeObjective {
@@ -49,10 +50,10 @@ pub fn refine(
         lr_step: Some(LR_STEP),
         seed: sub_seed(cfg.seed, usize::MAX >> 8, REFINE_SHUFFLE),
     };
-    let f = fit(modules.clone(), &obj, &opts, obs, checkpoints);
-    if f.improved {
+    let f = fit(modules.clone(), &obj, &opts, obs, checkpoints)?;
+    Ok(if f.improved {
         (Tree::new(topology, f.model), f.valid_nll, f.valid_metric)
     } else {
         (Tree::new(topology, modules), start.0, start.1)
-    }
+    })
 }
