@@ -349,8 +349,8 @@ impl Observer for ProgressBars {
     }
     fn warning(&mut self, m: &str) {
         match &self.bar {
-            Some(b) => b.suspend(|| eprintln!("warning: {m}")),
-            None => eprintln!("warning: {m}"),
+            Some(b) => b.suspend(|| note!("warning: {m}")),
+            None => note!("warning: {m}"),
         }
     }
 }
@@ -467,7 +467,7 @@ fn eval(a: EvalArgs) -> Result<()> {
         model.meta.class_names.as_deref(),
     )?;
     if let Some(w) = warning {
-        eprintln!("warning: {w}");
+        note!("warning: {w}");
     }
     ant::predict::check_fits(&model, &test, &a.data, true)?;
     let ev = model.evaluate(&test)?;
@@ -624,7 +624,7 @@ fn plot(a: PlotArgs) -> Result<()> {
                 model.meta.class_names.as_deref(),
             )?;
             if let Some(w) = warning {
-                eprintln!("warning: {w}");
+                note!("warning: {w}");
             }
             Some(test)
         }
