@@ -409,14 +409,15 @@ fn run_spec(a: TrainArgs) -> Result<(PathBuf, RunSpec)> {
 }
 
 fn train(a: TrainArgs) -> Result<()> {
-    let device = a.device.burn()?;
+    let choice = a.device.choice;
+    let device = choice.burn()?;
     if let Some(dir) = &a.resume {
         if ant::ensemble::is_ensemble(dir) {
-            return resume_ensemble(dir, &device);
+            return resume_ensemble(dir, &device, choice);
         }
         let run = Run::resume(dir)?;
         note!("resuming the run in {}", dir.display());
-        return train_run(run, &device);
+        return train_run(run, &device, choice);
     }
     let existing = if a.force {
         Existing::Replace
@@ -429,7 +430,7 @@ fn train(a: TrainArgs) -> Result<()> {
         )),
         (Some(n), member) => {
             let (out, spec) = run_spec(a)?;
-            train_ensemble(&out, spec, n, member, existing, &device)
+            train_ensemble(&out, spec, n, member, existing, (&device, choice))
         }
         (None, None) => {
             let (out, spec) = run_spec(a)?;
@@ -438,7 +439,7 @@ fn train(a: TrainArgs) -> Result<()> {
                 "checkpoints every epoch: if stopped, continue with `ant train --resume {}`",
                 out.display()
             );
-            train_run(run, &device)
+            train_run(run, &device, choice)
         }
     }
 }
@@ -452,7 +453,7 @@ fn train_ensemble(
     n: usize,
     member: Option<usize>,
     existing: Existing,
-    device: &Device,
+    (device, choice): (&Device, ComputeDevice),
 ) -> Result<()> {
     use ant::ensemble::{EnsembleFile, member_dir};
     if n == 0 {
@@ -485,14 +486,14 @@ fn train_ensemble(
             run.spec().params.seed,
             dir.display()
         );
-        train_run(run, device)?;
+        train_run(run, device, choice)?;
     }
     Ok(())
 }
 
 /// Finishes the ensemble in `dir`: resumes its interrupted members, trains its missing
 /// ones and leaves its trained ones as they are.
-fn resume_ensemble(dir: &std::path::Path, device: &Device) -> Result<()> {
+fn resume_ensemble(dir: &std::path::Path, device: &Device, choice: ComputeDevice) -> Result<()> {
     use ant::ensemble::{EnsembleFile, MemberState, member_dir, member_state};
     let file = EnsembleFile::open(dir)?;
     for k in 0..file.size {
@@ -515,20 +516,21 @@ fn resume_ensemble(dir: &std::path::Path, device: &Device) -> Result<()> {
             file.size,
             mdir.display()
         );
-        train_run(run, device)?;
+        train_run(run, device, choice)?;
     }
     Ok(())
 }
 
 /// Trains `run` to the end, then prints the tree and its test scores.
-fn train_run(run: Run, device: &Device) -> Result<()> {
+fn train_run(run: Run, device: &Device, choice: ComputeDevice) -> Result<()> {
     let spec = run.spec();
     note!(
-        "training {} on {} samples ({} test) from {}",
+        "training {} on {} samples ({} test) from {}, on {}",
         spec.params.preset,
         run.train_set().len(),
         run.test_set().len(),
-        spec.data.path.display()
+        spec.data.path.display(),
+        choice
     );
     let out = run.out().to_path_buf();
     let mut records = run.records_log()?;

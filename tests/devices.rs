@@ -26,10 +26,6 @@ fn quadrants() -> Dataset {
     })
 }
 
-fn wave() -> Dataset {
-    regression(uniform(500, 3, 12), 3, |p| (3.0 * p[0]).sin() + p[1] * p[2])
-}
-
 fn small_params() -> AntParams {
     AntParams::new(Preset::Tabular)
         .with_width(16)
@@ -51,53 +47,57 @@ fn fit_on(device: ComputeDevice, data: &Dataset) -> Ant {
     Ant::fit(params, data, &dev, &mut Silent).expect("fits")
 }
 
-/// Largest difference between two prediction tables, relative to the larger magnitude
-/// when `relative`.
-fn max_diff(a: &[f32], b: &[f32], relative: bool) -> f32 {
-    assert_eq!(a.len(), b.len());
-    a.iter()
-        .zip(b)
-        .map(|(x, y)| {
-            let d = (x - y).abs();
-            if relative {
-                d / x.abs().max(y.abs()).max(1.0)
-            } else {
-                d
-            }
-        })
-        .fold(0.0, f32::max)
-}
-
-/// Fits on `cpu` and `other` and checks that they grew the same tree and agree.
-fn assert_same_tree(other: ComputeDevice, data: &Dataset, relative: bool) {
-    let a = fit_on(ComputeDevice::Cpu, data);
-    let b = fit_on(other, data);
-    assert_eq!(
-        a.tree.topology.outline(),
-        b.tree.topology.outline(),
-        "cpu and {other} grew different trees"
-    );
-    for (x, y) in a.meta.decisions.iter().zip(&b.meta.decisions) {
-        assert_eq!((x.node, x.action), (y.node, y.action), "{x:?} vs {y:?}");
-        assert!(
-            (x.valid_after - y.valid_after).abs() <= 1e-4,
-            "{x:?} vs {y:?}"
-        );
-    }
-    for mode in [Inference::MultiPath, Inference::SinglePath] {
-        let (pa, pb) = (
-            a.predict(data, mode).unwrap(),
-            b.predict(data, mode).unwrap(),
-        );
-        assert_eq!(pa.leaf, pb.leaf, "{mode:?}: single-path leaves differ");
-        let d = max_diff(&pa.values, &pb.values, relative);
-        assert!(d <= 1e-3, "{mode:?}: cpu and {other} differ by {d}");
-    }
-}
-
 #[cfg(feature = "torch")]
 mod torch {
     use super::*;
+
+    fn wave() -> Dataset {
+        regression(uniform(500, 3, 12), 3, |p| (3.0 * p[0]).sin() + p[1] * p[2])
+    }
+
+    /// Largest difference between two prediction tables, relative to the larger magnitude
+    /// when `relative`.
+    fn max_diff(a: &[f32], b: &[f32], relative: bool) -> f32 {
+        assert_eq!(a.len(), b.len());
+        a.iter()
+            .zip(b)
+            .map(|(x, y)| {
+                let d = (x - y).abs();
+                if relative {
+                    d / x.abs().max(y.abs()).max(1.0)
+                } else {
+                    d
+                }
+            })
+            .fold(0.0, f32::max)
+    }
+
+    /// Fits on `cpu` and `other` and checks that they grew the same tree and agree.
+    fn assert_same_tree(other: ComputeDevice, data: &Dataset, relative: bool) {
+        let a = fit_on(ComputeDevice::Cpu, data);
+        let b = fit_on(other, data);
+        assert_eq!(
+            a.tree.topology.outline(),
+            b.tree.topology.outline(),
+            "cpu and {other} grew different trees"
+        );
+        for (x, y) in a.meta.decisions.iter().zip(&b.meta.decisions) {
+            assert_eq!((x.node, x.action), (y.node, y.action), "{x:?} vs {y:?}");
+            assert!(
+                (x.valid_after - y.valid_after).abs() <= 1e-4,
+                "{x:?} vs {y:?}"
+            );
+        }
+        for mode in [Inference::MultiPath, Inference::SinglePath] {
+            let (pa, pb) = (
+                a.predict(data, mode).unwrap(),
+                b.predict(data, mode).unwrap(),
+            );
+            assert_eq!(pa.leaf, pb.leaf, "{mode:?}: single-path leaves differ");
+            let d = max_diff(&pa.values, &pb.values, relative);
+            assert!(d <= 1e-3, "{mode:?}: cpu and {other} differ by {d}");
+        }
+    }
 
     /// The devices to compare with `cpu`: `torch`, and `cuda` when asked for.
     fn others() -> Vec<ComputeDevice> {
