@@ -48,6 +48,9 @@
 //! - Data: [`Dataset`] / [`Targets`] and the loaders in [`data`] (IDX, CIFAR-10, MAT,
 //!   CSV tables, format detection); [`predict`] reads and writes prediction files.
 //! - Runs in a directory, resumable: [`run::Run`]; training events: [`observe`].
+//! - Ensembles (the paper's Tables 7 and 8): [`Ensemble`] (`load`, `predict`,
+//!   `evaluate`) over members that are ordinary models; [`ensemble`] holds
+//!   `ensemble.json` and how member K's seed and rows are chosen.
 //! - The tree: [`tree`] (topology arena, node kinds, weights, multi-path and
 //!   single-path passes), [`spec`] (module specs), [`metrics`] (parameter and FLOP
 //!   counts), [`prune`].
@@ -77,6 +80,7 @@ macro_rules! internal_mods {
 
 pub mod data;
 pub mod device;
+pub mod ensemble;
 pub mod error;
 #[cfg(feature = "fetch")]
 pub mod fetch;
@@ -109,6 +113,7 @@ internal_mods! {
 
 pub use data::{Dataset, Targets};
 pub use device::ComputeDevice;
+pub use ensemble::{Ensemble, EnsembleEvaluation, EnsemblePredictions};
 pub use error::{AntError, Result};
 pub use malloc::keep_large_buffers;
 pub use model::{Ant, Evaluation, Inference, Predictions};

@@ -15,7 +15,9 @@ use ant::observe::{Decision, EpochRecord, Fanout, Observer, Stage};
 use ant::params::RouterInit;
 use ant::persist::write_atomic;
 use ant::run::{DataSpec, Existing, Run, RunSpec};
-use ant::{Ablation, Ant, AntError, AntParams, Augment, ComputeDevice, Init, Preset, Result};
+use ant::{
+    Ablation, Ant, AntError, AntParams, Augment, ComputeDevice, Ensemble, Init, Preset, Result,
+};
 use burn::prelude::Device;
 
 /// A line on stderr. Unlike `eprintln!`, a closed stderr (`ant train 2>&1 | head -1`)
@@ -176,8 +178,16 @@ struct TrainArgs {
         "epochs_node", "patience", "refine_epochs", "max_depth", "width", "batch_size",
         "lr", "train_limit", "test_data", "test_fraction", "ablation", "augment",
         "router_init", "router_balance", "router_confidence", "init", "force",
+        "ensemble", "member",
     ])]
     resume: Option<PathBuf>,
+    /// Train an ensemble of N ANTs into --out (OUT/ensemble.json, OUT/member-K), each
+    /// with its own seed and validation rows; with --member K, only member K.
+    #[arg(long, value_name = "N")]
+    ensemble: Option<usize>,
+    /// With --ensemble N: train member K (0 to N-1) alone, e.g. one per process.
+    #[arg(long, value_name = "K")]
+    member: Option<usize>,
     #[command(flatten)]
     device: DeviceArg,
     /// Replace the model in --out if there is one (otherwise such a directory is refused).
@@ -396,34 +406,129 @@ fn run_spec(a: TrainArgs) -> Result<(PathBuf, RunSpec)> {
         target,
         train_limit: a.train_limit,
     };
-    Ok((out, RunSpec { data, params }))
+    let spec = RunSpec {
+        data,
+        params,
+        member: None,
+    };
+    Ok((out, spec))
 }
 
 fn train(a: TrainArgs) -> Result<()> {
     let choice = a.device.choice;
     let device = choice.burn()?;
-    let run = match a.resume.clone() {
-        Some(dir) => {
-            let run = Run::resume(&dir)?;
-            note!("resuming the run in {}", dir.display());
-            run
+    if let Some(dir) = &a.resume {
+        if ant::ensemble::is_ensemble(dir) {
+            return resume_ensemble(dir, &device, choice);
         }
-        None => {
-            let force = a.force;
+        let run = Run::resume(dir)?;
+        note!("resuming the run in {}", dir.display());
+        return train_run(run, &device, choice);
+    }
+    let existing = if a.force {
+        Existing::Replace
+    } else {
+        Existing::Refuse
+    };
+    match (a.ensemble, a.member) {
+        (None, Some(_)) => Err(AntError::param(
+            "--member K needs --ensemble N (the size of the ensemble it belongs to)",
+        )),
+        (Some(n), member) => {
             let (out, spec) = run_spec(a)?;
-            let existing = if force {
-                Existing::Replace
-            } else {
-                Existing::Refuse
-            };
+            train_ensemble(&out, spec, n, member, existing, (&device, choice))
+        }
+        (None, None) => {
+            let (out, spec) = run_spec(a)?;
             let run = Run::start(&out, spec, existing)?;
             note!(
                 "checkpoints every epoch: if stopped, continue with `ant train --resume {}`",
                 out.display()
             );
-            run
+            train_run(run, &device, choice)
         }
+    }
+}
+
+/// Trains the members of an ensemble of `n` into `out`, one after the other: all of
+/// them, or only `member`. `ensemble.json` is written with the first member's run
+/// (after its data has been checked); one already there must describe the same run.
+fn train_ensemble(
+    out: &std::path::Path,
+    spec: RunSpec,
+    n: usize,
+    member: Option<usize>,
+    existing: Existing,
+    (device, choice): (&Device, ComputeDevice),
+) -> Result<()> {
+    use ant::ensemble::{EnsembleFile, member_dir};
+    if n == 0 {
+        return Err(AntError::param("--ensemble must be at least 1"));
+    }
+    if let Some(k) = member
+        && k >= n
+    {
+        return Err(AntError::param(format!(
+            "--member {k} is not a member of --ensemble {n} (members are numbered 0 to {})",
+            n - 1
+        )));
+    }
+    let cwd = std::env::current_dir().map_err(|e| AntError::io(".", e))?;
+    let file = EnsembleFile::new(spec, n, cwd)?;
+    let mut written = file.matches_dir(out)?;
+    let members: Vec<usize> = match member {
+        Some(k) => vec![k],
+        None => (0..n).collect(),
     };
+    for k in members {
+        let dir = member_dir(out, k);
+        let run = Run::start(&dir, file.member_spec(k)?, existing)?;
+        if !written {
+            file.save(out)?;
+            written = true;
+        }
+        note!(
+            "member {k} of {n} (seed {}): if stopped, continue with `ant train --resume {}`",
+            run.spec().params.seed,
+            dir.display()
+        );
+        train_run(run, device, choice)?;
+    }
+    Ok(())
+}
+
+/// Finishes the ensemble in `dir`: resumes its interrupted members, trains its missing
+/// ones and leaves its trained ones as they are.
+fn resume_ensemble(dir: &std::path::Path, device: &Device, choice: ComputeDevice) -> Result<()> {
+    use ant::ensemble::{EnsembleFile, MemberState, member_dir, member_state};
+    let file = EnsembleFile::open(dir)?;
+    for k in 0..file.size {
+        let mdir = member_dir(dir, k);
+        let run = match member_state(dir, k) {
+            MemberState::Trained => {
+                note!("member {k} of {}: trained", file.size);
+                continue;
+            }
+            MemberState::Started => Run::resume(&mdir)?,
+            MemberState::Missing => Run::start_from(
+                &mdir,
+                file.member_spec(k)?,
+                Existing::Refuse,
+                file.cwd.clone(),
+            )?,
+        };
+        note!(
+            "member {k} of {}: training into {}",
+            file.size,
+            mdir.display()
+        );
+        train_run(run, device, choice)?;
+    }
+    Ok(())
+}
+
+/// Trains `run` to the end, then prints the tree and its test scores.
+fn train_run(run: Run, device: &Device, choice: ComputeDevice) -> Result<()> {
     let spec = run.spec();
     note!(
         "training {} on {} samples ({} test) from {}, on {}",
@@ -437,7 +542,7 @@ fn train(a: TrainArgs) -> Result<()> {
     let mut records = run.records_log()?;
     let mut bars = ProgressBars::default();
     let mut obs = Fanout(vec![&mut bars, &mut records]);
-    let done = run.fit(&device, &mut obs)?;
+    let done = run.fit(device, &mut obs)?;
     let (model, ev) = (&done.model, &done.evaluation);
     note!("{}", model.tree.topology.outline().trim_end());
     let unit = if model.task().is_classification() {
@@ -457,11 +562,11 @@ fn train(a: TrainArgs) -> Result<()> {
     Ok(())
 }
 
-fn eval(a: EvalArgs) -> Result<()> {
-    let model = Ant::load(&a.model, &a.device.burn()?)?;
+/// The test set of `data` that `model` is scored on (chosen as in its training).
+fn test_set(model: &Ant, data: &std::path::Path) -> Result<ant::Dataset> {
     let p = &model.meta.provenance;
     let (test, warning) = load_test_rows(
-        &a.data,
+        data,
         &p.test_split,
         p.target.as_ref(),
         model.meta.class_names.as_deref(),
@@ -469,15 +574,38 @@ fn eval(a: EvalArgs) -> Result<()> {
     if let Some(w) = warning {
         note!("warning: {w}");
     }
-    ant::predict::check_fits(&model, &test, &a.data, true)?;
-    let ev = model.evaluate(&test)?;
-    let report = ant::run::report(&model, &ev);
+    ant::predict::check_fits(model, &test, data, true)?;
+    Ok(test)
+}
+
+fn eval(a: EvalArgs) -> Result<()> {
+    let device = a.device.burn()?;
+    let (report, outline) = if ant::ensemble::is_ensemble(&a.model) {
+        let ens = Ensemble::load(&a.model, &device)?;
+        let test = test_set(&ens.members[0], &a.data)?;
+        let report = ens.report(&ens.evaluate(&test)?);
+        (
+            report,
+            format!("ensemble of {} members\n", ens.members.len()),
+        )
+    } else {
+        let model = Ant::load(&a.model, &device)?;
+        let test = test_set(&model, &a.data)?;
+        let report = ant::run::report(&model, &model.evaluate(&test)?);
+        (report, model.tree.topology.outline())
+    };
     let text = if a.json {
         format!("{}\n", serde_json::to_string(&report).expect("json"))
     } else {
-        let mut text = model.tree.topology.outline();
+        let mut text = outline;
         for (k, v) in report.as_object().expect("object") {
-            text.push_str(&format!("{k}: {v}\n"));
+            match v.as_array() {
+                // An ensemble's members: one line each.
+                Some(items) => items
+                    .iter()
+                    .for_each(|m| text.push_str(&format!("{k}: {m}\n"))),
+                None => text.push_str(&format!("{k}: {v}\n")),
+            }
         }
         text
     };
@@ -502,6 +630,10 @@ fn recorded_split(model: &Ant, data: &std::path::Path) -> Result<(ant::Dataset, 
     let mut train = src.train;
     if let Some(n) = prov.train_limit {
         train = train.take_first(n);
+    }
+    if let Some(m) = prov.member {
+        // An ensemble member validated on rows taken in its own order.
+        train = m.rows(&train);
     }
     // Only the data the model was trained on gives back its validation rows (a model
     // fitted through the library records no data path: its rows are taken as they come).
@@ -538,14 +670,46 @@ fn recorded_split(model: &Ant, data: &std::path::Path) -> Result<(ant::Dataset, 
 }
 
 fn prune(a: PruneArgs) -> Result<()> {
-    let model = Ant::load(&a.model, &a.device.burn()?)?;
-    let (valid, test) = recorded_split(&model, &a.data)?;
-    let (pruned, report) = model.pruned(&valid, a.min_reach)?;
-    pruned.save(&a.out)?;
+    let device = a.device.burn()?;
+    if !ant::ensemble::is_ensemble(&a.model) {
+        let model = Ant::load(&a.model, &device)?;
+        let summary = prune_model(&model, &a.data, a.min_reach, &a.out)?;
+        return print_out(&format!(
+            "{}\n",
+            serde_json::to_string_pretty(&summary).expect("json")
+        ));
+    }
+    // An ensemble: each member pruned into OUT/member-K, ensemble.json copied.
+    let ens = Ensemble::load(&a.model, &device)?;
+    let mut members = Vec::new();
+    for (k, m) in ens.members.iter().enumerate() {
+        let out = ant::ensemble::member_dir(&a.out, k);
+        let mut summary = prune_model(m, &a.data, a.min_reach, &out)?;
+        summary["member"] = serde_json::json!(k);
+        members.push(summary);
+    }
+    ens.file.save(&a.out)?;
+    let summary = serde_json::json!({ "min_reach": a.min_reach, "members": members });
+    print_out(&format!(
+        "{}\n",
+        serde_json::to_string_pretty(&summary).expect("json")
+    ))
+}
+
+/// Prunes `model` (trained on `data`) into `out` with its `prune.json`; returns it.
+fn prune_model(
+    model: &Ant,
+    data: &std::path::Path,
+    min_reach: f64,
+    out: &std::path::Path,
+) -> Result<serde_json::Value> {
+    let (valid, test) = recorded_split(model, data)?;
+    let (pruned, report) = model.pruned(&valid, min_reach)?;
+    pruned.save(out)?;
     let (v0, v1) = (model.evaluate(&valid)?, pruned.evaluate(&valid)?);
     let (t0, t1) = (model.evaluate(&test)?, pruned.evaluate(&test)?);
     let summary = serde_json::json!({
-        "min_reach": a.min_reach,
+        "min_reach": min_reach,
         "removed": report.removed,
         "nodes_removed": report.nodes_removed,
         "params_removed": report.params_removed,
@@ -556,15 +720,12 @@ fn prune(a: PruneArgs) -> Result<()> {
         "test_single_path_before": t0.single_path, "test_single_path_after": t1.single_path,
     });
     write_atomic(
-        &a.out.join("prune.json"),
+        &out.join("prune.json"),
         serde_json::to_string_pretty(&summary)
             .expect("json")
             .as_bytes(),
     )?;
-    print_out(&format!(
-        "{}\n",
-        serde_json::to_string_pretty(&summary).expect("json")
-    ))
+    Ok(summary)
 }
 
 #[derive(clap::Args)]
@@ -612,9 +773,29 @@ struct CurvesArgs {
 }
 
 fn plot(a: PlotArgs) -> Result<()> {
+    let device = a.device.burn()?;
+    if !ant::ensemble::is_ensemble(&a.model) {
+        let model = Ant::load(&a.model, &device)?;
+        return plot_model(&a, &model, &a.out);
+    }
+    // An ensemble: one picture per member, X-member-K.EXT beside --out X.EXT.
+    let ens = Ensemble::load(&a.model, &device)?;
+    for (k, m) in ens.members.iter().enumerate() {
+        let stem = a.out.file_stem().unwrap_or_default().to_string_lossy();
+        let name = match a.out.extension() {
+            Some(ext) => format!("{stem}-member-{k}.{}", ext.to_string_lossy()),
+            None => format!("{stem}-member-{k}"),
+        };
+        plot_model(&a, m, &a.out.with_file_name(name))?;
+    }
+    Ok(())
+}
+
+/// Draws `model` into `out` as `a` asks.
+fn plot_model(a: &PlotArgs, model: &Ant, out: &std::path::Path) -> Result<()> {
     use ant::viz::{Format, render_tree, write_output};
+    // The format follows --out (X.svg), not the member's file name.
     let format = Format::choose(a.format.as_deref(), &a.out)?;
-    let model = Ant::load(&a.model, &a.device.burn()?)?;
     let test = match &a.data {
         Some(d) => {
             let (test, warning) = load_test_rows(
@@ -634,15 +815,56 @@ fn plot(a: PlotArgs) -> Result<()> {
     if a.width < 100 {
         return Err(AntError::param("--width must be at least 100"));
     }
-    let bytes = render_tree(&model, test.as_ref(), format, a.width, a.bins.max(1))?;
-    write_output(&a.out, &bytes)?;
-    note!("wrote {}", a.out.display());
+    let bytes = render_tree(model, test.as_ref(), format, a.width, a.bins.max(1))?;
+    write_output(out, &bytes)?;
+    note!("wrote {}", out.display());
     Ok(())
 }
 
 fn inspect(a: InspectArgs) -> Result<()> {
-    let model = Ant::load(&a.model, &ant::default_device())?;
-    print_out(&ant::viz::inspect::inspect_text(&model.tree.topology))
+    use ant::ensemble::{EnsembleFile, MemberState, member_dir, member_state};
+    use ant::viz::inspect::inspect_text;
+    if !ant::ensemble::is_ensemble(&a.model) {
+        let model = Ant::load(&a.model, &ant::default_device())?;
+        return print_out(&inspect_text(&model.tree.topology));
+    }
+    // An ensemble: its spec, then each member (trained, training or missing).
+    let file = EnsembleFile::open(&a.model)?;
+    let mut text = format!(
+        "ensemble of {} members: preset {}, data {}, seed {}\n",
+        file.size,
+        file.preset,
+        file.spec.data.path.display(),
+        file.spec.params.seed
+    );
+    for k in 0..file.size {
+        let dir = member_dir(&a.model, k);
+        let seed = file.member_seeds[k];
+        match member_state(&a.model, k) {
+            MemberState::Trained => {
+                let model = Ant::load(&dir, &ant::default_device())?;
+                let t = &model.tree.topology;
+                text.push_str(&format!(
+                    "\nmember {k} (seed {seed}, {}): {} nodes, {} leaves, {} params\n",
+                    dir.display(),
+                    t.nodes.len(),
+                    t.leaves().len(),
+                    t.num_params()
+                ));
+                text.push_str(&inspect_text(t));
+            }
+            MemberState::Started => text.push_str(&format!(
+                "\nmember {k} (seed {seed}, {}): not finished (resume with `ant train --resume {}`)\n",
+                dir.display(),
+                dir.display()
+            )),
+            MemberState::Missing => text.push_str(&format!(
+                "\nmember {k} (seed {seed}, {}): missing\n",
+                dir.display()
+            )),
+        }
+    }
+    print_out(&text)
 }
 
 fn curves(a: CurvesArgs) -> Result<()> {
@@ -663,18 +885,29 @@ fn predict(a: PredictArgs) -> Result<()> {
         Some(o) => Format::of(o)?,
         None => Format::Csv,
     };
-    let model = Ant::load(&a.model, &a.device.burn()?)?;
-    let data = load_inputs(&model, &a.input)?;
     let mode = if a.single_path {
         Inference::SinglePath
     } else {
         Inference::MultiPath
     };
-    let text = render(&model, &model.predict(&data, mode)?, format);
+    let device = a.device.burn()?;
+    let (text, n) = if ant::ensemble::is_ensemble(&a.model) {
+        let ens = Ensemble::load(&a.model, &device)?;
+        let data = load_inputs(&ens.members[0], &a.input)?;
+        let p = ens.predict(&data, mode)?;
+        (ant::predict::render_ensemble(&ens, &p, format), data.len())
+    } else {
+        let model = Ant::load(&a.model, &device)?;
+        let data = load_inputs(&model, &a.input)?;
+        (
+            render(&model, &model.predict(&data, mode)?, format),
+            data.len(),
+        )
+    };
     match &a.output {
         Some(o) => {
             write_atomic(o, text.as_bytes())?;
-            note!("{} predictions written to {}", data.len(), o.display());
+            note!("{n} predictions written to {}", o.display());
         }
         None => print_out(&text)?,
     }

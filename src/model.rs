@@ -13,6 +13,7 @@ use serde::{Deserialize, Serialize};
 
 use crate::data::tabular::TargetSpec;
 use crate::data::{Dataset, Targets};
+use crate::ensemble::Member;
 use crate::error::{AntError, Result};
 use crate::loss::{leaf_prediction, mixture_prediction, reach_probs};
 use crate::modules::Repr;
@@ -156,6 +157,10 @@ pub struct Provenance {
     /// rows, so they are rebuilt only from the same data (absent in older models).
     #[serde(default)]
     pub train_checksum: Option<String>,
+    /// The ensemble this model is a member of: its training rows were put in the
+    /// member's order before the validation rows were taken (see [`Member::rows`]).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub member: Option<Member>,
 }
 
 impl Provenance {
@@ -170,6 +175,7 @@ impl Provenance {
             target: None,
             valid_split: Some(valid_split),
             train_checksum: Some(data.checksum()),
+            member: None,
         }
     }
 }
@@ -296,15 +302,51 @@ pub struct Predictions {
 impl Predictions {
     /// Arg-max class per sample (classification).
     pub fn classes(&self) -> Vec<usize> {
-        self.values
-            .chunks(self.k)
-            .map(|r| {
-                r.iter()
-                    .enumerate()
-                    .fold(0, |b, (i, v)| if *v > r[b] { i } else { b })
-            })
-            .collect()
+        argmax_rows(&self.values, self.k)
     }
+}
+
+/// Arg-max of each row of `k` values (the first on ties).
+pub(crate) fn argmax_rows(values: &[f32], k: usize) -> Vec<usize> {
+    values
+        .chunks(k)
+        .map(|r| {
+            r.iter()
+                .enumerate()
+                .fold(0, |b, (i, v)| if *v > r[b] { i } else { b })
+        })
+        .collect()
+}
+
+/// Error % (arg-max of each row of class probabilities) or MSE (original units) of
+/// predictions `values` against `data`'s targets.
+pub(crate) fn score(data: &Dataset, values: &[f32]) -> f64 {
+    match &data.targets {
+        Targets::Classes { labels, .. } => {
+            let k = (values.len() / labels.len().max(1)).max(1);
+            let wrong = argmax_rows(values, k)
+                .iter()
+                .zip(labels)
+                .filter(|(a, b)| **a != **b as usize)
+                .count();
+            100.0 * wrong as f64 / data.len().max(1) as f64
+        }
+        Targets::Values { values: y, .. } => {
+            let se: f64 = values
+                .iter()
+                .zip(y)
+                .map(|(a, b)| ((a - b) as f64).powi(2))
+                .sum();
+            se / y.len().max(1) as f64
+        }
+    }
+}
+
+/// A model's predictions of one data set in the three ways [`Ant::evaluate`] scores.
+pub(crate) struct PathPredictions {
+    pub multi: Predictions,
+    pub single: Predictions,
+    pub least: Predictions,
 }
 
 /// Test-set scores of a model.
@@ -553,65 +595,53 @@ impl Ant {
         }
     }
 
-    /// Error % or MSE (original units) of predictions against `data`'s targets.
-    fn score(&self, data: &Dataset, p: &Predictions) -> f64 {
-        match &data.targets {
-            Targets::Classes { labels, .. } => {
-                let wrong = p
-                    .classes()
-                    .iter()
-                    .zip(labels)
-                    .filter(|(a, b)| **a != **b as usize)
-                    .count();
-                100.0 * wrong as f64 / data.len().max(1) as f64
-            }
-            Targets::Values { values, .. } => {
-                let se: f64 = p
-                    .values
-                    .iter()
-                    .zip(values)
-                    .map(|(a, b)| ((a - b) as f64).powi(2))
-                    .sum();
-                se / values.len().max(1) as f64
-            }
-        }
-    }
-
     /// Test scores (multi-path, single-path, least-likely path) and the paper's
     /// accounting of parameters and FLOPs.
     pub fn evaluate(&self, data: &Dataset) -> Result<Evaluation> {
+        let p = self.predict_paths(data)?;
+        Ok(self.evaluation_of(data, &p))
+    }
+
+    /// The predictions [`Ant::evaluate`] scores (`data` must have targets and samples).
+    pub(crate) fn predict_paths(&self, data: &Dataset) -> Result<PathPredictions> {
         self.check_data(data, true)?;
         if data.is_empty() {
             // No score at all, rather than a 0% error on nothing.
             return Err(AntError::param("there are no samples to evaluate"));
         }
+        Ok(PathPredictions {
+            multi: self.predict(data, Inference::MultiPath)?,
+            single: self.predict(data, Inference::SinglePath)?,
+            least: self.predict(data, Inference::LeastLikelyPath)?,
+        })
+    }
+
+    /// Scores and accounting of predictions made by [`Ant::predict_paths`].
+    pub(crate) fn evaluation_of(&self, data: &Dataset, p: &PathPredictions) -> Evaluation {
         let t = &self.tree.topology;
-        let multi = self.predict(data, Inference::MultiPath)?;
-        let single = self.predict(data, Inference::SinglePath)?;
-        let least = self.predict(data, Inference::LeastLikelyPath)?;
         let n = data.len().max(1) as f64;
         let mut leaf_reach: BTreeMap<String, usize> =
             t.leaves().iter().map(|l| (l.to_string(), 0)).collect();
         let (mut params, mut flops) = (0.0, 0.0);
-        for &l in &single.leaf {
+        for &l in &p.single.leaf {
             *leaf_reach.entry(l.to_string()).or_default() += 1;
             let c = t.path_cost(l);
             params += c.params as f64;
             flops += c.flops as f64;
         }
         let total = t.total_cost();
-        Ok(Evaluation {
+        Evaluation {
             task: self.task().kind(),
-            multi_path: self.score(data, &multi),
-            single_path: self.score(data, &single),
-            least_likely_path: self.score(data, &least),
+            multi_path: score(data, &p.multi.values),
+            single_path: score(data, &p.single.values),
+            least_likely_path: score(data, &p.least.values),
             test_samples: data.len(),
             params_total: total.params,
             params_single_path_avg: params / n,
             flops_multi_path: total.flops as f64,
             flops_single_path: flops / n,
             leaf_reach,
-        })
+        }
     }
 
     /// Mean reach probability of every node over `data`'s samples.

@@ -8,6 +8,7 @@ use std::path::Path;
 
 use crate::data::detect::{FileFormat, Input, detect};
 use crate::data::{Dataset, Targets, cifar, idx, sarcos, tabular};
+use crate::ensemble::{Ensemble, EnsemblePredictions};
 use crate::error::{AntError, Result};
 use crate::model::{Ant, Predictions};
 use crate::spec::Shape;
@@ -142,23 +143,80 @@ struct ClassLine<'a> {
     prediction: &'a str,
     class: usize,
     probabilities: &'a [f32],
-    leaf: usize,
+    #[serde(flatten)]
+    leaf: LeafField,
 }
 
 #[derive(serde::Serialize)]
 struct ValueLine<T> {
     row: usize,
     prediction: T,
-    leaf: usize,
+    #[serde(flatten)]
+    leaf: LeafField,
+}
+
+/// A JSON line's leaf: `"leaf": 3` for a model, `"leaves": [3, 1]` for an ensemble.
+#[derive(serde::Serialize)]
+#[serde(untagged)]
+enum LeafField {
+    One { leaf: usize },
+    PerMember { leaves: Vec<usize> },
+}
+
+/// The leaves that greedy paths reach: one model's, or each member's of an ensemble.
+enum Leaves<'a> {
+    One(&'a [usize]),
+    PerMember(Vec<&'a [usize]>),
+}
+
+impl Leaves<'_> {
+    fn header(&self) -> Vec<String> {
+        match self {
+            Leaves::One(_) => vec!["leaf".into()],
+            Leaves::PerMember(m) => (0..m.len()).map(|j| format!("leaf_{j}")).collect(),
+        }
+    }
+
+    fn field(&self, i: usize) -> LeafField {
+        match self {
+            Leaves::One(l) => LeafField::One { leaf: l[i] },
+            Leaves::PerMember(m) => LeafField::PerMember {
+                leaves: m.iter().map(|l| l[i]).collect(),
+            },
+        }
+    }
+
+    fn csv(&self, i: usize) -> Vec<String> {
+        match self {
+            Leaves::One(l) => vec![l[i].to_string()],
+            Leaves::PerMember(m) => m.iter().map(|l| l[i].to_string()).collect(),
+        }
+    }
 }
 
 /// Renders predictions: per sample its row number (0-based), the prediction (class
 /// name, or the regression value(s)), the class probabilities, and the leaf reached.
 pub fn render(model: &Ant, p: &Predictions, format: Format) -> String {
-    let k = p.k;
+    render_rows(model, &p.values, p.k, Leaves::One(&p.leaf), format)
+}
+
+/// Renders an ensemble's (mean) predictions as [`render`] does, with each member's
+/// leaf: CSV columns `leaf_0`, `leaf_1`, ..., JSON `"leaves": [...]`.
+pub fn render_ensemble(ens: &Ensemble, p: &EnsemblePredictions, format: Format) -> String {
+    let leaves = p.member_leaves.iter().map(|l| l.as_slice()).collect();
+    let model = &ens.members[0];
+    render_rows(model, &p.values, p.k, Leaves::PerMember(leaves), format)
+}
+
+/// `model` gives the task and the class names.
+fn render_rows(model: &Ant, values: &[f32], k: usize, leaves: Leaves, format: Format) -> String {
     let classification = model.task().is_classification();
     let names = class_names(model, k);
-    let classes = if classification { p.classes() } else { vec![] };
+    let classes = if classification {
+        crate::model::argmax_rows(values, k)
+    } else {
+        vec![]
+    };
     let mut out = String::new();
     if format == Format::Csv {
         let mut cols = vec!["row".to_string(), "prediction".to_string()];
@@ -168,12 +226,11 @@ pub fn render(model: &Ant, p: &Predictions, format: Format) -> String {
             cols = vec!["row".to_string()];
             cols.extend((0..k).map(|j| format!("prediction_{j}")));
         }
-        cols.push("leaf".into());
+        cols.extend(leaves.header());
         out.push_str(&cols.join(","));
         out.push('\n');
     }
-    for (i, row) in p.values.chunks(k).enumerate() {
-        let leaf = p.leaf[i];
+    for (i, row) in values.chunks(k).enumerate() {
         match format {
             Format::Csv => {
                 let mut f = vec![i.to_string()];
@@ -181,7 +238,7 @@ pub fn render(model: &Ant, p: &Predictions, format: Format) -> String {
                     f.push(csv_field(&names[classes[i]]));
                 }
                 f.extend(row.iter().map(|v| v.to_string()));
-                f.push(leaf.to_string());
+                f.extend(leaves.csv(i));
                 out.push_str(&f.join(","));
             }
             Format::JsonLines => {
@@ -193,19 +250,19 @@ pub fn render(model: &Ant, p: &Predictions, format: Format) -> String {
                         prediction: &names[classes[i]],
                         class: classes[i],
                         probabilities: row,
-                        leaf,
+                        leaf: leaves.field(i),
                     })
                 } else if k == 1 {
                     serde_json::to_string(&ValueLine {
                         row: i,
                         prediction: row[0],
-                        leaf,
+                        leaf: leaves.field(i),
                     })
                 } else {
                     serde_json::to_string(&ValueLine {
                         row: i,
                         prediction: row,
-                        leaf,
+                        leaf: leaves.field(i),
                     })
                 };
                 out.push_str(&line.expect("plain data serialises"));

@@ -24,6 +24,7 @@ use serde::{Deserialize, Serialize};
 use crate::data::Dataset;
 use crate::data::source::{Source, load_source};
 use crate::data::tabular::TargetSpec;
+use crate::ensemble::Member;
 use crate::error::{AntError, Result};
 use crate::model::{Ant, Evaluation, TestSplit, missing_classes_warning};
 use crate::named::Named;
@@ -67,10 +68,14 @@ pub struct DataSpec {
 }
 
 /// Everything a run is started with.
-#[derive(Clone, Debug, Serialize, Deserialize)]
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
 pub struct RunSpec {
     pub data: DataSpec,
     pub params: AntParams,
+    /// Set when the run trains one member of an ensemble (`params.seed` is then the
+    /// member's seed, and the test split the ensemble's).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub member: Option<Member>,
 }
 
 /// `run.json`: the spec, and the directory relative paths in it start from.
@@ -112,7 +117,7 @@ impl DataChecksums {
 
 /// Paths in `run.json`: a string when the path is Unicode, else (on Unix) its bytes as
 /// `{"unix_bytes": [...]}`, so that a run over any path can be resumed.
-mod os_path {
+pub(crate) mod os_path {
     use std::path::{Path, PathBuf};
 
     use serde::de::Error as _;
@@ -213,6 +218,13 @@ impl Run {
     /// a finished model; bad parameters and unreadable data are errors before anything
     /// is written.
     pub fn start(out: &Path, spec: RunSpec, existing: Existing) -> Result<Run> {
+        let cwd = std::env::current_dir().map_err(|e| AntError::io(".", e))?;
+        Self::start_from(out, spec, existing, cwd)
+    }
+
+    /// [`Run::start`] with the spec's relative paths taken from `cwd` (an ensemble
+    /// trains a missing member from the directory it was started in).
+    pub fn start_from(out: &Path, spec: RunSpec, existing: Existing, cwd: PathBuf) -> Result<Run> {
         // A directory in use is refused first: its checkpoints are that run's.
         let held = if out.is_dir() { Some(lock(out)?) } else { None };
         if let Err(e) = check_free(out, existing) {
@@ -222,7 +234,6 @@ impl Run {
             }
             return Err(e);
         }
-        let cwd = std::env::current_dir().map_err(|e| AntError::io(".", e))?;
         let (source, train) = match load(&spec, &cwd) {
             Ok(loaded) => loaded,
             Err(e) => {
@@ -395,6 +406,7 @@ impl Run {
             p.test_split = source.split;
             p.train_limit = spec.data.train_limit;
             p.target = source.target;
+            p.member = spec.member;
             model.meta.class_names = source.class_names;
             model.save(&out)?;
             let evaluation = model.evaluate(&source.test)?;
@@ -507,7 +519,8 @@ fn load(spec: &RunSpec, cwd: &Path) -> Result<(Source, Dataset)> {
         return Err(AntError::invalid("train_limit", "must be at least 1"));
     }
     let test_data = d.test_data.as_ref().map(|p| cwd.join(p));
-    let seed = spec.params.seed;
+    // Every member of an ensemble is tested on the ensemble's test split.
+    let seed = spec.member.map_or(spec.params.seed, |m| m.run_seed);
     let mut source = load_source(
         &cwd.join(&d.path),
         test_data.as_deref(),
@@ -522,6 +535,10 @@ fn load(spec: &RunSpec, cwd: &Path) -> Result<(Source, Dataset)> {
     let train = match d.train_limit {
         Some(n) => source.train.take_first(n),
         None => source.train.clone(),
+    };
+    let train = match spec.member {
+        Some(m) => m.rows(&train),
+        None => train,
     };
     crate::model::check_training_data(&cfg, &train)?;
     Ok((source, train))
@@ -544,10 +561,9 @@ impl Observer for RecordsLog {
     }
 }
 
-/// `report.json`: test scores (error or MSE by task), accounting and the tree's size.
-pub fn report(ant: &Ant, ev: &Evaluation) -> serde_json::Value {
-    let t = &ant.tree.topology;
-    let (mk, sk, lk) = if ant.task().is_classification() {
+/// The report's names of the multi-path, single-path and least-likely-path scores.
+pub(crate) fn score_keys(task: crate::preset::Task) -> (&'static str, &'static str, &'static str) {
+    if task.is_classification() {
         (
             "multi_path_error",
             "single_path_error",
@@ -555,7 +571,13 @@ pub fn report(ant: &Ant, ev: &Evaluation) -> serde_json::Value {
         )
     } else {
         ("multi_path_mse", "single_path_mse", "least_likely_path_mse")
-    };
+    }
+}
+
+/// `report.json`: test scores (error or MSE by task), accounting and the tree's size.
+pub fn report(ant: &Ant, ev: &Evaluation) -> serde_json::Value {
+    let t = &ant.tree.topology;
+    let (mk, sk, lk) = score_keys(ant.task());
     serde_json::json!({
         "task": ev.task,
         mk: ev.multi_path,

@@ -147,6 +147,7 @@ fn paths_that_are_not_utf8_work() {
             train_limit: None,
         },
         params: ant::AntParams::new(ant::Preset::Tabular).with_width(8),
+        member: None,
     };
     let out2 = dir.join(OsStr::from_bytes(b"r\xffun"));
     drop(Run::start(&out2, spec, Existing::Refuse).unwrap());

@@ -295,6 +295,7 @@ fn a_damaged_checkpoint_is_a_clear_error() {
             train_limit: None,
         },
         params: AntParams::new(Preset::Sarcos),
+        member: None,
     };
     let run = RunFile {
         spec,

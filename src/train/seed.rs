@@ -9,6 +9,15 @@ pub(crate) const INIT_SPLIT: u64 = 17;
 pub(crate) const INIT_DEEPEN: u64 = 18;
 /// `sub_seed` stream of refinement's shuffles.
 pub(crate) const REFINE_SHUFFLE: u64 = 3;
+/// `sub_seed` stream of ensemble members' seeds (the "node" is the member's index).
+const ENSEMBLE_MEMBER: u64 = 19;
+
+/// The seed of ensemble member `k` of a run seeded with `run_seed`: the one place it is
+/// derived. The member trains with it (initial weights, shuffles, its order of the
+/// training rows and so its validation rows); the test split stays the run's.
+pub(crate) fn member_seed(run_seed: u64, k: usize) -> u64 {
+    sub_seed(run_seed, k, ENSEMBLE_MEMBER)
+}
 
 /// `sub_seed` stream of a candidate's shuffles (fixed: runs and checkpoints depend on it).
 pub(crate) fn shuffle_stream(kind: CandidateKind) -> u64 {
