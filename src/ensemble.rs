@@ -389,6 +389,7 @@ impl Ensemble {
             "depth": tops.iter().map(|t| t.depth()).max().unwrap_or(0),
             "test_samples": e.test_samples,
             "preset": self.file.preset.name(),
+            "baseline": self.file.spec.params.baseline,
             "members": members,
         })
     }

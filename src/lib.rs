@@ -40,7 +40,8 @@
 //!
 //! - Parameters: [`AntParams`] (unchecked, the paper's defaults, `with_*` setters) ->
 //!   [`AntParams::check`] -> [`TrainConfig`]; [`Preset`], [`Ablation`], [`Init`],
-//!   [`RouterInit`], [`Augment`], all [`Named`].
+//!   [`RouterInit`], [`Augment`], all [`Named`]; [`Baseline`] (`linear`, `mlp-K`,
+//!   `cnn`): a fixed architecture trained by the same code instead of an ANT.
 //! - The model: [`Ant::fit`] (or [`Ant::fit_checkpointed`] with [`Checkpoints`]),
 //!   [`Ant::predict`] with an [`Inference`] mode, [`Ant::evaluate`] ([`Evaluation`]),
 //!   [`Ant::save`] / [`Ant::load`], [`Ant::pruned`]; [`model`] holds what `tree.json`
@@ -78,6 +79,7 @@ macro_rules! internal_mods {
     )*};
 }
 
+pub mod baseline;
 pub mod data;
 pub mod device;
 pub mod ensemble;
@@ -111,6 +113,7 @@ internal_mods! {
     train;
 }
 
+pub use baseline::Baseline;
 pub use data::{Dataset, Targets};
 pub use device::ComputeDevice;
 pub use ensemble::{Ensemble, EnsembleEvaluation, EnsemblePredictions};

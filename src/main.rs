@@ -16,7 +16,8 @@ use ant::params::RouterInit;
 use ant::persist::write_atomic;
 use ant::run::{DataSpec, Existing, Run, RunSpec};
 use ant::{
-    Ablation, Ant, AntError, AntParams, Augment, ComputeDevice, Ensemble, Init, Preset, Result,
+    Ablation, Ant, AntError, AntParams, Augment, Baseline, ComputeDevice, Ensemble, Init, Preset,
+    Result,
 };
 use burn::prelude::Device;
 
@@ -178,7 +179,7 @@ struct TrainArgs {
         "epochs_node", "patience", "refine_epochs", "max_depth", "width", "batch_size",
         "lr", "train_limit", "test_data", "test_fraction", "ablation", "augment",
         "router_init", "router_balance", "router_confidence", "init", "force",
-        "ensemble", "member",
+        "ensemble", "member", "baseline",
     ])]
     resume: Option<PathBuf>,
     /// Train an ensemble of N ANTs into --out (OUT/ensemble.json, OUT/member-K), each
@@ -247,6 +248,12 @@ struct TrainArgs {
     test_fraction: f64,
     #[arg(long, value_parser = named::<Ablation>(), default_value_t = defaults().ablation)]
     ablation: Ablation,
+    /// Train a fixed architecture instead of growing an ANT, with the same data, Adam,
+    /// checkpoints and model files: linear, mlp-K (K hidden layers of --width tanh
+    /// units) or cnn (the preset's transformer repeated along one path). Trained for at
+    /// most --refine-epochs epochs, stopped by --patience; the best on validation is kept.
+    #[arg(long, value_name = "NAME", value_parser = parse_baseline)]
+    baseline: Option<Baseline>,
     /// Training-image augmentation (default: crop-flip for cifar10 presets, else none).
     #[arg(long, value_parser = named::<Augment>())]
     augment: Option<Augment>,
@@ -311,6 +318,10 @@ impl DeviceArg {
     fn burn(&self) -> Result<Device> {
         self.choice.burn()
     }
+}
+
+fn parse_baseline(s: &str) -> std::result::Result<Baseline, String> {
+    s.parse()
 }
 
 fn parse_device(s: &str) -> std::result::Result<ComputeDevice, String> {
@@ -398,7 +409,8 @@ fn run_spec(a: TrainArgs) -> Result<(PathBuf, RunSpec)> {
         .with_router_balance(a.router_balance)
         .with_router_confidence(a.router_confidence)
         .with_augment(a.augment)
-        .with_refine_epochs(a.refine_epochs);
+        .with_refine_epochs(a.refine_epochs)
+        .with_baseline(a.baseline);
     let data = DataSpec {
         path,
         test_data: a.test_data,
@@ -530,9 +542,12 @@ fn resume_ensemble(dir: &std::path::Path, device: &Device, choice: ComputeDevice
 /// Trains `run` to the end, then prints the tree and its test scores.
 fn train_run(run: Run, device: &Device, choice: ComputeDevice) -> Result<()> {
     let spec = run.spec();
+    let what = match spec.params.baseline {
+        Some(b) => format!("baseline {b} ({} modules)", spec.params.preset),
+        None => spec.params.preset.to_string(),
+    };
     note!(
-        "training {} on {} samples ({} test) from {}, on {}",
-        spec.params.preset,
+        "training {what} on {} samples ({} test) from {}, on {}",
         run.train_set().len(),
         run.test_set().len(),
         spec.data.path.display(),
@@ -826,7 +841,11 @@ fn inspect(a: InspectArgs) -> Result<()> {
     use ant::viz::inspect::inspect_text;
     if !ant::ensemble::is_ensemble(&a.model) {
         let model = Ant::load(&a.model, &ant::default_device())?;
-        return print_out(&inspect_text(&model.tree.topology));
+        return print_out(&format!(
+            "{}{}",
+            baseline_line(&model),
+            inspect_text(&model.tree.topology)
+        ));
     }
     // An ensemble: its spec, then each member (trained, training or missing).
     let file = EnsembleFile::open(&a.model)?;
@@ -851,6 +870,7 @@ fn inspect(a: InspectArgs) -> Result<()> {
                     t.leaves().len(),
                     t.num_params()
                 ));
+                text.push_str(&baseline_line(&model));
                 text.push_str(&inspect_text(t));
             }
             MemberState::Started => text.push_str(&format!(
@@ -865,6 +885,14 @@ fn inspect(a: InspectArgs) -> Result<()> {
         }
     }
     print_out(&text)
+}
+
+/// `baseline NAME ...` for a baseline's model, nothing for an ANT.
+fn baseline_line(model: &Ant) -> String {
+    match model.meta.config.baseline() {
+        Some(b) => format!("baseline {b}: a fixed architecture, trained without growth\n"),
+        None => String::new(),
+    }
 }
 
 fn curves(a: CurvesArgs) -> Result<()> {

@@ -26,7 +26,7 @@ use crate::prune::{PruneReport, prune};
 use crate::spec::Shape;
 use crate::train::{
     Augment, Augmenter, Checkpoints, DeviceSet, EVAL_CHUNK, GrowthData, MetricCtx, evaluate, grow,
-    refine,
+    refine, train_fixed,
 };
 use crate::tree::{Routing, Topology, Tree, TreeModules, chosen_outputs, least_likely_leaves};
 
@@ -395,6 +395,9 @@ pub(crate) fn check_training_data(cfg: &TrainConfig, data: &Dataset) -> Result<S
         }
         _ => {}
     }
+    if let Some(why) = cfg.baseline.and_then(|b| b.misfit(input)) {
+        return Err(AntError::param(why));
+    }
     if data.len() < 10 {
         let msg = format!("need at least 10 training samples, got {}", data.len());
         return Err(AntError::param(msg));
@@ -437,7 +440,8 @@ fn task_of(data: &Dataset) -> Task {
 }
 
 impl Ant {
-    /// Grow and refine an ANT on `data` (a seeded `valid_fraction` of it, of each class
+    /// Grow and refine an ANT (or, with [`AntParams::baseline`], train that fixed
+    /// architecture) on `data` (a seeded `valid_fraction` of it, of each class
     /// for classification, is held out for validation: see [`ValidSplit`]). `device` is a plain device (e.g. `Device::flex()`); autodiff is added
     /// for training.
     pub fn fit(
@@ -495,9 +499,18 @@ impl Ant {
         if let Some(c) = checkpoints {
             c.track_augmenter(tset.augment.clone());
         }
-        let grown = grow(&cfg, data, input, observer)?;
-        let decisions = grown.decisions.clone();
-        let (tree, valid_nll, valid_metric) = refine(&cfg, grown, data, observer)?;
+        let ((tree, valid_nll, valid_metric), decisions) = match cfg.baseline {
+            Some(b) => {
+                let fixed = train_fixed(&cfg, input, data, observer)?;
+                let why = || format!("baseline {b} does not fit inputs of shape {input}");
+                (fixed.ok_or_else(|| AntError::param(why()))?, vec![])
+            }
+            None => {
+                let grown = grow(&cfg, data, input, observer)?;
+                let decisions = grown.decisions.clone();
+                (refine(&cfg, grown, data, observer)?, decisions)
+            }
+        };
         if !valid_nll.is_finite() {
             return Err(AntError::Diverged { valid_nll });
         }

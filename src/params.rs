@@ -5,6 +5,7 @@
 use burn::config::Config;
 use serde::{Deserialize, Serialize};
 
+use crate::baseline::Baseline;
 use crate::error::AntError;
 use crate::named::named;
 use crate::preset::{Ablation, Preset};
@@ -82,6 +83,9 @@ pub struct TrainConfig {
     /// (0: off, as the paper).
     #[serde(default)]
     pub(crate) router_confidence: f64,
+    /// A fixed architecture trained instead of growing an ANT (`None`: an ANT).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub(crate) baseline: Option<Baseline>,
 }
 
 impl TrainConfig {
@@ -105,6 +109,7 @@ impl TrainConfig {
             router_init: c.router_init,
             router_balance: c.router_balance,
             router_confidence: c.router_confidence,
+            baseline: c.baseline,
         }
     }
 
@@ -118,6 +123,11 @@ impl TrainConfig {
 
     pub fn valid_fraction(&self) -> f64 {
         self.valid_fraction
+    }
+
+    /// The fixed architecture trained instead of an ANT, if any.
+    pub fn baseline(&self) -> Option<Baseline> {
+        self.baseline
     }
 }
 
@@ -171,6 +181,9 @@ pub struct AntParams {
     /// (0: off, as the paper).
     #[config(default = 0.0)]
     pub router_confidence: f64,
+    /// Train this fixed architecture instead of growing an ANT: no growth, every module
+    /// trained together for at most `refine_epochs` epochs, stopped by `patience`.
+    pub baseline: Option<Baseline>,
 }
 
 impl AntParams {
@@ -216,13 +229,25 @@ impl AntParams {
             return Err(AntError::invalid("valid_fraction", reason));
         }
         let preset = c.preset;
+        let refine_epochs = c.refine_epochs.unwrap_or(preset.paper_refine_epochs());
+        if c.baseline.is_some() {
+            // A baseline does not grow, and all its training is the refinement loop.
+            if c.ablation != Ablation::None {
+                let reason = format!("{} applies to growth: a baseline does not grow", c.ablation);
+                return Err(AntError::invalid("ablation", reason));
+            }
+            if refine_epochs == 0 {
+                let reason = "must be at least 1 with a baseline (its only training)";
+                return Err(AntError::invalid("refine_epochs", reason));
+            }
+        }
         Ok(TrainConfig {
             preset,
             ablation: c.ablation,
             init: c.init,
             epochs_node: c.epochs_node,
             patience: c.patience,
-            refine_epochs: c.refine_epochs.unwrap_or(preset.paper_refine_epochs()),
+            refine_epochs,
             max_depth: c.max_depth,
             width: c.width,
             batch_size: c.batch_size,
@@ -233,6 +258,7 @@ impl AntParams {
             router_init: c.router_init,
             router_balance: c.router_balance,
             router_confidence: c.router_confidence,
+            baseline: c.baseline,
         })
     }
 }
@@ -278,6 +304,10 @@ mod tests {
         assert_eq!(name(p().with_width(0)), "width");
         assert_eq!(name(p().with_width(MAX_WIDTH + 1)), "width");
         assert!(p().with_width(MAX_WIDTH).check().is_ok());
+        let b = || p().with_baseline(Some(Baseline::Linear));
+        assert_eq!(name(b().with_ablation(Ablation::NoRouter)), "ablation");
+        assert_eq!(name(b().with_refine_epochs(Some(0))), "refine_epochs");
+        assert!(b().check().is_ok());
     }
 
     #[test]
@@ -288,5 +318,17 @@ mod tests {
             .unwrap();
         assert_eq!(c.augment, Augment::CropFlip);
         assert_eq!(c.params().check().unwrap(), c);
+        let b = AntParams::new(Preset::Sarcos)
+            .with_baseline(Some(Baseline::Mlp { layers: 3 }))
+            .check()
+            .unwrap();
+        assert_eq!(b.params().check().unwrap(), b);
+        let json = serde_json::to_value(&b).unwrap();
+        assert_eq!(json["baseline"], "mlp-3");
+        // Settings saved before baselines existed read as an ANT's.
+        let mut old = serde_json::to_value(&c).unwrap();
+        old.as_object_mut().unwrap().remove("baseline");
+        let back: TrainConfig = serde_json::from_value(old).unwrap();
+        assert_eq!(back.baseline, None);
     }
 }

@@ -595,6 +595,7 @@ pub fn report(ant: &Ant, ev: &Evaluation) -> serde_json::Value {
         "test_samples": ev.test_samples,
         "leaf_reach": ev.leaf_reach,
         "preset": ant.meta.preset.name(),
+        "baseline": ant.meta.config.baseline(),
         "valid_nll": ant.meta.valid_nll,
         "valid_metric": ant.meta.valid_metric,
     })

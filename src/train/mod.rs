@@ -21,6 +21,6 @@ pub use device_set::DeviceSet;
 pub use eval::{MetricCtx, TreeObjective, chunks, evaluate};
 pub use fit::{FitOptions, Objective, fit};
 pub use growth::{EVAL_CHUNK, Grown, GrowthData, grow, grow_from, train_root};
-pub use refine::refine;
+pub use refine::{refine, train_fixed};
 pub(crate) use seed::member_seed;
 pub use state::{Fitted, LoopState, adam};
