@@ -31,6 +31,6 @@ timed() { # name, command...
         "$(tail -1 "$out/$name.log" | cut -c1-160)"
 }
 for d in cpu torch; do
-    timed "$d" ./target/release/ant train "${ours[@]}" --device "$d" --out "$out/$d" --force
+    timed "$d" "${ANT_BIN:-./target/release/ant}" train "${ours[@]}" --device "$d" --out "$out/$d" --force
 done
 timed peer python -W ignore "$peer" "${theirs[@]}" --threads "$(nproc)" --quiet --out "$out/peer"
