@@ -2,7 +2,6 @@
 //! training (early stopping, best on validation), and that they are ordinary models.
 
 use std::path::Path;
-use std::process::Output;
 
 mod common;
 
@@ -12,26 +11,6 @@ use ant::observe::{Collect, Phase};
 use ant::{Ant, AntParams, Baseline, Inference, Preset};
 use burn::prelude::*;
 use common::*;
-
-fn s(p: &Path) -> &str {
-    p.to_str().unwrap()
-}
-
-fn stderr(o: &Output) -> String {
-    String::from_utf8_lossy(&o.stderr).into_owned()
-}
-
-/// Exit code 2, one `error` line mentioning every needle, no panic.
-fn assert_clean_error(o: &Output, needles: &[&str]) {
-    let e = stderr(o);
-    assert_eq!(o.status.code(), Some(2), "{e}");
-    assert!(!e.contains("panicked"), "{e}");
-    let errors: Vec<&str> = e.lines().filter(|l| l.starts_with("error")).collect();
-    assert_eq!(errors.len(), 1, "one error line expected: {e}");
-    for n in needles {
-        assert!(errors[0].contains(n), "error should mention {n:?}: {e}");
-    }
-}
 
 /// `n` points in [-1,1]^d, labelled by the side of a fixed hyperplane, those within
 /// `margin` of it dropped: linearly separable.

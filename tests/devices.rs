@@ -155,65 +155,44 @@ mod torch {
 
     #[test]
     fn a_missing_gpu_is_one_clear_error() {
-        let out = ant(&["inspect", "--help"]);
-        assert!(out.status.success());
-        let dir = tempfile::tempdir().unwrap();
-        let out = ant(&[
-            "train",
-            "--preset",
-            "tabular",
-            "--data",
-            "data/small/iris.csv",
-            "--target",
-            "4",
-            "--skip-rows",
-            "1",
-            "--task",
-            "classification",
-            "--out",
-            dir.path().join("m").to_str().unwrap(),
-            "--device",
-            "cuda:99",
-        ]);
-        let err = String::from_utf8_lossy(&out.stderr);
-        assert_eq!(out.status.code(), Some(2), "{err}");
-        assert_eq!(err.lines().count(), 1, "{err}");
-        assert!(
-            err.contains("cuda:99") && err.contains("no such CUDA GPU"),
-            "{err}"
-        );
-        assert!(!dir.path().join("m").exists(), "nothing is written");
+        assert_device_refused("cuda:99", &["cuda:99", "no such CUDA GPU"]);
     }
 }
 
 #[cfg(not(feature = "torch"))]
 #[test]
 fn libtorch_without_the_feature_is_one_clear_error() {
-    let dir = tempfile::tempdir().unwrap();
     for device in ["torch", "cuda", "cuda:1"] {
-        let out = ant(&[
-            "train",
-            "--preset",
-            "tabular",
-            "--data",
-            "data/small/iris.csv",
-            "--target",
-            "4",
-            "--skip-rows",
-            "1",
-            "--task",
-            "classification",
-            "--out",
-            dir.path().join("m").to_str().unwrap(),
-            "--device",
-            device,
-        ]);
-        let err = String::from_utf8_lossy(&out.stderr);
-        assert_eq!(out.status.code(), Some(2), "{err}");
-        assert_eq!(err.lines().count(), 1, "{err}");
-        assert!(err.contains("--features torch"), "{err}");
-        assert!(!dir.path().join("m").exists(), "nothing is written");
+        assert_device_refused(device, &[device, "--features torch"]);
     }
+}
+
+/// `ant train` on iris with `--device device` is refused: one error line naming every
+/// needle, exit 2, nothing written.
+fn assert_device_refused(device: &str, needles: &[&str]) {
+    let dir = tempfile::tempdir().unwrap();
+    let out_dir = dir.path().join("m");
+    let out = ant(&[
+        "train",
+        "--preset",
+        "tabular",
+        "--data",
+        "data/small/iris.csv",
+        "--target",
+        "4",
+        "--skip-rows",
+        "1",
+        "--task",
+        "classification",
+        "--out",
+        s(&out_dir),
+        "--device",
+        device,
+    ]);
+    let err = stderr(&out);
+    assert_eq!(err.lines().count(), 1, "{err}");
+    assert_clean_error(&out, needles);
+    assert!(!out_dir.exists(), "nothing is written");
 }
 
 #[test]

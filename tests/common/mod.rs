@@ -69,3 +69,24 @@ pub fn rng_lock() -> std::sync::MutexGuard<'static, ()> {
     static LOCK: std::sync::Mutex<()> = std::sync::Mutex::new(());
     LOCK.lock().unwrap_or_else(|e| e.into_inner())
 }
+
+/// A path as the `&str` an argument list takes (test paths are UTF-8).
+pub fn s(p: &std::path::Path) -> &str {
+    p.to_str().unwrap()
+}
+
+pub fn stderr(o: &std::process::Output) -> String {
+    String::from_utf8_lossy(&o.stderr).into_owned()
+}
+
+/// Exit code 2, one `error` line mentioning every needle, no panic.
+pub fn assert_clean_error(o: &std::process::Output, needles: &[&str]) {
+    let e = stderr(o);
+    assert_eq!(o.status.code(), Some(2), "{e}");
+    assert!(!e.contains("panicked"), "{e}");
+    let errors: Vec<&str> = e.lines().filter(|l| l.starts_with("error")).collect();
+    assert_eq!(errors.len(), 1, "one error line expected: {e}");
+    for n in needles {
+        assert!(errors[0].contains(n), "error should mention {n:?}: {e}");
+    }
+}
