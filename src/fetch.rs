@@ -580,71 +580,13 @@ pub fn fetch(
     progress: &mut dyn FetchProgress,
 ) -> Result<()> {
     let base = opts.base_url.as_deref().unwrap_or(set.default_base_url());
-    let sep = if base.ends_with('/') { "" } else { "/" };
     if let Err(e) = url::Url::parse(base) {
         return Err(download_error(base, format!("not a valid URL: {e}")));
     }
     std::fs::create_dir_all(dir).map_err(|e| AntError::io(dir, e))?;
-    let agent = ureq::AgentBuilder::new()
-        .timeout_connect(opts.connect_timeout)
-        .timeout_read(opts.read_timeout)
-        .timeout_write(opts.read_timeout)
-        // Redirects are followed by `request`, which checks where they lead.
-        .redirects(0)
-        .build();
+    let agent = agent(opts);
     for f in set.files() {
-        let path = dir.join(f.name);
-        // A file in place that fails its check stays until a verified copy replaces it.
-        let mut failing = None;
-        if path.is_file() {
-            match verify(&path, f)? {
-                Verdict::Verified => {
-                    progress.step(&path, Step::Present);
-                    continue;
-                }
-                Verdict::Mismatch(why) => {
-                    progress.replacing(&path, &why);
-                    failing = Some(why);
-                }
-            }
-        }
-        let kept = |e: AntError| match (&failing, e) {
-            (Some(why), AntError::Download { url, reason }) => AntError::Download {
-                url,
-                reason: format!(
-                    "{reason}; {} (which fails its check: {why}) was left as it was",
-                    path.display()
-                ),
-            },
-            (_, e) => e,
-        };
-        let url = format!("{base}{sep}{}", f.name);
-        let part = part_path(&path);
-        let job = Job {
-            agent: &agent,
-            url: &url,
-            part: &part,
-            max_bytes: f.max_bytes(),
-            opts,
-            deadline: Instant::now() + opts.total_timeout,
-        };
-        // A whole `.part` (a run stopped before renaming it) needs no download.
-        if !(part.is_file() && matches!(verify(&part, f)?, Verdict::Verified)) {
-            download(&job, progress).map_err(kept)?;
-            if let Verdict::Mismatch(why) = verify(&part, f)? {
-                remove(&part)?;
-                let old = match failing {
-                    Some(_) => "; the file already there was left as it was",
-                    None => "",
-                };
-                return Err(AntError::data(
-                    &path,
-                    format!("checksum mismatch ({why}) for {url}; the download was removed{old}"),
-                ));
-            }
-        }
-        std::fs::rename(&part, &path).map_err(|e| AntError::io(&path, e))?;
-        progress.step(&path, Step::Downloaded);
+        fetch_file(&agent, base, f, dir, opts, progress)?;
     }
     if set == Known::Cifar10 {
         let archive = dir.join(CIFAR[0].name);
@@ -654,6 +596,83 @@ pub fn fetch(
             .map_err(|e| AntError::data(&archive, format!("cannot unpack: {e}")))?;
         progress.step(&dir.join("cifar-10-batches-bin"), Step::Unpacked);
     }
+    Ok(())
+}
+
+/// The HTTP client with `opts`' timeouts. Redirects are followed by `request`, which
+/// checks where they lead.
+fn agent(opts: &FetchOptions) -> ureq::Agent {
+    ureq::AgentBuilder::new()
+        .timeout_connect(opts.connect_timeout)
+        .timeout_read(opts.read_timeout)
+        .timeout_write(opts.read_timeout)
+        .redirects(0)
+        .build()
+}
+
+/// Makes `dir/f` a verified copy of `base/f`: kept when already verified, else
+/// downloaded (or a whole `.part` finished) and checked before it replaces anything.
+fn fetch_file(
+    agent: &ureq::Agent,
+    base: &str,
+    f: &Remote,
+    dir: &Path,
+    opts: &FetchOptions,
+    progress: &mut dyn FetchProgress,
+) -> Result<()> {
+    let path = dir.join(f.name);
+    // A file in place that fails its check stays until a verified copy replaces it.
+    let mut failing = None;
+    if path.is_file() {
+        match verify(&path, f)? {
+            Verdict::Verified => {
+                progress.step(&path, Step::Present);
+                return Ok(());
+            }
+            Verdict::Mismatch(why) => {
+                progress.replacing(&path, &why);
+                failing = Some(why);
+            }
+        }
+    }
+    let kept = |e: AntError| match (&failing, e) {
+        (Some(why), AntError::Download { url, reason }) => AntError::Download {
+            url,
+            reason: format!(
+                "{reason}; {} (which fails its check: {why}) was left as it was",
+                path.display()
+            ),
+        },
+        (_, e) => e,
+    };
+    let sep = if base.ends_with('/') { "" } else { "/" };
+    let url = format!("{base}{sep}{}", f.name);
+    let part = part_path(&path);
+    let job = Job {
+        agent,
+        url: &url,
+        part: &part,
+        max_bytes: f.max_bytes(),
+        opts,
+        deadline: Instant::now() + opts.total_timeout,
+    };
+    // A whole `.part` (a run stopped before renaming it) needs no download.
+    if !(part.is_file() && matches!(verify(&part, f)?, Verdict::Verified)) {
+        download(&job, progress).map_err(kept)?;
+        if let Verdict::Mismatch(why) = verify(&part, f)? {
+            remove(&part)?;
+            let old = match failing {
+                Some(_) => "; the file already there was left as it was",
+                None => "",
+            };
+            return Err(AntError::data(
+                &path,
+                format!("checksum mismatch ({why}) for {url}; the download was removed{old}"),
+            ));
+        }
+    }
+    std::fs::rename(&part, &path).map_err(|e| AntError::io(&path, e))?;
+    progress.step(&path, Step::Downloaded);
     Ok(())
 }
 
