@@ -798,17 +798,38 @@ impl Ant {
     /// Load a model saved by [`Ant::save`]. The weights must be the ones `tree.json`
     /// names (same checksum): a `tree.json` beside another model's weights is refused.
     pub fn load(dir: impl AsRef<Path>, device: &Device) -> Result<Ant> {
-        let dir = dir.as_ref();
-        let (meta, wp, bytes) = read_model_files(dir)?;
+        let (meta, wp, bytes) = read_model_files(dir.as_ref())?;
+        Ant::assemble(meta, &wp, bytes, device)
+    }
+
+    /// A model from the bytes of a `tree.json` and of its weights file, checked as
+    /// [`Ant::load`] checks files, but for the weights' checksum (that ties two files
+    /// together; here the caller holds both).
+    pub fn from_bytes(tree_json: &[u8], weights: &[u8], device: &Device) -> Result<Ant> {
+        let meta = parse_meta(tree_json, Path::new(TREE_FILE))?;
+        Ant::assemble(meta, Path::new("weights"), weights.to_vec(), device)
+    }
+
+    /// The model `meta` describes with the weights `bytes` (read from `wp`).
+    fn assemble(meta: ModelMeta, wp: &Path, bytes: Vec<u8>, device: &Device) -> Result<Ant> {
+        // Checked before any allocation: a small file cannot ask for a huge model.
+        let params = meta.topology.num_params();
+        if bytes.len() / 4 < params {
+            let msg = format!(
+                "holds {} bytes, too few for the {params} weights tree.json describes",
+                bytes.len()
+            );
+            return Err(AntError::data(wp, msg));
+        }
         let device = device.clone().without_autodiff();
         let mut modules = TreeModules::init(&meta.topology, &device);
         let mut store = SafetensorsStore::from_bytes(Some(bytes)).skip_enum_variants(true);
         let res = modules
             .load_from(&mut store)
-            .map_err(|e| AntError::data(&wp, format!("bad weights: {e}")))?;
+            .map_err(|e| AntError::data(wp, format!("bad weights: {e}")))?;
         if !res.missing.is_empty() || !res.errors.is_empty() {
             return Err(AntError::data(
-                &wp,
+                wp,
                 format!(
                     "weights do not match tree.json (missing {:?}, errors {:?})",
                     res.missing, res.errors
@@ -817,13 +838,27 @@ impl Ant {
         }
         if !all_finite(&modules) {
             return Err(AntError::data(
-                &wp,
+                wp,
                 "holds weights that are not finite (NaN or inf)",
             ));
         }
         let tree = Tree::new(meta.topology.clone(), modules);
         Ok(Ant { tree, meta, device })
     }
+}
+
+/// `tree.json`'s model description, checked: anything it says must be possible.
+fn parse_meta(text: &[u8], tp: &Path) -> Result<ModelMeta> {
+    let meta: ModelMeta = serde_json::from_slice(text)
+        .map_err(|e| AntError::data(tp, format!("not a model file: {e}")))?;
+    if meta.format != FORMAT {
+        return Err(AntError::data(
+            tp,
+            format!("unknown format {:?}", meta.format),
+        ));
+    }
+    meta.check(tp)?;
+    Ok(meta)
 }
 
 /// `tree.json` (checked) and the bytes of the weights file it belongs with, and that
@@ -835,15 +870,7 @@ fn read_model_files(dir: &Path) -> Result<(ModelMeta, std::path::PathBuf, Vec<u8
     let mut attempt = 0;
     loop {
         attempt += 1;
-        let meta: ModelMeta = serde_json::from_slice(&text)
-            .map_err(|e| AntError::data(&tp, format!("not a model file: {e}")))?;
-        if meta.format != FORMAT {
-            return Err(AntError::data(
-                &tp,
-                format!("unknown format {:?}", meta.format),
-            ));
-        }
-        meta.check(&tp)?;
+        let meta = parse_meta(&text, &tp)?;
         let weights = serde_json::from_slice::<TreeFileWeights>(&text)
             .map_err(|e| AntError::data(&tp, format!("not a model file: {e}")))?
             .weights;

@@ -15,7 +15,21 @@ pub enum Shape {
     Flat { d: usize },
 }
 
+/// The largest size (a dimension, a layer's width or parameter count, a sample's
+/// scalars) a topology may state: it keeps shape arithmetic far from overflow, and real
+/// models are far below it. A `tree.json` beyond it is refused when loaded.
+pub const MAX_SIZE: usize = 1 << 28;
+
 impl Shape {
+    /// Whether every dimension, and the scalars per sample, are at most [`MAX_SIZE`].
+    pub fn in_range(&self) -> bool {
+        let dims = self.dims();
+        dims.iter().all(|&d| d <= MAX_SIZE)
+            && dims
+                .iter()
+                .try_fold(1usize, |n, &d| n.checked_mul(d))
+                .is_some_and(|n| n <= MAX_SIZE)
+    }
     /// Number of scalars per sample.
     pub fn numel(&self) -> usize {
         match *self {
@@ -80,8 +94,31 @@ pub enum LayerSpec {
 }
 
 impl LayerSpec {
-    /// Output shape, or `None` if the layer cannot take this input.
+    /// Whether every size the layer states, and its parameter count, are at most
+    /// [`MAX_SIZE`].
+    pub fn in_range(&self) -> bool {
+        let sizes = match *self {
+            LayerSpec::Conv {
+                c_in,
+                c_out,
+                k,
+                pad,
+            } => vec![c_in, c_out, k, pad],
+            LayerSpec::Linear { d_in, d_out } => vec![d_in, d_out],
+            _ => vec![],
+        };
+        let params = sizes.iter().try_fold(1usize, |n, &d| n.checked_mul(d));
+        sizes.iter().all(|&d| d <= MAX_SIZE) && params.is_some_and(|n| n <= MAX_SIZE)
+    }
+
+    /// Output shape, or `None` if the layer cannot take this input (or the output is
+    /// beyond [`MAX_SIZE`]).
     pub fn out_shape(&self, s: Shape) -> Option<Shape> {
+        self.out_shape_unbounded(s).filter(Shape::in_range)
+    }
+
+    /// Sizes in range (the topology checks them first) cannot overflow here.
+    fn out_shape_unbounded(&self, s: Shape) -> Option<Shape> {
         match (self, s) {
             (
                 LayerSpec::Conv {

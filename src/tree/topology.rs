@@ -2,7 +2,7 @@
 
 use serde::{Deserialize, Serialize};
 
-use crate::spec::{BlockSpec, Shape};
+use crate::spec::{BlockSpec, LayerSpec, Shape};
 
 /// One node. The root's `edge` transforms the input itself.
 #[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
@@ -290,6 +290,20 @@ impl Topology {
                 return Err(TopologyError::BadParent { node: i });
             }
         }
+        // Sizes in range first: the shape arithmetic below then cannot overflow.
+        if !self.input.in_range() {
+            return Err(TopologyError::TooLarge { node: 0 });
+        }
+        for (i, n) in self.nodes.iter().enumerate() {
+            if !n
+                .edge
+                .iter()
+                .chain([n.module()])
+                .all(|b| b.layers.iter().all(LayerSpec::in_range))
+            {
+                return Err(TopologyError::TooLarge { node: i });
+            }
+        }
         // Every module must accept the shape it receives.
         for i in 0..self.nodes.len() {
             let s = match self.nodes[i].parent {
@@ -335,6 +349,8 @@ pub enum TopologyError {
     TransformerMisfit { node: usize, shape: Shape },
     #[error("node {node}: module does not fit {shape}")]
     ModuleMisfit { node: usize, shape: Shape },
+    #[error("node {node}: sizes beyond {max}", max = crate::spec::MAX_SIZE)]
+    TooLarge { node: usize },
     /// A stored node whose fields do not make one kind.
     #[error("{0}")]
     NodeKind(&'static str),
