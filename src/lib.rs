@@ -84,6 +84,7 @@ pub mod data;
 pub mod device;
 pub mod ensemble;
 pub mod error;
+pub mod export;
 #[cfg(feature = "fetch")]
 pub mod fetch;
 pub mod metrics;

@@ -71,6 +71,8 @@ enum Cmd {
     Curves(CurvesArgs),
     /// Predict new samples with a saved model (CSV or JSON lines out).
     Predict(PredictArgs),
+    /// Write a saved model in another format (ONNX, for any ONNX runtime).
+    Export(ExportArgs),
     /// Data sets: download and verify.
     Data {
         #[command(subcommand)]
@@ -767,6 +769,25 @@ struct PlotArgs {
 }
 
 #[derive(clap::Args)]
+struct ExportArgs {
+    #[arg(long)]
+    model: PathBuf,
+    /// onnx: one .onnx file (opset 17, any batch size; normalisation inside) with the
+    /// multi-path and single-path predictions, every router's P(left) and every leaf's
+    /// reach probability.
+    #[arg(long, value_enum)]
+    format: ExportFormat,
+    /// The file to write (written atomically).
+    #[arg(long)]
+    out: PathBuf,
+}
+
+#[derive(Clone, Copy, clap::ValueEnum)]
+enum ExportFormat {
+    Onnx,
+}
+
+#[derive(clap::Args)]
 struct InspectArgs {
     #[arg(long)]
     model: PathBuf,
@@ -833,6 +854,19 @@ fn plot_model(a: &PlotArgs, model: &Ant, out: &std::path::Path) -> Result<()> {
     let bytes = render_tree(model, test.as_ref(), format, a.width, a.bins.max(1))?;
     write_output(out, &bytes)?;
     note!("wrote {}", out.display());
+    Ok(())
+}
+
+fn export(a: ExportArgs) -> Result<()> {
+    if ant::ensemble::is_ensemble(&a.model) {
+        let msg = "is an ensemble: export one member (its member-K directory)";
+        return Err(AntError::data(&a.model, msg));
+    }
+    let model = Ant::load(&a.model, &ant::default_device())?;
+    match a.format {
+        ExportFormat::Onnx => write_atomic(&a.out, &ant::export::to_onnx(&model)?)?,
+    }
+    note!("exported to {}", a.out.display());
     Ok(())
 }
 
@@ -962,6 +996,7 @@ fn main() -> ExitCode {
         Cmd::Inspect(a) => inspect(a),
         Cmd::Curves(a) => curves(a),
         Cmd::Predict(a) => predict(a),
+        Cmd::Export(a) => export(a),
         Cmd::Data {
             cmd: DataCmd::Fetch(a),
         } => fetch(

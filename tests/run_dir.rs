@@ -176,7 +176,7 @@ fn a_model_file_that_cannot_be_right_is_one_clear_error() {
     ));
     assert!(r.status.success(), "{}", stderr(&r));
     type Edit = fn(&mut serde_json::Value);
-    let edits: [(&str, Edit); 6] = [
+    let edits: [(&str, Edit); 8] = [
         ("empty x_mean", |v| {
             v["normalisation"]["x_mean"] = serde_json::json!([])
         }),
@@ -194,6 +194,24 @@ fn a_model_file_that_cannot_be_right_is_one_clear_error() {
             v["topology"]["nodes"][0]["children"] = serde_json::json!([0, 0]);
             v["topology"]["nodes"][0]["router"] = v["topology"]["nodes"][0]["solver"].clone();
             v["topology"]["nodes"][0]["solver"] = serde_json::Value::Null;
+        }),
+        // A layer of 2^40 units: refused before any shape arithmetic can overflow.
+        ("sizes beyond any model", |v| {
+            let huge =
+                serde_json::json!({"layers": [{"op": "linear", "d_in": 21, "d_out": 1u64 << 40}]});
+            v["topology"]["nodes"][0]["edge"]
+                .as_array_mut()
+                .unwrap()
+                .insert(0, huge);
+        }),
+        // 350M weights in a file of 0.5 MB: refused before they are allocated.
+        ("more weights than the file holds", |v| {
+            let wide = serde_json::json!([
+                {"layers": [{"op": "linear", "d_in": 21, "d_out": 1 << 23}, {"op": "tanh"}]},
+                {"layers": [{"op": "linear", "d_in": 1 << 23, "d_out": 21}]}
+            ]);
+            let edge = v["topology"]["nodes"][0]["edge"].as_array_mut().unwrap();
+            edge.splice(0..0, wide.as_array().unwrap().clone());
         }),
     ];
     for (what, edit) in edits {

@@ -1,0 +1,6 @@
+//! Trees leaving the program: ONNX models for any runtime.
+
+mod graph;
+pub mod onnx;
+
+pub use onnx::to_onnx;

@@ -1,0 +1,143 @@
+//! `ant export --format onnx`: a well-formed ONNX graph with the promised outputs, and
+//! clear errors for what cannot be exported. (onnxruntime runs the exported models
+//! against `ant predict` in `tests/onnx/test_onnx.py`.)
+
+use std::collections::HashSet;
+
+use ant::observe::Silent;
+use ant::{Ablation, Ant, AntParams, Preset};
+use onnx_protobuf::{Message, ModelProto};
+
+mod common;
+use common::*;
+
+/// A tabular classifier with routers (no transformers: only splits can help), saved.
+fn split_model() -> tempfile::TempDir {
+    let data = classification(uniform(600, 2, 11), 2, 3, |p| {
+        match (p[0] > 0.0, p[1] > 0.0) {
+            (true, true) => 0,
+            (false, false) => 1,
+            _ => 2,
+        }
+    });
+    let params = AntParams::new(Preset::Tabular)
+        .with_width(16)
+        .with_epochs_node(12)
+        .with_patience(4)
+        .with_refine_epochs(Some(6))
+        .with_max_depth(2)
+        .with_batch_size(64)
+        .with_ablation(Ablation::NoTransformer)
+        .with_seed(5);
+    let dev = ant::default_device();
+    let model = Ant::fit(params, &data, &dev, &mut Silent).expect("fits");
+    assert!(
+        model.tree.topology.routers() > 0,
+        "the quadrants need a split"
+    );
+    let dir = tempfile::tempdir().unwrap();
+    model.save(dir.path()).unwrap();
+    dir
+}
+
+#[test]
+fn an_exported_tree_is_a_well_formed_graph_with_every_output() {
+    let model = split_model();
+    let out = model.path().join("tree.onnx");
+    let r = ant(&[
+        "export",
+        "--model",
+        s(model.path()),
+        "--format",
+        "onnx",
+        "--out",
+        s(&out),
+    ]);
+    assert!(r.status.success(), "{}", stderr(&r));
+    let proto = ModelProto::parse_from_bytes(&std::fs::read(&out).unwrap()).unwrap();
+    assert!(
+        proto
+            .opset_import
+            .iter()
+            .any(|o| o.domain.is_empty() && o.version >= 17)
+    );
+    let g = proto.graph.as_ref().unwrap();
+    let outputs: Vec<&str> = g.output.iter().map(|o| o.name.as_str()).collect();
+    for name in [
+        "prediction",
+        "label",
+        "single_path_prediction",
+        "single_path_leaf",
+        "reach",
+        "p_left",
+    ] {
+        assert!(outputs.contains(&name), "{name} missing from {outputs:?}");
+    }
+    // Every value is defined before it is used: inputs, constants, earlier nodes.
+    let mut defined: HashSet<&str> = g.input.iter().map(|i| i.name.as_str()).collect();
+    defined.extend(g.initializer.iter().map(|t| t.name.as_str()));
+    for n in &g.node {
+        for i in &n.input {
+            assert!(
+                defined.contains(i.as_str()),
+                "{} uses {i} before it is defined",
+                n.name
+            );
+        }
+        defined.extend(n.output.iter().map(String::as_str));
+    }
+    assert!(outputs.iter().all(|o| defined.contains(o)));
+    let meta: Vec<(&str, &str)> = proto
+        .metadata_props
+        .iter()
+        .map(|p| (p.key.as_str(), p.value.as_str()))
+        .collect();
+    assert!(
+        meta.iter().any(|(k, v)| *k == "ant.routers" && *v != "[]"),
+        "{meta:?}"
+    );
+}
+
+#[test]
+fn what_cannot_be_exported_is_one_clear_error() {
+    let model = split_model();
+    let m = s(model.path());
+    let not_a_model = tempfile::tempdir().unwrap();
+    let file = model.path().join("tree.onnx");
+    // An unknown format, a directory without a model, an output that cannot be written.
+    let r = ant(&[
+        "export",
+        "--model",
+        m,
+        "--format",
+        "pmml",
+        "--out",
+        s(&file),
+    ]);
+    assert_eq!(r.status.code(), Some(2), "{}", stderr(&r));
+    assert!(stderr(&r).contains("pmml"), "{}", stderr(&r));
+    let r = ant(&[
+        "export",
+        "--model",
+        s(not_a_model.path()),
+        "--format",
+        "onnx",
+        "--out",
+        s(&file),
+    ]);
+    assert_clean_error(&r, &["tree.json"]);
+    let blocker = model.path().join("a-file");
+    std::fs::write(&blocker, "not a directory").unwrap();
+    let unwritable = blocker.join("tree.onnx");
+    let r = ant(&[
+        "export",
+        "--model",
+        m,
+        "--format",
+        "onnx",
+        "--out",
+        s(&unwritable),
+    ]);
+    assert_clean_error(&r, &["a-file"]);
+    assert!(!file.exists(), "nothing is written by a refused export");
+}
