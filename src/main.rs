@@ -290,6 +290,10 @@ struct PredictArgs {
     /// Follow the most likely branch at each router instead of mixing all leaves.
     #[arg(long)]
     single_path: bool,
+    /// Add every node's reach probability per sample (node order; a router's P(left)
+    /// is its left child's reach over its own): JSON "reach", CSV reach_0, reach_1, ...
+    #[arg(long)]
+    reach: bool,
     #[command(flatten)]
     device: DeviceArg,
 }
@@ -954,6 +958,10 @@ fn predict(a: PredictArgs) -> Result<()> {
     };
     let device = a.device.burn()?;
     let (text, n) = if ant::ensemble::is_ensemble(&a.model) {
+        if a.reach {
+            let msg = "is an ensemble: --reach describes one tree (give a member-K directory)";
+            return Err(AntError::data(&a.model, msg));
+        }
         let ens = Ensemble::load(&a.model, &device)?;
         let data = load_inputs(&ens.members[0], &a.input)?;
         let p = ens.predict(&data, mode)?;
@@ -961,10 +969,12 @@ fn predict(a: PredictArgs) -> Result<()> {
     } else {
         let model = Ant::load(&a.model, &device)?;
         let data = load_inputs(&model, &a.input)?;
-        (
-            render(&model, &model.predict(&data, mode)?, format),
-            data.len(),
-        )
+        let reach = match a.reach {
+            true => Some(model.node_reach_per_sample(&data)?),
+            false => None,
+        };
+        let p = model.predict(&data, mode)?;
+        (render(&model, &p, reach.as_deref(), format), data.len())
     };
     match &a.output {
         Some(o) => {

@@ -145,14 +145,18 @@ struct ClassLine<'a> {
     probabilities: &'a [f32],
     #[serde(flatten)]
     leaf: LeafField,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    reach: Option<&'a [f32]>,
 }
 
 #[derive(serde::Serialize)]
-struct ValueLine<T> {
+struct ValueLine<'a, T> {
     row: usize,
     prediction: T,
     #[serde(flatten)]
     leaf: LeafField,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    reach: Option<&'a [f32]>,
 }
 
 /// A JSON line's leaf: `"leaf": 3` for a model, `"leaves": [3, 1]` for an ensemble.
@@ -195,9 +199,28 @@ impl Leaves<'_> {
 }
 
 /// Renders predictions: per sample its row number (0-based), the prediction (class
-/// name, or the regression value(s)), the class probabilities, and the leaf reached.
-pub fn render(model: &Ant, p: &Predictions, format: Format) -> String {
-    render_rows(model, &p.values, p.k, Leaves::One(&p.leaf), format)
+/// name, or the regression value(s)), the class probabilities, the leaf reached, and
+/// with `reach` ([`Ant::node_reach_per_sample`]) every node's reach probability
+/// (JSON `"reach": [...]` in node order, CSV columns `reach_0`, `reach_1`, ...).
+pub fn render(model: &Ant, p: &Predictions, reach: Option<&[f32]>, format: Format) -> String {
+    let reach = reach.map(|r| NodeReach {
+        values: r,
+        nodes: model.tree.topology.nodes.len(),
+    });
+    render_rows(model, &p.values, p.k, Leaves::One(&p.leaf), reach, format)
+}
+
+/// Every node's reach probability per sample, row-major.
+#[derive(Clone, Copy)]
+struct NodeReach<'a> {
+    values: &'a [f32],
+    nodes: usize,
+}
+
+impl<'a> NodeReach<'a> {
+    fn row(&self, i: usize) -> &'a [f32] {
+        &self.values[i * self.nodes..(i + 1) * self.nodes]
+    }
 }
 
 /// Renders an ensemble's (mean) predictions as [`render`] does, with each member's
@@ -205,11 +228,25 @@ pub fn render(model: &Ant, p: &Predictions, format: Format) -> String {
 pub fn render_ensemble(ens: &Ensemble, p: &EnsemblePredictions, format: Format) -> String {
     let leaves = p.member_leaves.iter().map(|l| l.as_slice()).collect();
     let model = &ens.members[0];
-    render_rows(model, &p.values, p.k, Leaves::PerMember(leaves), format)
+    render_rows(
+        model,
+        &p.values,
+        p.k,
+        Leaves::PerMember(leaves),
+        None,
+        format,
+    )
 }
 
 /// `model` gives the task and the class names.
-fn render_rows(model: &Ant, values: &[f32], k: usize, leaves: Leaves, format: Format) -> String {
+fn render_rows(
+    model: &Ant,
+    values: &[f32],
+    k: usize,
+    leaves: Leaves,
+    reach: Option<NodeReach>,
+    format: Format,
+) -> String {
     let classification = model.task().is_classification();
     let names = class_names(model, k);
     let classes = if classification {
@@ -227,6 +264,9 @@ fn render_rows(model: &Ant, values: &[f32], k: usize, leaves: Leaves, format: Fo
             cols.extend((0..k).map(|j| format!("prediction_{j}")));
         }
         cols.extend(leaves.header());
+        if let Some(r) = reach {
+            cols.extend((0..r.nodes).map(|j| format!("reach_{j}")));
+        }
         out.push_str(&cols.join(","));
         out.push('\n');
     }
@@ -239,6 +279,9 @@ fn render_rows(model: &Ant, values: &[f32], k: usize, leaves: Leaves, format: Fo
                 }
                 f.extend(row.iter().map(|v| v.to_string()));
                 f.extend(leaves.csv(i));
+                if let Some(r) = reach {
+                    f.extend(r.row(i).iter().map(|v| v.to_string()));
+                }
                 out.push_str(&f.join(","));
             }
             Format::JsonLines => {
@@ -251,18 +294,21 @@ fn render_rows(model: &Ant, values: &[f32], k: usize, leaves: Leaves, format: Fo
                         class: classes[i],
                         probabilities: row,
                         leaf: leaves.field(i),
+                        reach: reach.map(|r| r.row(i)),
                     })
                 } else if k == 1 {
                     serde_json::to_string(&ValueLine {
                         row: i,
                         prediction: row[0],
                         leaf: leaves.field(i),
+                        reach: reach.map(|r| r.row(i)),
                     })
                 } else {
                     serde_json::to_string(&ValueLine {
                         row: i,
                         prediction: row,
                         leaf: leaves.field(i),
+                        reach: reach.map(|r| r.row(i)),
                     })
                 };
                 out.push_str(&line.expect("plain data serialises"));

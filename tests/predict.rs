@@ -95,12 +95,29 @@ fn mnist_model_predicts_an_idx_file() {
     }
     // Chance is 5 of 50; even this tiny model does far better.
     assert!(right >= 20, "{right}/50 right");
-    // Stdout CSV has a header and one line per image.
-    let r = ant(&["predict", "--model", s(&model), "--input", s(&images)]);
+    // Stdout CSV has a header and one line per image; with --reach, every node's reach
+    // probability (the root's is 1).
+    let r = ant(&[
+        "predict",
+        "--model",
+        s(&model),
+        "--input",
+        s(&images),
+        "--reach",
+    ]);
     assert!(r.status.success());
     let csv = String::from_utf8(r.stdout).unwrap();
     assert!(csv.starts_with("row,prediction,p_0,"), "{csv}");
     assert_eq!(csv.lines().count(), 51);
+    let header: Vec<&str> = csv.lines().next().unwrap().split(',').collect();
+    let root = header
+        .iter()
+        .position(|&h| h == "reach_0")
+        .expect("reach columns");
+    for line in csv.lines().skip(1) {
+        let reach: f32 = line.split(',').nth(root).unwrap().parse().unwrap();
+        assert!((reach - 1.0).abs() < 1e-6, "{line}");
+    }
 
     // Images of the wrong size, for predict and for eval: the file is named.
     let small = t.path().join("small-idx3");

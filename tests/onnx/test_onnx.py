@@ -30,13 +30,15 @@ def ant(*args):
 
 
 def predictions(model, inputs, out, single):
+    """`ant predict`'s values, leaves and every node's reach probability."""
     path = out / ("single.jsonl" if single else "multi.jsonl")
-    ant("predict", "--model", model, "--input", inputs, "--output", path,
+    ant("predict", "--model", model, "--input", inputs, "--output", path, "--reach",
         *(["--single-path"] if single else []))
     rows = [json.loads(line) for line in path.read_text().splitlines()]
     key = "probabilities" if "probabilities" in rows[0] else "prediction"
     values = np.array([np.atleast_1d(r[key]) for r in rows], dtype=np.float64)
-    return values, np.array([r["leaf"] for r in rows])
+    reach = np.array([r["reach"] for r in rows], dtype=np.float64)
+    return values, np.array([r["leaf"] for r in rows]), reach
 
 
 def run_onnx(model_dir, x, out):
@@ -53,8 +55,8 @@ def run_onnx(model_dir, x, out):
 
 def compare(model_dir, inputs, x, out):
     got, meta = run_onnx(model_dir, x, out)
-    multi, leaf = predictions(model_dir, inputs, out, single=False)
-    single, single_leaf = predictions(model_dir, inputs, out, single=True)
+    multi, leaf, reach = predictions(model_dir, inputs, out, single=False)
+    single, single_leaf, _ = predictions(model_dir, inputs, out, single=True)
     assert got["prediction"].shape == multi.shape
     assert np.abs(got["prediction"] - multi).max() <= TOL
     assert np.abs(got["single_path_prediction"] - single).max() <= TOL
@@ -63,9 +65,16 @@ def compare(model_dir, inputs, x, out):
     # Routing: reach sums to 1 over the leaves, and the greedy leaf follows P(left).
     assert got["reach"].shape == (len(x), len(meta["ant.leaves"]))
     np.testing.assert_allclose(got["reach"].sum(axis=1), 1.0, atol=1e-5)
+    assert np.abs(got["reach"] - reach[:, meta["ant.leaves"]]).max() <= TOL
     routers = meta["ant.routers"]
     if routers:
         assert got["p_left"].shape == (len(x), len(routers))
+        # P(left) = reach(left child) / reach(router), where the router is reached.
+        nodes = json.loads((Path(model_dir) / "tree.json").read_text())["topology"]["nodes"]
+        for j, r in enumerate(routers):
+            seen = reach[:, r] > 1e-3
+            p = reach[seen, nodes[r]["children"][0]] / reach[seen, r]
+            assert np.abs(got["p_left"][seen, j] - p).max() <= 1e-3
     return got, meta
 
 
