@@ -778,17 +778,23 @@ struct ExportArgs {
     model: PathBuf,
     /// onnx: one .onnx file (opset 17, any batch size; normalisation inside) with the
     /// multi-path and single-path predictions, every router's P(left) and every leaf's
-    /// reach probability.
+    /// reach probability. web: a static site (open index.html, or serve the folder) that
+    /// runs the tree in the browser on a digit you draw, a test sample or feature values,
+    /// and shows its routing.
     #[arg(long, value_enum)]
     format: ExportFormat,
-    /// The file to write (written atomically).
+    /// The file (onnx) or directory (web) to write, atomically.
     #[arg(long)]
     out: PathBuf,
+    /// web: a data path whose first test samples the page offers as examples.
+    #[arg(long)]
+    data: Option<PathBuf>,
 }
 
 #[derive(Clone, Copy, clap::ValueEnum)]
 enum ExportFormat {
     Onnx,
+    Web,
 }
 
 #[derive(clap::Args)]
@@ -869,9 +875,29 @@ fn export(a: ExportArgs) -> Result<()> {
     let model = Ant::load(&a.model, &ant::default_device())?;
     match a.format {
         ExportFormat::Onnx => write_atomic(&a.out, &ant::export::to_onnx(&model)?)?,
+        ExportFormat::Web => {
+            let examples = match &a.data {
+                Some(d) => Some(test_samples(&model, d)?),
+                None => None,
+            };
+            ant::export::write_site(&model, examples.as_ref(), &a.out)?;
+        }
     }
     note!("exported to {}", a.out.display());
     Ok(())
+}
+
+/// The test set of `data` as the model reads it (for a table, its recorded columns).
+fn test_samples(model: &Ant, data: &std::path::Path) -> Result<ant::Dataset> {
+    let prov = &model.meta.provenance;
+    let test = load_test_for(
+        data,
+        &prov.test_split,
+        prov.target.as_ref(),
+        model.meta.class_names.as_deref(),
+    )?;
+    ant::predict::check_fits(model, &test, data, true)?;
+    Ok(test)
 }
 
 fn inspect(a: InspectArgs) -> Result<()> {

@@ -141,3 +141,51 @@ fn what_cannot_be_exported_is_one_clear_error() {
     assert_clean_error(&r, &["a-file"]);
     assert!(!file.exists(), "nothing is written by a refused export");
 }
+
+#[test]
+fn the_web_export_is_a_site_holding_the_tree_and_replaces_only_an_earlier_export() {
+    let model = split_model();
+    let m = s(model.path());
+    let site = model.path().join("site");
+    for _ in 0..2 {
+        // The second time over the first export: replaced.
+        let r = ant(&["export", "--model", m, "--format", "web", "--out", s(&site)]);
+        assert!(r.status.success(), "{}", stderr(&r));
+    }
+    let js = std::fs::read_to_string(site.join("model.js")).unwrap();
+    let json = js
+        .split_once("window.ANT_MODEL = ")
+        .unwrap()
+        .1
+        .trim_end()
+        .trim_end_matches(';');
+    let v: serde_json::Value = serde_json::from_str(json).unwrap();
+    let nodes = v["nodes"].as_array().unwrap();
+    assert_eq!(nodes.len(), model_nodes(model.path()));
+    assert!(nodes.iter().any(|n| n["router"].is_object()));
+    assert_eq!(v["layout"]["boxes"].as_array().unwrap().len(), nodes.len());
+    for f in ["index.html", "viewer.js", "style.css"] {
+        assert!(site.join(f).is_file(), "{f}");
+    }
+    // A directory that is not an earlier export is left alone.
+    let other = tempfile::tempdir().unwrap();
+    std::fs::write(other.path().join("notes.txt"), "mine").unwrap();
+    let r = ant(&[
+        "export",
+        "--model",
+        m,
+        "--format",
+        "web",
+        "--out",
+        s(other.path()),
+    ]);
+    assert_clean_error(&r, &["not an earlier web export"]);
+    assert!(other.path().join("notes.txt").exists());
+}
+
+/// The number of nodes of the tree saved in `dir`.
+fn model_nodes(dir: &std::path::Path) -> usize {
+    let v: serde_json::Value =
+        serde_json::from_slice(&std::fs::read(dir.join("tree.json")).unwrap()).unwrap();
+    v["topology"]["nodes"].as_array().unwrap().len()
+}

@@ -1,6 +1,19 @@
-//! Trees leaving the program: ONNX models for any runtime.
+//! Trees leaving the program: ONNX models for any runtime, and a web page that runs
+//! a tree in the browser and shows its routing.
 
 mod graph;
 pub mod onnx;
+pub mod web;
 
 pub use onnx::to_onnx;
+pub use web::write_site;
+
+use burn::prelude::*;
+
+/// A weight's values, row-major.
+fn weights<const D: usize>(t: Tensor<D>) -> Vec<f32> {
+    t.into_data()
+        .convert::<f32>()
+        .try_to_vec::<f32>()
+        .expect("f32 weights")
+}

@@ -203,12 +203,7 @@ fn block(g: &mut Graph, b: &Block, x: String) -> String {
 /// A weight as a constant of the graph.
 fn tensor<const D: usize>(g: &mut Graph, hint: &str, t: Tensor<D>) -> String {
     let dims = t.dims();
-    let values = t
-        .into_data()
-        .convert::<f32>()
-        .try_to_vec::<f32>()
-        .expect("f32 weights");
-    g.floats(hint, &dims, values)
+    g.floats(hint, &dims, super::weights(t))
 }
 
 /// The graph's outputs from the leaves and routers the walk collected.

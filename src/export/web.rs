@@ -1,0 +1,254 @@
+//! `ant export --format web`: a static site that runs the tree in the browser and
+//! redraws it as a sample flows through: edges as thick as the sample's reach
+//! probability, each router's P(left), each leaf's prediction, the multi-path and
+//! single-path answers. Image models get a canvas to draw a digit on (scaled and
+//! centred as MNIST's digits are); tables a form of feature values. The model travels
+//! as `model.js` (weights as numbers), so the page also works opened as a file.
+//!
+//! The evaluator (`viewer.js`) is exact: the same layers as `ant predict` in float64,
+//! checked against it in `tests/web`.
+
+use std::path::Path;
+
+use serde::Serialize;
+
+use super::weights;
+use crate::data::Dataset;
+use crate::error::{AntError, Result};
+use crate::model::Ant;
+use crate::modules::Block;
+use crate::normalise::Normalisation;
+use crate::persist::{create_dir_atomic, remove_dir_atomic};
+use crate::preset::Task;
+use crate::spec::LayerSpec;
+use crate::tree::NodeModules;
+use crate::viz::layout::{BoxRows, layout};
+
+const INDEX_HTML: &str = include_str!("web/index.html");
+const VIEWER_JS: &str = include_str!("web/viewer.js");
+const STYLE_CSS: &str = include_str!("web/style.css");
+/// How many samples of `--data`'s test set the page offers to pick.
+pub const EXAMPLES: usize = 10;
+
+/// Writes the site into `dir` as one step. A directory holding an earlier export is
+/// replaced; any other existing path is refused.
+pub fn write_site(model: &Ant, examples: Option<&Dataset>, dir: &Path) -> Result<()> {
+    if dir.exists() {
+        if !dir.join("viewer.js").is_file() || !dir.join("model.js").is_file() {
+            let msg = "exists and is not an earlier web export: choose another --out";
+            return Err(AntError::data(dir, msg));
+        }
+        remove_dir_atomic(dir)?;
+    }
+    let model_js = format!(
+        "// Written by `ant export --format web`.\nwindow.ANT_MODEL = {};\n",
+        serde_json::to_string(&WebModel::of(model, examples))
+            .map_err(|e| AntError::model(e.to_string()))?
+    );
+    let files: [(&str, &[u8]); 4] = [
+        ("index.html", INDEX_HTML.as_bytes()),
+        ("viewer.js", VIEWER_JS.as_bytes()),
+        ("style.css", STYLE_CSS.as_bytes()),
+        ("model.js", model_js.as_bytes()),
+    ];
+    create_dir_atomic(dir, &files)
+}
+
+/// Everything the page needs: the tree's modules with their weights, the task, the
+/// normalisation, where `ant plot` puts each node, and example inputs.
+#[derive(Serialize)]
+struct WebModel<'a> {
+    task: Task,
+    class_names: Vec<String>,
+    input_shape: Vec<usize>,
+    normalisation: &'a Normalisation,
+    nodes: Vec<WebNode>,
+    layout: WebLayout,
+    examples: Vec<Example>,
+}
+
+#[derive(Serialize)]
+struct WebNode {
+    edge: Vec<WebBlock>,
+    router: Option<WebBlock>,
+    solver: Option<WebBlock>,
+    children: Option<[usize; 2]>,
+}
+
+#[derive(Serialize)]
+struct WebBlock {
+    label: String,
+    layers: Vec<WebLayer>,
+}
+
+/// A layer with its weights, row-major as burn holds them (conv `[out, in, k, k]`,
+/// linear `[in, out]`).
+#[derive(Serialize)]
+#[serde(tag = "op", rename_all = "snake_case")]
+enum WebLayer {
+    Conv {
+        c_in: usize,
+        c_out: usize,
+        k: usize,
+        pad: usize,
+        w: Vec<f32>,
+        b: Vec<f32>,
+    },
+    Linear {
+        d_in: usize,
+        d_out: usize,
+        w: Vec<f32>,
+        b: Vec<f32>,
+    },
+    Relu,
+    Tanh,
+    MaxPool2,
+    Gap,
+    Flatten,
+}
+
+#[derive(Serialize)]
+struct WebLayout {
+    width: f64,
+    height: f64,
+    font: f64,
+    /// Per node: centre x, top y, width, height.
+    boxes: Vec<[f64; 4]>,
+    input: (f64, f64),
+}
+
+#[derive(Serialize)]
+struct Example {
+    x: Vec<f32>,
+    /// The true class's name, or the target values.
+    target: String,
+}
+
+impl WebModel<'_> {
+    fn of<'a>(model: &'a Ant, examples: Option<&Dataset>) -> WebModel<'a> {
+        let t = &model.tree.topology;
+        let nodes = model
+            .tree
+            .modules
+            .nodes
+            .iter()
+            .map(|n| WebNode {
+                edge: n.edge().iter().map(web_block).collect(),
+                router: n.router().map(web_block),
+                solver: n.solver().map(web_block),
+                children: match n {
+                    NodeModules::Internal(i) => Some(i.children),
+                    NodeModules::Leaf(_) => None,
+                },
+            })
+            .collect();
+        let l = layout(
+            t,
+            900.0,
+            BoxRows {
+                box_h: 4.2,
+                header: 0.0,
+            },
+        );
+        let class_names = class_names(model);
+        WebModel {
+            task: model.task(),
+            examples: examples
+                .map(|d| examples_of(d, &class_names))
+                .unwrap_or_default(),
+            class_names,
+            input_shape: t.input.dims(),
+            normalisation: &model.meta.normalisation,
+            nodes,
+            layout: WebLayout {
+                width: l.width,
+                height: l.height,
+                font: l.font,
+                boxes: l.boxes.iter().map(|b| [b.x, b.y, b.w, b.h]).collect(),
+                input: l.input,
+            },
+        }
+    }
+}
+
+fn class_names(model: &Ant) -> Vec<String> {
+    match model.task() {
+        Task::Classification { classes } => model
+            .meta
+            .class_names
+            .clone()
+            .filter(|n| n.len() == classes)
+            .unwrap_or_else(|| (0..classes).map(|c| c.to_string()).collect()),
+        Task::Regression { .. } => vec![],
+    }
+}
+
+/// The first [`EXAMPLES`] samples of `data`.
+fn examples_of(data: &Dataset, class_names: &[String]) -> Vec<Example> {
+    let n = data.len().min(EXAMPLES);
+    (0..n)
+        .map(|i| Example {
+            x: data.sample(i).to_vec(),
+            target: match &data.targets {
+                crate::Targets::Classes { labels, .. } => class_names
+                    .get(labels[i] as usize)
+                    .cloned()
+                    .unwrap_or_else(|| labels[i].to_string()),
+                crate::Targets::Values { values, dim } => {
+                    format!("{:?}", &values[i * dim..(i + 1) * dim])
+                }
+            },
+        })
+        .collect()
+}
+
+fn web_block(b: &Block) -> WebBlock {
+    let (mut convs, mut linears) = (b.convs.iter(), b.linears.iter());
+    let layers = b
+        .spec()
+        .layers
+        .iter()
+        .map(|l| match *l {
+            LayerSpec::Conv {
+                c_in,
+                c_out,
+                k,
+                pad,
+            } => {
+                let c = convs.next().expect("a conv per conv layer");
+                WebLayer::Conv {
+                    c_in,
+                    c_out,
+                    k,
+                    pad,
+                    w: weights(c.weight.val()),
+                    b: c.bias
+                        .as_ref()
+                        .map(|b| weights(b.val()))
+                        .unwrap_or_default(),
+                }
+            }
+            LayerSpec::Linear { d_in, d_out } => {
+                let f = linears.next().expect("a linear per linear layer");
+                WebLayer::Linear {
+                    d_in,
+                    d_out,
+                    w: weights(f.weight.val()),
+                    b: f.bias
+                        .as_ref()
+                        .map(|b| weights(b.val()))
+                        .unwrap_or_default(),
+                }
+            }
+            LayerSpec::Relu => WebLayer::Relu,
+            LayerSpec::Tanh => WebLayer::Tanh,
+            LayerSpec::MaxPool2 => WebLayer::MaxPool2,
+            LayerSpec::Gap => WebLayer::Gap,
+            LayerSpec::Flatten => WebLayer::Flatten,
+        })
+        .collect();
+    WebBlock {
+        label: b.spec().label(),
+        layers,
+    }
+}
