@@ -5,7 +5,8 @@
 //
 // Run: `npm ci --prefix tests/web && node tests/web/test_page.mjs` after
 // `cargo build --release`. ANT_BIN, CHROMIUM (default /usr/bin/chromium) and
-// ANT_SCREENSHOT (default: the temporary directory) override paths.
+// ANT_SCREENSHOT (default: the temporary directory) override paths; ANT_WEB_MODEL runs
+// the checks on that mnist model instead of training a small one.
 import { execFileSync } from "node:child_process";
 import fs from "node:fs";
 import http from "node:http";
@@ -33,6 +34,7 @@ const maxDiff = (a, b) => Math.max(...a.map((v, i) => Math.abs(v - b[i])));
 
 // A small mnist-c tree whose routers start by splitting their samples.
 function trainModel() {
+  if (process.env.ANT_WEB_MODEL) return path.resolve(process.env.ANT_WEB_MODEL);
   const model = path.join(tmp, "model");
   ant("train", "--preset", "mnist-c", "--data", path.join(REPO, "data/mnist"), "--out", model,
     "--train-limit", 1000, "--epochs-node", 2, "--refine-epochs", 1, "--seed", 0,
