@@ -1,0 +1,75 @@
+"""Ctrl-C during training raises KeyboardInterrupt promptly and leaves the estimator
+usable; training releases the GIL."""
+
+import os
+import signal
+import threading
+import time
+
+import numpy as np
+import pytest
+from conftest import SMALL
+
+import ant
+
+#: Long enough to be interrupted (minutes if it were not).
+LONG = dict(width=64, epochs_node=100000, patience=100000, max_depth=1, batch_size=16)
+
+
+def big_problem():
+    rng = np.random.RandomState(0)
+    X = rng.normal(size=(2000, 8))
+    return X, (X[:, 0] > 0).astype(int)
+
+
+@pytest.mark.parametrize("how", ["sigint", "interrupt_main"])
+def test_ctrl_c_stops_training(iris, how):
+    X, y = big_problem()
+    fitted = ant.ANTClassifier(**SMALL).fit(*iris)
+    before = fitted.predict_proba(iris[0])
+    clf = fitted.set_params(**LONG)
+
+    def interrupt():
+        if how == "sigint":
+            os.kill(os.getpid(), signal.SIGINT)
+        else:
+            import _thread
+
+            _thread.interrupt_main()
+
+    timer = threading.Timer(1.0, interrupt)
+    start = time.monotonic()
+    timer.start()
+    with pytest.raises(KeyboardInterrupt):
+        clf.fit(X, y)
+    elapsed = time.monotonic() - start
+    timer.join()
+    assert elapsed < 3.0, f"KeyboardInterrupt after {elapsed:.1f} s"
+    # The estimator kept its earlier model, and trains again.
+    assert np.array_equal(clf.predict_proba(iris[0]), before)
+    clf.set_params(**SMALL).fit(*iris)
+    assert clf.score(*iris) > 0.8
+
+
+def test_training_releases_the_gil():
+    X, y = big_problem()
+    ticks = []
+    stop = threading.Event()
+
+    def count():
+        while not stop.is_set():
+            ticks.append(time.monotonic())
+            time.sleep(0.01)
+
+    t = threading.Thread(target=count)
+    t.start()
+    try:
+        start = time.monotonic()
+        ant.ANTClassifier(width=64, epochs_node=3, refine_epochs=1, max_depth=1, batch_size=64).fit(X, y)
+        took = time.monotonic() - start
+    finally:
+        stop.set()
+        t.join()
+    during = [tick for tick in ticks if start <= tick <= start + took]
+    # A thread that needs the GIL keeps running while the tree trains.
+    assert len(during) > 0.5 * took / 0.01 * 0.5, (len(during), took)
