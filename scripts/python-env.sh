@@ -3,7 +3,8 @@
 # (python/): maturin, numpy, scikit-learn, pytest, joblib and ray, at the versions of
 # python/requirements-test.txt. ANT_PY_VENV picks its folder (default ~/.cache/ant-py).
 # Run it (`bash scripts/python-env.sh`) or source it; either way it prints the venv's path.
-# Then: "$ANT_PY_VENV/bin/pip" install --no-build-isolation ./python && "$ANT_PY_VENV/bin/pytest" python/tests
+# Then (maturin, the build backend, must be on PATH):
+#     PATH="$ANT_PY_VENV/bin:$PATH" pip install --no-build-isolation ./python && pytest python/tests
 
 ANT_PY_VENV="${ANT_PY_VENV:-$HOME/.cache/ant-py}"
 export ANT_PY_VENV
@@ -19,6 +20,10 @@ _ant_py_setup() {
         echo "python-env: reusing $ANT_PY_VENV" >&2
     else
         echo "python-env: installing $(grep -c '==' "$req") packages into $ANT_PY_VENV (about 1 GB, once)" >&2
+        if [ -e "$ANT_PY_VENV" ] && [ ! -f "$ANT_PY_VENV/pyvenv.cfg" ]; then
+            echo "python-env: $ANT_PY_VENV exists and is not a venv: choose another ANT_PY_VENV" >&2
+            return 1
+        fi
         rm -rf "$ANT_PY_VENV"
         python3 -m venv "$ANT_PY_VENV" || return 1
         "$py" -m pip install --quiet --disable-pip-version-check -r "$req" || return 1

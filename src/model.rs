@@ -415,7 +415,29 @@ pub(crate) fn check_training_data(cfg: &TrainConfig, data: &Dataset) -> Result<S
         );
         return Err(AntError::param(msg));
     }
+    if !has_validation_rows(cfg, data) {
+        let msg = format!(
+            "no validation samples: a seeded {} of the {} training samples (of each class \
+             of two samples or more) is held out for validation, and that is none of them",
+            cfg.valid_fraction,
+            data.len()
+        );
+        return Err(AntError::param(msg));
+    }
     Ok(input)
+}
+
+/// Whether the validation rows [`ValidSplit::for_training`] takes from `data` are not
+/// none: a class of two samples gives one; regression holds out `round(fraction * n)`.
+fn has_validation_rows(cfg: &TrainConfig, data: &Dataset) -> bool {
+    match &data.targets {
+        Targets::Classes { labels, n_classes } => {
+            let mut count = vec![0usize; *n_classes];
+            labels.iter().for_each(|&l| count[l as usize] += 1);
+            count.iter().any(|&m| m >= 2)
+        }
+        Targets::Values { .. } => (cfg.valid_fraction * data.len() as f64).round() >= 1.0,
+    }
 }
 
 /// The training split on the device, with the paper's augmentation when asked for.

@@ -124,7 +124,7 @@ fn count(d: &Bound<'_, PyDict>, key: &str) -> PyResult<Option<usize>> {
     }
     let n: i128 = v.extract().map_err(|_| type_error())?;
     usize::try_from(n).map(Some).map_err(|_| {
-        let msg = format!("{key} must be an integer >= 0, got {n}");
+        let msg = format!("{key} must be an integer from 0 to {}, got {n}", usize::MAX);
         PyValueError::new_err(msg)
     })
 }

@@ -5,6 +5,10 @@ import os
 import pathlib
 import subprocess
 
+# Lets scikit-learn's check_array_api_input run (with numpy's namespace: the estimators
+# take numpy arrays only); it must be set before scipy is first imported.
+os.environ.setdefault("SCIPY_ARRAY_API", "1")
+
 import numpy as np
 import pytest
 from sklearn.datasets import load_digits, load_iris

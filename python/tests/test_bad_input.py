@@ -70,6 +70,8 @@ def test_one_class_and_too_few_samples(iris):
         ant.ANTClassifier(**SMALL).fit(X, np.zeros(150))
     with pytest.raises(ValueError, match="at least 10 training samples, got 5 samples"):
         ant.ANTRegressor(**SMALL).fit(X[:5], y[:5].astype(float))
+    with pytest.raises(ValueError, match="no validation samples"):
+        ant.ANTClassifier(**SMALL).fit(X[:10], np.arange(10))
     with pytest.raises(ValueError, match="Unknown label type"):
         ant.ANTClassifier(**SMALL).fit(X, X[:, 0])
 
@@ -88,7 +90,9 @@ def test_wrong_features_at_prediction(fitted, iris):
         (dict(preset="mnist-z"), ValueError, "preset must be one of sarcos, tabular"),
         (dict(preset=3), TypeError, "preset must be a string"),
         (dict(epochs_node=0), ValueError, "epochs_node must be at least 1"),
-        (dict(epochs_node=-1), ValueError, "epochs_node must be an integer >= 0, got -1"),
+        (dict(epochs_node=-1), ValueError, "epochs_node must be an integer from 0 to 18446744073709551615, got -1"),
+        (dict(seed=2**64), ValueError, "seed must be an integer from 0 to"),
+        (dict(baseline="mlp-1000"), ValueError, r"1 <= K <= 100"),
         (dict(epochs_node=2.5), TypeError, "epochs_node must be an integer"),
         (dict(lr=-1.0), ValueError, "lr must be a positive number"),
         (dict(lr="fast"), TypeError, "lr must be a number"),
