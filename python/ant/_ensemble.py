@@ -37,7 +37,13 @@ class _ANTEnsembleBase(BaseEstimator):
 
     def fit(self, X, y, callback=None):
         """Trains the members: one after the other (``backend="sequential"``), or as
-        Ray tasks on the cluster this process is connected to (``backend="ray"``)."""
+        Ray tasks on the cluster this process is connected to (``backend="ray"``). If
+        that fails (or Ctrl-C), the ensemble is left as it was."""
+        members = self._fit_members(X, y, callback)
+        self._set_members(members)
+        return self
+
+    def _fit_members(self, X, y, callback):
         n = self.n_members
         if isinstance(n, bool) or not isinstance(n, (int, np.integer)) or n < 1:
             raise ValueError(f"n_members must be an integer >= 1, got {n!r}")
@@ -50,8 +56,7 @@ class _ANTEnsembleBase(BaseEstimator):
             members = [fit_member(est, X, y, k, n, callback) for k in range(n)]
         else:
             raise ValueError(f"backend must be 'sequential' or 'ray', got {self.backend!r}")
-        self._set_members(members)
-        return self
+        return members
 
     @classmethod
     def from_members(cls, members):

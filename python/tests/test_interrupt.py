@@ -76,3 +76,17 @@ def test_training_releases_the_gil():
     assert took > 0.3, f"training took only {took:.2f} s: nothing measured"
     # With the GIL held, the thread would not tick at all until training ended.
     assert len(during) > 0.25 * took / 0.005, (len(during), took)
+
+
+def test_fits_in_threads_give_the_models_of_fits_one_after_the_other(iris):
+    X, y = iris
+    seeds = [0, 1, 2]
+    alone = [ant.ANTClassifier(**SMALL, seed=s).fit(X, y).predict_proba(X) for s in seeds]
+    models = [ant.ANTClassifier(**SMALL, seed=s) for s in seeds]
+    threads = [threading.Thread(target=m.fit, args=(X, y)) for m in models]
+    for t in threads:
+        t.start()
+    for t in threads:
+        t.join()
+    for m, p in zip(models, alone):
+        assert np.array_equal(m.predict_proba(X), p)

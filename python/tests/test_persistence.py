@@ -113,6 +113,30 @@ def test_cli_model_in_python_and_the_same_tree_from_both(tmp_path):
     assert report["valid_nll"] == ours.valid_nll_
 
 
+def test_an_ensemble_member_is_the_same_from_the_cli_and_python(tmp_path):
+    (Xtr, Xte), (ytr, yte) = load_wine_split()
+    table = write_table(tmp_path / "train.csv", Xtr, ytr)
+    test_table = write_table(tmp_path / "test.csv", Xte, yte)
+    run_cli(
+        "train", "--preset", "tabular", "--data", table, "--test-data", test_table, "--target", "label",
+        "--task", "classification", "--seed", 4, "--ensemble", 2, "--member", 1, "--out", tmp_path / "ens",
+        *[f"--{k.replace('_', '-')}={v}" for k, v in SMALL.items()],
+    )
+    cli = ant.load(tmp_path / "ens" / "member-1")
+    ours = ant.fit_member(ant.ANTClassifier(**SMALL, seed=4), Xtr, ytr, 1, 2)
+    assert cli.decisions_ == ours.decisions_
+    assert same_bits(cli.predict_proba(Xte), ours.predict_proba(Xte))
+
+
+def load_wine_split():
+    from sklearn.datasets import load_wine
+
+    X, y = load_wine(return_X_y=True)
+    order = np.random.RandomState(0).permutation(len(y))
+    X = X.astype(np.float32)
+    return (X[order[:140]], X[order[140:]]), (y[order[:140]], y[order[140:]])
+
+
 def test_ensembles_cross_between_python_and_the_cli(iris, tmp_path):
     X, y = iris
     ens = ant.ANTEnsembleClassifier(ant.ANTClassifier(**SMALL, seed=3), n_members=2).fit(X, y)
