@@ -23,6 +23,14 @@ pub struct Model {
 /// The device called `name` (`cpu`, `torch`, `cuda`, `cuda:N`).
 pub fn parse_device(name: &str) -> PyResult<(ComputeDevice, burn::prelude::Device)> {
     let d: ComputeDevice = name.parse().map_err(to_py)?;
+    if d.is_torch() && !cfg!(feature = "torch") {
+        let msg = format!(
+            "device {d}: this build of the Python package has no LibTorch: `source \
+             scripts/torch-env.sh`, then `pip install ./python --config-settings \
+             maturin.build-args=\"--features torch\"`"
+        );
+        return Err(PyValueError::new_err(msg));
+    }
     Ok((d, d.burn().map_err(to_py)?))
 }
 

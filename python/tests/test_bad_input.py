@@ -99,7 +99,7 @@ def test_wrong_features_at_prediction(fitted, iris):
         (dict(width=10**6), ValueError, "width must be at most 16384"),
         (dict(baseline="mlp-x"), ValueError, "baseline"),
         (dict(device="gpu"), ValueError, "`gpu` is not a device"),
-        (dict(device="cuda:0"), ValueError, "this build has no LibTorch"),
+        (dict(device="cuda:0"), ValueError, "this build of the Python package has no LibTorch"),
         (dict(preset="mnist-c"), ValueError, "preset mnist-c needs images, the data has flat rows"),
     ],
 )
