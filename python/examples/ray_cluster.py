@@ -12,6 +12,9 @@ Then, on any machine of the cluster:
 
     python python/examples/ray_cluster.py --address auto --members 8 --out runs/digits-ens
 
+(`--address local` starts a cluster of this machine alone instead: 2 members of 1 CPU
+each take about 7 s on 2 cores, test accuracies 0.958 and 0.964, the ensemble 0.964.)
+
 Member K is a function of the estimator's parameters, the data and K alone
 (`ant.fit_member`), so this ensemble equals the one trained in one process
 (`ANTEnsembleClassifier(..., backend="sequential")`) or by

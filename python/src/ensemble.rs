@@ -78,7 +78,8 @@ fn ensemble_file(dir: &Path, members: &[Bound<'_, Model>]) -> PyResult<EnsembleF
     params.seed = run_seed;
     let spec = RunSpec {
         data: DataSpec {
-            path: PathBuf::new(),
+            // As each member records it (the ensemble's members must agree).
+            path: PathBuf::from(&first.ant.meta.provenance.data),
             test_data: None,
             test_fraction: 0.2,
             target: first.ant.meta.provenance.target.clone(),

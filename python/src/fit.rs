@@ -18,6 +18,10 @@ use crate::model::{Model, parse_device};
 use crate::observer::PyObserver;
 use crate::params::params_from;
 
+/// What a model fitted here records as its data (`provenance.data`; a CLI run records
+/// its data file).
+pub const PYTHON_DATA: &str = "numpy arrays (Python)";
+
 /// One training at a time in a process: initial weights are drawn from one seeded
 /// stream per process (burn-flex's), which two concurrent trainings would share.
 static FIT_LOCK: Mutex<()> = Mutex::new(());
@@ -113,6 +117,7 @@ fn train(
     }
     let mut ant = fitted.map_err(to_py)?;
     ant.meta.provenance.member = member;
+    ant.meta.provenance.data = PYTHON_DATA.into();
     Ok(Model {
         ant,
         device: choice,
