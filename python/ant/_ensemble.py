@@ -19,9 +19,7 @@ def fit_member(estimator, X, y, member, n_members, callback=None):
     estimator's parameters, the data and the member, so members trained one after the
     other, in other processes or on other machines make the same ensemble."""
     est = clone(estimator)
-    return est._fit_atomically(
-        lambda: est._fit(X, y, member=(int(member), int(n_members)), callback=callback)
-    )
+    return est._fit_atomically(lambda: est._fit(X, y, member=(int(member), int(n_members)), callback=callback))
 
 
 class _ANTEnsembleBase(BaseEstimator):

@@ -263,9 +263,7 @@ class ANTClassifier(ClassifierMixin, _ANTBase):
         check_classification_targets(y)
         classes, labels = np.unique(y, return_inverse=True)
         if len(classes) < 2:
-            raise ValueError(
-                f"y has only one class ({classes[0]!r}): a classifier needs samples of at least 2 classes"
-            )
+            raise ValueError(f"y has only one class ({classes[0]!r}): a classifier needs samples of at least 2 classes")
         model = _ant.fit_classifier(
             self._train_params(),
             self.device,
@@ -306,9 +304,7 @@ class ANTRegressor(RegressorMixin, _ANTBase):
         return self._fit_atomically(lambda: self._fit(X, y, callback=callback))
 
     def _fit(self, X, y, member=None, callback=None):
-        X, y = self._inputs(
-            X, y, reset=True, y_kwargs=dict(y_numeric=True, multi_output=True)
-        )
+        X, y = self._inputs(X, y, reset=True, y_kwargs=dict(y_numeric=True, multi_output=True))
         y = np.asarray(y, dtype=np.float64)
         if y.ndim > 2:
             raise ValueError(f"y must be (n,) or (n, outputs), got shape {y.shape}")

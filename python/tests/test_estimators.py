@@ -120,7 +120,14 @@ def test_images_with_channels(digits):
 
 def test_defaults_are_the_clis():
     clf = ant.ANTClassifier()
-    assert (clf.epochs_node, clf.patience, clf.max_depth, clf.batch_size, clf.lr, clf.seed) == (100, 5, 10, 512, 1e-3, 0)
+    assert (clf.epochs_node, clf.patience, clf.max_depth, clf.batch_size, clf.lr, clf.seed) == (
+        100,
+        5,
+        10,
+        512,
+        1e-3,
+        0,
+    )
     assert (clf.width, clf.init, clf.ablation, clf.refine_epochs) == (256, "fresh", "none", None)
     assert (clf.router_balance, clf.router_confidence, clf.device) == (0.0, 0.0, "cpu")
     assert "mnist-c" in ant.CHOICES["preset"]

@@ -83,8 +83,22 @@ def test_python_model_in_the_cli(fitted, iris, tmp_path):
 def train_in_the_cli(out, table, test, seed, **params):
     flags = [f"--{k.replace('_', '-')}={v}" for k, v in params.items()]
     run_cli(
-        "train", "--preset", "tabular", "--data", table, "--test-data", test, "--target", "label",
-        "--task", "classification", "--seed", seed, "--out", out, *flags,
+        "train",
+        "--preset",
+        "tabular",
+        "--data",
+        table,
+        "--test-data",
+        test,
+        "--target",
+        "label",
+        "--task",
+        "classification",
+        "--seed",
+        seed,
+        "--out",
+        out,
+        *flags,
     )
 
 
@@ -118,8 +132,25 @@ def test_an_ensemble_member_is_the_same_from_the_cli_and_python(tmp_path):
     table = write_table(tmp_path / "train.csv", Xtr, ytr)
     test_table = write_table(tmp_path / "test.csv", Xte, yte)
     run_cli(
-        "train", "--preset", "tabular", "--data", table, "--test-data", test_table, "--target", "label",
-        "--task", "classification", "--seed", 4, "--ensemble", 2, "--member", 1, "--out", tmp_path / "ens",
+        "train",
+        "--preset",
+        "tabular",
+        "--data",
+        table,
+        "--test-data",
+        test_table,
+        "--target",
+        "label",
+        "--task",
+        "classification",
+        "--seed",
+        4,
+        "--ensemble",
+        2,
+        "--member",
+        1,
+        "--out",
+        tmp_path / "ens",
         *[f"--{k.replace('_', '-')}={v}" for k, v in SMALL.items()],
     )
     cli = ant.load(tmp_path / "ens" / "member-1")

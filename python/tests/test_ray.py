@@ -1,7 +1,6 @@
 """Ensemble members trained as Ray tasks on a local Ray cluster equal the same members
 trained one after the other."""
 
-import numpy as np
 import pytest
 import ray
 from conftest import SMALL, same_bits
