@@ -16,8 +16,12 @@ use crate::preset::{Preset, Task};
 use crate::spec::{BlockSpec, LayerSpec, Shape};
 use crate::tree::Topology;
 
-/// A fixed architecture to train instead of growing an ANT. `mlp-K` takes any K, so
-/// the names are parsed ([`FromStr`]) rather than listed as a `Named` enum's.
+/// The deepest `mlp-K` baseline: deeper ones would only exhaust memory (the layers are
+/// allocated before training; an absurd K used to abort the process).
+pub const MAX_MLP_LAYERS: usize = 100;
+
+/// A fixed architecture to train instead of growing an ANT. `mlp-K` takes K from 1 to
+/// [`MAX_MLP_LAYERS`], so the names are parsed ([`FromStr`]) rather than listed as a `Named` enum's.
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize, Deserialize)]
 #[serde(into = "String", try_from = "String")]
 pub enum Baseline {
@@ -34,7 +38,7 @@ pub enum Baseline {
 
 impl Baseline {
     /// What a user can write, for help texts and errors.
-    pub const NAMES: &'static str = "linear, mlp-K (K hidden layers, K >= 1) or cnn";
+    pub const NAMES: &'static str = "linear, mlp-K (K hidden layers, 1 <= K <= 100) or cnn";
 
     /// Whether the baseline can take inputs of this shape (`None`), or why not.
     pub fn misfit(self, input: Shape) -> Option<String> {
@@ -148,7 +152,9 @@ impl FromStr for Baseline {
                     return Err(bad());
                 }
                 match k.parse::<usize>() {
-                    Ok(layers) if layers >= 1 => Ok(Baseline::Mlp { layers }),
+                    Ok(layers) if (1..=MAX_MLP_LAYERS).contains(&layers) => {
+                        Ok(Baseline::Mlp { layers })
+                    }
                     _ => Err(bad()),
                 }
             }
@@ -190,12 +196,23 @@ mod tests {
             assert_eq!(serde_json::from_str::<Baseline>(&json).unwrap(), b);
         }
         for bad in [
-            "", "mlp", "mlp-", "mlp-0", "mlp-02", "mlp-+2", "mlp-x", "MLP-2", "cnn2",
+            "",
+            "mlp",
+            "mlp-",
+            "mlp-0",
+            "mlp-02",
+            "mlp-+2",
+            "mlp-x",
+            "MLP-2",
+            "cnn2",
+            "mlp-101",
+            "mlp-99999999999",
         ] {
             let e = bad.parse::<Baseline>().unwrap_err();
             assert!(e.contains("linear, mlp-K"), "{bad}: {e}");
         }
         assert!(serde_json::from_str::<Baseline>("\"mlp-0\"").is_err());
+        assert_eq!("mlp-100".parse(), Ok(Baseline::Mlp { layers: 100 }));
     }
 
     #[test]

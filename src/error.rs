@@ -40,6 +40,9 @@ pub enum AntError {
         #[source]
         source: Box<AntError>,
     },
+    /// Training was stopped by its observer ([`crate::observe::Observer::should_stop`]).
+    #[error("training interrupted")]
+    Interrupted,
     /// Drawing, parsing or encoding a picture failed: `what` was being done, `reason`
     /// is the drawing library's message.
     #[error("{what}: {reason}")]

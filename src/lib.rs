@@ -31,6 +31,10 @@
 //! let p = same.predict(&data, Inference::SinglePath)?;
 //! assert_eq!(p, model.predict(&data, Inference::SinglePath)?);
 //! assert_eq!(p.classes().len(), 400);
+//! // The same two files as bytes (for pickling, say), and back.
+//! let (tree_json, weights) = model.to_bytes()?;
+//! let back = Ant::from_bytes(&tree_json, &weights, &device)?;
+//! assert_eq!(back.predict(&data, Inference::SinglePath)?, p);
 //! # std::fs::remove_dir_all(&dir).ok();
 //! # Ok(())
 //! # }
@@ -44,7 +48,8 @@
 //!   `cnn`): a fixed architecture trained by the same code instead of an ANT.
 //! - The model: [`Ant::fit`] (or [`Ant::fit_checkpointed`] with [`Checkpoints`]),
 //!   [`Ant::predict`] with an [`Inference`] mode, [`Ant::evaluate`] ([`Evaluation`]),
-//!   [`Ant::save`] / [`Ant::load`], [`Ant::pruned`]; [`model`] holds what `tree.json`
+//!   [`Ant::save`] / [`Ant::load`] (or [`Ant::to_bytes`] / [`Ant::from_bytes`]),
+//!   [`Ant::pruned`]; [`model`] holds what `tree.json`
 //!   stores.
 //! - Data: [`Dataset`] / [`Targets`] and the loaders in [`data`] (IDX, CIFAR-10, MAT,
 //!   CSV tables, format detection); [`predict`] reads and writes prediction files.

@@ -399,7 +399,11 @@ pub(crate) fn check_training_data(cfg: &TrainConfig, data: &Dataset) -> Result<S
         return Err(AntError::param(why));
     }
     if data.len() < 10 {
-        let msg = format!("need at least 10 training samples, got {}", data.len());
+        let n = data.len();
+        let msg = format!(
+            "need at least 10 training samples, got {n} sample{}",
+            if n == 1 { "" } else { "s" }
+        );
         return Err(AntError::param(msg));
     }
     if let Targets::Classes { labels, .. } = &data.targets
@@ -411,7 +415,29 @@ pub(crate) fn check_training_data(cfg: &TrainConfig, data: &Dataset) -> Result<S
         );
         return Err(AntError::param(msg));
     }
+    if !has_validation_rows(cfg, data) {
+        let msg = format!(
+            "no validation samples: a seeded {} of the {} training samples (of each class \
+             of two samples or more) is held out for validation, and that is none of them",
+            cfg.valid_fraction,
+            data.len()
+        );
+        return Err(AntError::param(msg));
+    }
     Ok(input)
+}
+
+/// Whether the validation rows [`ValidSplit::for_training`] takes from `data` are not
+/// none: a class of two samples gives one; regression holds out `round(fraction * n)`.
+fn has_validation_rows(cfg: &TrainConfig, data: &Dataset) -> bool {
+    match &data.targets {
+        Targets::Classes { labels, n_classes } => {
+            let mut count = vec![0usize; *n_classes];
+            labels.iter().for_each(|&l| count[l as usize] += 1);
+            count.iter().any(|&m| m >= 2)
+        }
+        Targets::Values { .. } => (cfg.valid_fraction * data.len() as f64).round() >= 1.0,
+    }
 }
 
 /// The training split on the device, with the paper's augmentation when asked for.
@@ -754,29 +780,13 @@ impl Ant {
     pub fn save(&self, dir: impl AsRef<Path>) -> Result<()> {
         let dir = dir.as_ref();
         std::fs::create_dir_all(dir).map_err(|e| AntError::io(dir, e))?;
-        // One metadata entry: burn's default entries are a hash map, written in a random
-        // order, and the same weights must give the same bytes (the file is named by them).
-        let mut store = SafetensorsStore::from_bytes(None)
-            .skip_enum_variants(true)
-            .clear_metadata()
-            .metadata("producer", "ant");
-        self.tree
-            .modules
-            .save_into(&mut store)
-            .map_err(|e| AntError::model(format!("saving weights: {e}")))?;
-        let bytes = store
-            .get_bytes()
-            .map_err(|e| AntError::model(format!("saving weights: {e}")))?;
+        let bytes = self.weights_bytes()?;
         let weights = WeightsRef::of(&bytes);
         let wp = dir.join(&weights.file);
         // The same weights may be there already (the same model saved again).
         let new = !wp.exists();
         write_atomic(&wp, &bytes)?;
-        let file = TreeFileOut {
-            meta: &self.meta,
-            weights: &weights,
-        };
-        let json = serde_json::to_vec_pretty(&file).map_err(|e| AntError::model(e.to_string()))?;
+        let json = self.tree_json(&weights)?;
         if let Err(e) = write_atomic(&dir.join(TREE_FILE), &json) {
             // Not switched: the old model stays, alone.
             if new {
@@ -793,6 +803,40 @@ impl Ant {
             }
         }
         Ok(())
+    }
+
+    /// The bytes [`Ant::save`] writes: `tree.json` (which names the weights file by its
+    /// checksum) and the weights file. [`Ant::from_bytes`] reads them back.
+    pub fn to_bytes(&self) -> Result<(Vec<u8>, Vec<u8>)> {
+        let bytes = self.weights_bytes()?;
+        let json = self.tree_json(&WeightsRef::of(&bytes))?;
+        Ok((json, bytes))
+    }
+
+    /// The weights as a safetensors file: the same weights give the same bytes.
+    fn weights_bytes(&self) -> Result<Vec<u8>> {
+        // One metadata entry: burn's default entries are a hash map, written in a random
+        // order, and the same weights must give the same bytes (the file is named by them).
+        let mut store = SafetensorsStore::from_bytes(None)
+            .skip_enum_variants(true)
+            .clear_metadata()
+            .metadata("producer", "ant");
+        self.tree
+            .modules
+            .save_into(&mut store)
+            .map_err(|e| AntError::model(format!("saving weights: {e}")))?;
+        store
+            .get_bytes()
+            .map_err(|e| AntError::model(format!("saving weights: {e}")))
+    }
+
+    /// `tree.json`: the model's description, naming the weights file it belongs with.
+    fn tree_json(&self, weights: &WeightsRef) -> Result<Vec<u8>> {
+        let file = TreeFileOut {
+            meta: &self.meta,
+            weights,
+        };
+        serde_json::to_vec_pretty(&file).map_err(|e| AntError::model(e.to_string()))
     }
 
     /// Load a model saved by [`Ant::save`]. The weights must be the ones `tree.json`

@@ -189,6 +189,13 @@ pub trait Observer {
     /// Something the user should know about the data or the run (e.g. a validation set
     /// without some of the classes).
     fn warning(&mut self, _message: &str) {}
+    /// Asked between mini-batches: `true` stops training with [`AntError::Interrupted`]
+    /// (e.g. a front end's Ctrl-C). Called often: keep it cheap.
+    ///
+    /// [`AntError::Interrupted`]: crate::AntError::Interrupted
+    fn should_stop(&mut self) -> bool {
+        false
+    }
 }
 
 /// Ignores everything.
@@ -236,5 +243,11 @@ impl Observer for Fanout<'_> {
     }
     fn warning(&mut self, m: &str) {
         self.0.iter_mut().for_each(|o| o.warning(m));
+    }
+    fn should_stop(&mut self) -> bool {
+        // Every observer is asked (none is skipped by an earlier one's answer).
+        self.0
+            .iter_mut()
+            .fold(false, |stop, o| o.should_stop() | stop)
     }
 }

@@ -230,16 +230,8 @@ impl AntParams {
         }
         let preset = c.preset;
         let refine_epochs = c.refine_epochs.unwrap_or(preset.paper_refine_epochs());
-        if c.baseline.is_some() {
-            // A baseline does not grow, and all its training is the refinement loop.
-            if c.ablation != Ablation::None {
-                let reason = format!("{} applies to growth: a baseline does not grow", c.ablation);
-                return Err(AntError::invalid("ablation", reason));
-            }
-            if refine_epochs == 0 {
-                let reason = "must be at least 1 with a baseline (its only training)";
-                return Err(AntError::invalid("refine_epochs", reason));
-            }
+        if let Some(b) = c.baseline {
+            check_baseline(b, c.ablation, refine_epochs)?;
         }
         Ok(TrainConfig {
             preset,
@@ -261,6 +253,28 @@ impl AntParams {
             baseline: c.baseline,
         })
     }
+}
+
+/// A baseline's settings: it does not grow, and all its training is the refinement loop.
+fn check_baseline(b: Baseline, ablation: Ablation, refine_epochs: usize) -> crate::Result<()> {
+    if let Baseline::Mlp { layers } = b
+        && !(1..=crate::baseline::MAX_MLP_LAYERS).contains(&layers)
+    {
+        let reason = format!(
+            "mlp-{layers}: an MLP baseline has 1 to {} hidden layers",
+            crate::baseline::MAX_MLP_LAYERS
+        );
+        return Err(AntError::invalid("baseline", reason));
+    }
+    if ablation != Ablation::None {
+        let reason = format!("{ablation} applies to growth: a baseline does not grow");
+        return Err(AntError::invalid("ablation", reason));
+    }
+    if refine_epochs == 0 {
+        let reason = "must be at least 1 with a baseline (its only training)";
+        return Err(AntError::invalid("refine_epochs", reason));
+    }
+    Ok(())
 }
 
 #[cfg(test)]
@@ -307,6 +321,9 @@ mod tests {
         let b = || p().with_baseline(Some(Baseline::Linear));
         assert_eq!(name(b().with_ablation(Ablation::NoRouter)), "ablation");
         assert_eq!(name(b().with_refine_epochs(Some(0))), "refine_epochs");
+        let deep = |layers| p().with_baseline(Some(Baseline::Mlp { layers }));
+        assert_eq!(name(deep(crate::baseline::MAX_MLP_LAYERS + 1)), "baseline");
+        assert_eq!(name(deep(0)), "baseline");
         assert!(b().check().is_ok());
     }
 

@@ -367,3 +367,49 @@ fn a_single_class_is_refused() {
     assert!(matches!(e, AntError::Param(_)), "{e:?}");
     assert!(e.to_string().contains("a single class (1)"), "{e}");
 }
+
+#[test]
+fn data_that_leaves_no_validation_rows_is_refused() {
+    let fit = |data: &Dataset, params: AntParams| {
+        Ant::fit(params, data, &Device::flex(), &mut Collect::default()).unwrap_err()
+    };
+    // Ten classes of one sample each: no class gives a validation sample.
+    let labels = (0..10).collect();
+    let targets = ant::Targets::Classes {
+        labels,
+        n_classes: 10,
+    };
+    let singletons = Dataset::new(uniform(10, 2, 5), vec![2], targets).unwrap();
+    let e = fit(&singletons, AntParams::new(Preset::Tabular));
+    assert!(matches!(e, AntError::Param(_)), "{e:?}");
+    assert!(e.to_string().contains("no validation samples"), "{e}");
+    // Regression: 1% of 20 rows rounds to none.
+    let rows = regression(uniform(20, 2, 5), 2, |r| r[0]);
+    let e = fit(
+        &rows,
+        AntParams::new(Preset::Tabular).with_valid_fraction(0.01),
+    );
+    assert!(e.to_string().contains("no validation samples"), "{e}");
+}
+
+#[test]
+fn an_observer_stops_training_between_mini_batches() {
+    /// Says stop at its `n`-th question.
+    struct StopAt(usize);
+    impl ant::observe::Observer for StopAt {
+        fn should_stop(&mut self) -> bool {
+            self.0 = self.0.saturating_sub(1);
+            self.0 == 0
+        }
+    }
+    let _rng = rng_lock();
+    let data = classification(uniform(200, 2, 7), 2, 2, |r| u32::from(r[0] > 0.0));
+    let params = AntParams::new(Preset::Tabular)
+        .with_width(4)
+        .with_batch_size(16)
+        .with_epochs_node(3);
+    let mut stop = StopAt(5);
+    let e = Ant::fit(params, &data, &Device::flex(), &mut stop).unwrap_err();
+    assert!(matches!(e, AntError::Interrupted), "{e:?}");
+    assert_eq!(e.to_string(), "training interrupted");
+}

@@ -12,7 +12,7 @@ use rand_chacha::ChaCha8Rng;
 
 use super::checkpoint::{Checkpoints, Start};
 use super::state::{Fitted, LoopState};
-use crate::error::Result;
+use crate::error::{AntError, Result};
 use crate::observe::{EpochRecord, Observer, Stage};
 
 /// What a loop optimises: a loss on training mini-batches and a validation score.
@@ -71,7 +71,7 @@ pub fn fit<M: Module>(
     }
     while state.epoch < opts.max_epochs {
         order.shuffle(&mut rng);
-        let record = run_epoch(&mut state, obj, opts, &order);
+        let record = run_epoch(&mut state, obj, opts, &order, observer)?;
         observer.epoch(&record);
         if let Some(c) = ckpt {
             c.record_written()?;
@@ -94,13 +94,15 @@ pub fn fit<M: Module>(
     Ok(fitted)
 }
 
-/// One epoch: Adam steps over the mini-batches of `order`, then validation.
+/// One epoch: Adam steps over the mini-batches of `order`, then validation. The
+/// observer is asked before every mini-batch whether to stop ([`AntError::Interrupted`]).
 fn run_epoch<M: Module>(
     state: &mut LoopState<M>,
     obj: &dyn Objective<M>,
     opts: &FitOptions,
     order: &[usize],
-) -> EpochRecord {
+    observer: &mut dyn Observer,
+) -> Result<EpochRecord> {
     let t0 = Instant::now();
     let lr = match opts.lr_step {
         Some(s) if s > 0 => opts.lr * 0.1f64.powi((state.epoch / s) as i32),
@@ -108,6 +110,9 @@ fn run_epoch<M: Module>(
     };
     let (mut loss_sum, mut seen) = (0.0f64, 0usize);
     for chunk in order.chunks(opts.batch_size.max(1)) {
+        if observer.should_stop() {
+            return Err(AntError::Interrupted);
+        }
         let loss = obj.batch_loss(&state.model, chunk);
         let grads = GradientsParams::from_grads(loss.backward(), &state.model);
         // The loss value is read after backward so both reuse one graph.
@@ -118,7 +123,7 @@ fn run_epoch<M: Module>(
     let train_loss = loss_sum / seen.max(1) as f64;
     let (valid_loss, valid_metric) = obj.validate(&state.model.valid());
     state.scored(valid_loss, valid_metric);
-    EpochRecord {
+    Ok(EpochRecord {
         phase: opts.stage.phase(),
         node: opts.stage.node(),
         candidate: opts.stage.candidate(),
@@ -128,5 +133,5 @@ fn run_epoch<M: Module>(
         valid_metric,
         lr,
         seconds: t0.elapsed().as_secs_f64(),
-    }
+    })
 }

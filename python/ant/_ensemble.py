@@ -1,0 +1,136 @@
+"""Ensembles of ANTs (the paper's Tables 7 and 8): N members, member K trained with its
+own seed on its own order of the training rows (so its own validation rows), exactly as
+``ant train --ensemble N --member K``; predictions are the mean of the members'."""
+
+import json
+import os
+
+import numpy as np
+from sklearn.base import BaseEstimator, ClassifierMixin, RegressorMixin, clone
+from sklearn.utils.validation import check_is_fitted
+
+from ant import _ant
+from ant._estimators import ANTClassifier, ANTRegressor
+
+
+def fit_member(estimator, X, y, member, n_members, callback=None):
+    """A fitted copy of ``estimator``: member ``member`` (0 to ``n_members - 1``) of the
+    ensemble of ``n_members`` seeded with ``estimator.seed``. It depends only on the
+    estimator's parameters, the data and the member, so members trained one after the
+    other, in other processes or on other machines make the same ensemble."""
+    est = clone(estimator)
+    return est._fit_atomically(lambda: est._fit(X, y, member=(int(member), int(n_members)), callback=callback))
+
+
+class _ANTEnsembleBase(BaseEstimator):
+    def __init__(self, estimator=None, n_members=8, backend="sequential"):
+        self.estimator = estimator
+        self.n_members = n_members
+        self.backend = backend
+
+    def _member_estimator(self):
+        if self.estimator is None:
+            return self._default_estimator()
+        return clone(self.estimator)
+
+    def fit(self, X, y, callback=None):
+        """Trains the members: one after the other (``backend="sequential"``), or as
+        Ray tasks on the cluster this process is connected to (``backend="ray"``). If
+        that fails (or Ctrl-C), the ensemble is left as it was."""
+        members = self._fit_members(X, y, callback)
+        self._set_members(members)
+        return self
+
+    def _fit_members(self, X, y, callback):
+        n = self.n_members
+        if isinstance(n, bool) or not isinstance(n, (int, np.integer)) or n < 1:
+            raise ValueError(f"n_members must be an integer >= 1, got {n!r}")
+        est = self._member_estimator()
+        if self.backend == "ray":
+            from ant.ray import fit_members
+
+            members = fit_members(est, X, y, int(n))
+        elif self.backend == "sequential":
+            members = [fit_member(est, X, y, k, n, callback) for k in range(n)]
+        else:
+            raise ValueError(f"backend must be 'sequential' or 'ray', got {self.backend!r}")
+        return members
+
+    @classmethod
+    def from_members(cls, members):
+        """The fitted ensemble of ``members``: members 0 to n-1 of one ensemble, as
+        ``fit_member`` or ``ant.ray.fit_members`` fit them."""
+        members = list(members)
+        ens = cls(estimator=clone(members[0]), n_members=len(members))
+        ens._set_members(members)
+        return ens
+
+    def _set_members(self, members):
+        first = members[0]
+        self.members_ = list(members)
+        self.n_features_in_ = first.n_features_in_
+        self.input_shape_ = first.input_shape_
+        if hasattr(first, "feature_names_in_"):
+            self.feature_names_in_ = first.feature_names_in_
+
+    def _mean_values(self, X):
+        """The mean of the members' raw predictions, in float32 as ``ant eval`` takes it."""
+        check_is_fitted(self)
+        total = None
+        for m in self.members_:
+            v = m._values(X)
+            total = v.copy() if total is None else total + v
+        return total / np.float32(len(self.members_))
+
+    def save(self, path):
+        """Writes ``ensemble.json`` and ``member-K/`` into ``path``, as ``ant train
+        --ensemble N`` does (``ant eval`` and ``ant.load`` read it)."""
+        check_is_fitted(self)
+        _ant.save_ensemble(os.fspath(path), [m.model_ for m in self.members_])
+        return self
+
+
+class ANTEnsembleClassifier(ClassifierMixin, _ANTEnsembleBase):
+    """An ensemble of ``n_members`` ``ANTClassifier`` (``estimator``, default
+    ``ANTClassifier()``): mean class probabilities."""
+
+    def _default_estimator(self):
+        return ANTClassifier()
+
+    def _set_members(self, members):
+        super()._set_members(members)
+        self.classes_ = members[0].classes_
+
+    def predict_proba(self, X):
+        return self._mean_values(X).astype(np.float64)
+
+    def predict(self, X):
+        values = self._mean_values(X)
+        return self.classes_[np.argmax(values, axis=1)]
+
+
+class ANTEnsembleRegressor(RegressorMixin, _ANTEnsembleBase):
+    """An ensemble of ``n_members`` ``ANTRegressor`` (``estimator``, default
+    ``ANTRegressor()``): the mean of the members' predictions."""
+
+    def _default_estimator(self):
+        return ANTRegressor()
+
+    def _set_members(self, members):
+        super()._set_members(members)
+        self.n_outputs_ = members[0].n_outputs_
+        self._y_ndim = getattr(members[0], "_y_ndim", 1)
+
+    def predict(self, X):
+        values = self._mean_values(X).astype(np.float64)
+        return values.ravel() if self._y_ndim == 1 and values.shape[1] == 1 else values
+
+
+def ensemble_from_models(models, device):
+    """The fitted ensemble of loaded members (``ant.load`` of an ensemble directory)."""
+    from ant._io import estimator_from_model
+
+    run_seed = json.loads(models[0].meta_json())["provenance"]["member"]["run_seed"]
+    members = [estimator_from_model(m, device, {"seed": run_seed}) for m in models]
+    cls = ANTEnsembleClassifier if isinstance(members[0], ANTClassifier) else ANTEnsembleRegressor
+    return cls.from_members(members)

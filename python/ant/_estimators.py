@@ -1,0 +1,328 @@
+"""scikit-learn estimators over the Rust ``ant`` crate: ``ANTClassifier``, ``ANTRegressor``.
+
+Training, prediction and model files are the crate's (``ant._ant``); this module checks
+and converts the inputs as scikit-learn estimators do, and exposes the fitted tree.
+"""
+
+import json
+import math
+import os
+
+import numpy as np
+import scipy.sparse as sp
+from sklearn.base import BaseEstimator, ClassifierMixin, RegressorMixin
+from sklearn.utils.multiclass import check_classification_targets
+from sklearn.utils.validation import (
+    check_array,
+    check_consistent_length,
+    check_is_fitted,
+    column_or_1d,
+    validate_data,
+)
+
+from ant import _ant
+from ant._events import dispatcher
+
+#: The defaults of ``ant train`` (read from the Rust crate, not copied here).
+DEFAULTS = _ant.defaults()
+#: The names each named option accepts.
+CHOICES = _ant.choices()
+#: The training options, named as ``ant train``'s flags (``epochs_node``: ``--epochs-node``).
+TRAIN_PARAMS = tuple(DEFAULTS)
+
+_DTYPES = (np.float32, np.float64)
+
+
+def _float32(X, what="X"):
+    """``X`` as a C-contiguous float32 array; values beyond float32's range are refused."""
+    with np.errstate(over="ignore"):
+        X32 = np.ascontiguousarray(X, dtype=np.float32)
+    if X.dtype != np.float32 and not np.isfinite(X32).all():
+        raise ValueError(f"{what} holds values too large for float32 (about 3.4e38)")
+    return X32
+
+
+def _is_images(X):
+    """Whether ``X`` is an array of images, ``(n, h, w)`` or ``(n, c, h, w)``."""
+    if sp.issparse(X) or hasattr(X, "columns"):
+        return False
+    try:
+        return np.ndim(X) >= 3
+    except (TypeError, ValueError):
+        return False
+
+
+class _ANTBase(BaseEstimator):
+    """What the classifier and the regressor share: parameters, inputs, the fitted tree."""
+
+    def __init__(
+        self,
+        preset=DEFAULTS["preset"],
+        epochs_node=DEFAULTS["epochs_node"],
+        patience=DEFAULTS["patience"],
+        refine_epochs=DEFAULTS["refine_epochs"],
+        max_depth=DEFAULTS["max_depth"],
+        batch_size=DEFAULTS["batch_size"],
+        lr=DEFAULTS["lr"],
+        seed=DEFAULTS["seed"],
+        init=DEFAULTS["init"],
+        ablation=DEFAULTS["ablation"],
+        width=DEFAULTS["width"],
+        router_balance=DEFAULTS["router_balance"],
+        router_confidence=DEFAULTS["router_confidence"],
+        router_init=DEFAULTS["router_init"],
+        augment=DEFAULTS["augment"],
+        baseline=DEFAULTS["baseline"],
+        device="cpu",
+        single_path=False,
+    ):
+        self.preset = preset
+        self.epochs_node = epochs_node
+        self.patience = patience
+        self.refine_epochs = refine_epochs
+        self.max_depth = max_depth
+        self.batch_size = batch_size
+        self.lr = lr
+        self.seed = seed
+        self.init = init
+        self.ablation = ablation
+        self.width = width
+        self.router_balance = router_balance
+        self.router_confidence = router_confidence
+        self.router_init = router_init
+        self.augment = augment
+        self.baseline = baseline
+        self.device = device
+        self.single_path = single_path
+
+    def __sklearn_tags__(self):
+        tags = super().__sklearn_tags__()
+        tags.input_tags.three_d_array = True
+        return tags
+
+    def _train_params(self):
+        return {k: getattr(self, k) for k in TRAIN_PARAMS}
+
+    # --- inputs ------------------------------------------------------------------
+
+    def _inputs(self, X, y=None, *, reset, y_kwargs=None):
+        """``X`` (and ``y``) checked and converted as scikit-learn does; images too."""
+        if _is_images(X):
+            return self._image_inputs(X, y, reset=reset, y_kwargs=y_kwargs or {})
+        kwargs = dict(dtype=_DTYPES, reset=reset)
+        if y is None and not reset:
+            X = validate_data(self, X, **kwargs)
+        else:
+            X, y = validate_data(self, X, y, **kwargs, **(y_kwargs or {}))
+        if reset:
+            self.input_shape_ = (X.shape[1],)
+        return X, y
+
+    def _image_inputs(self, X, y, *, reset, y_kwargs):
+        X = check_array(X, allow_nd=True, dtype=_DTYPES, estimator=self)
+        if X.ndim > 4:
+            raise ValueError(
+                f"X must be (n, height, width) or (n, channels, height, width) images, got shape {X.shape}"
+            )
+        shape = (1,) + X.shape[1:] if X.ndim == 3 else X.shape[1:]
+        if reset:
+            if y is None:
+                raise ValueError(
+                    f"This {type(self).__name__} estimator requires y to be passed, but the target y is None."
+                )
+            multi = y_kwargs.get("multi_output", False)
+            y = check_array(y, ensure_2d=False, dtype=None if not multi else np.float64)
+            if not multi:
+                y = column_or_1d(y, warn=True)
+            check_consistent_length(X, y)
+            self.n_features_in_ = math.prod(shape)
+            self.input_shape_ = shape
+        else:
+            check_is_fitted(self)
+            if shape != tuple(self.input_shape_):
+                raise ValueError(
+                    f"X holds samples of shape {shape}, but {type(self).__name__} was fitted on {tuple(self.input_shape_)}"
+                )
+        return X, y
+
+    def _X32(self, X):
+        check_is_fitted(self)
+        X, _ = self._inputs(X, reset=False)
+        return _float32(X)
+
+    # --- fitting -----------------------------------------------------------------
+
+    def _fit_atomically(self, fit):
+        """Runs ``fit()``; if it fails (bad input, Ctrl-C), the estimator is left as it
+        was before, fitted or not."""
+        before = dict(self.__dict__)
+        try:
+            return fit()
+        except BaseException:
+            self.__dict__.clear()
+            self.__dict__.update(before)
+            raise
+
+    def _set_model(self, model):
+        """The fitted tree and what is known of it."""
+        meta = json.loads(model.meta_json())
+        summary = model.summary()
+        self.model_ = model
+        self.decisions_ = meta["decisions"]
+        self.tree_summary_ = model.outline()
+        self.leaves_ = np.asarray(model.leaves(), dtype=np.int64)
+        self.n_nodes_ = summary["nodes"]
+        self.n_leaves_ = summary["leaves"]
+        self.depth_ = summary["depth"]
+        self.n_params_ = summary["params_total"]
+        self.flops_multi_path_ = summary["flops_multi_path"]
+        self.valid_nll_ = meta["valid_nll"]
+        self.valid_metric_ = meta["valid_metric"]
+
+    # --- the tree ----------------------------------------------------------------
+
+    def apply(self, X):
+        """The leaf (node index) each sample's greedy path reaches, ``(n,)``."""
+        X32 = self._X32(X)
+        _, leaf = self.model_.predict(X32, True)
+        return leaf.astype(np.int64)
+
+    def path_proba(self, X):
+        """The probability of each sample reaching each node, ``(n, n_nodes_)``: 1 at
+        the root; at a router, its probability splits between the two children."""
+        X32 = self._X32(X)
+        return self.model_.node_reach(X32).astype(np.float64)
+
+    def leaf_proba(self, X):
+        """The probability of each sample reaching each leaf, ``(n, n_leaves_)`` in the
+        order of ``leaves_``: the weights of the leaves' predictions (rows sum to 1)."""
+        return self.path_proba(X)[:, self.leaves_]
+
+    def decision_path(self, X):
+        """The nodes of each sample's greedy path as a sparse indicator matrix
+        ``(n, n_nodes_)`` (as scikit-learn's trees)."""
+        leaves = self.apply(X)
+        paths = {int(leaf): self.model_.path(int(leaf)) for leaf in np.unique(leaves)}
+        indices = [paths[int(leaf)] for leaf in leaves]
+        indptr = np.cumsum([0] + [len(p) for p in indices])
+        flat = np.concatenate([np.asarray(p, dtype=np.int64) for p in indices]) if indices else np.zeros(0, np.int64)
+        data = np.ones(len(flat), dtype=np.int64)
+        return sp.csr_matrix((data, flat, indptr), shape=(len(leaves), self.n_nodes_))
+
+    def cost(self, X):
+        """The accounting of ``ant eval`` on ``X``: parameters and FLOPs per sample,
+        multi-path and single-path (on the path each sample takes, averaged)."""
+        leaves = self.apply(X)
+        costs = {leaf: (params, flops) for leaf, params, flops in self.model_.leaf_costs()}
+        path = np.array([costs[int(leaf)] for leaf in leaves], dtype=np.float64).reshape(-1, 2)
+        return {
+            "params_total": self.n_params_,
+            "params_single_path_avg": float(path[:, 0].mean()) if len(path) else 0.0,
+            "flops_multi_path": float(self.flops_multi_path_),
+            "flops_single_path": float(path[:, 1].mean()) if len(path) else 0.0,
+        }
+
+    def save(self, path):
+        """Writes the model into the directory ``path`` as ``ant train --out`` does
+        (``tree.json`` and the weights): ``ant eval``, ``ant predict``, ``ant plot`` and
+        ``ant.load`` read it."""
+        check_is_fitted(self)
+        self.model_.save(os.fspath(path))
+        return self
+
+    def _values(self, X):
+        """Raw predictions (class probabilities or values), float32 ``(n, outputs)``."""
+        X32 = self._X32(X)
+        values, _ = self.model_.predict(X32, bool(self.single_path))
+        return values
+
+
+class ANTClassifier(ClassifierMixin, _ANTBase):
+    """An Adaptive Neural Tree classifier (Tanno et al., ICML 2019).
+
+    The parameters are ``ant train``'s options, with its defaults: ``preset`` (module
+    families: ``tabular`` for rows; ``mnist-a/b/c``, ``cifar10-a/b/c`` for images),
+    ``epochs_node``, ``patience``, ``refine_epochs`` (``None``: the preset's),
+    ``max_depth``, ``batch_size``, ``lr``, ``seed``, ``init``, ``ablation``, ``width``,
+    ``router_balance``, ``router_confidence``, ``router_init``, ``augment``,
+    ``baseline``, and ``device`` (``cpu``; ``torch`` / ``cuda:N`` in a build with
+    LibTorch). ``single_path=True`` predicts with each sample's most likely leaf alone
+    instead of the mixture of all leaves.
+
+    ``X``: rows ``(n, d)`` or images ``(n, h, w)`` / ``(n, c, h, w)``, float32 or float64
+    (computed in float32). A seeded 10% of each class is held out for validation.
+    """
+
+    def fit(self, X, y, callback=None):
+        """Grows and refines the tree on ``X``, ``y``. ``callback(event)``, if given,
+        receives each training event as a dict (see ``ant._events``)."""
+        return self._fit_atomically(lambda: self._fit(X, y, callback=callback))
+
+    def _fit(self, X, y, member=None, callback=None):
+        X, y = self._inputs(X, y, reset=True)
+        check_classification_targets(y)
+        classes, labels = np.unique(y, return_inverse=True)
+        if len(classes) < 2:
+            raise ValueError(f"y has only one class ({classes[0]!r}): a classifier needs samples of at least 2 classes")
+        model = _ant.fit_classifier(
+            self._train_params(),
+            self.device,
+            _float32(X),
+            labels.astype(np.int64).ravel(),
+            [str(c) for c in classes],
+            member,
+            dispatcher(callback, classification=True),
+        )
+        self.classes_ = classes
+        self._set_model(model)
+        return self
+
+    def predict_proba(self, X):
+        """Class probabilities ``(n, n_classes)``, in the order of ``classes_``."""
+        return self._values(X).astype(np.float64)
+
+    def predict_log_proba(self, X):
+        with np.errstate(divide="ignore"):
+            return np.log(self.predict_proba(X))
+
+    def predict(self, X):
+        values = self._values(X)
+        return self.classes_[np.argmax(values, axis=1)]
+
+
+class ANTRegressor(RegressorMixin, _ANTBase):
+    """An Adaptive Neural Tree regressor (Tanno et al., ICML 2019): one or several
+    outputs, standardised for training. Parameters as ``ANTClassifier``'s."""
+
+    def __sklearn_tags__(self):
+        tags = super().__sklearn_tags__()
+        tags.target_tags.multi_output = True
+        return tags
+
+    def fit(self, X, y, callback=None):
+        """Grows and refines the tree on ``X`` and ``y`` (``(n,)`` or ``(n, outputs)``)."""
+        return self._fit_atomically(lambda: self._fit(X, y, callback=callback))
+
+    def _fit(self, X, y, member=None, callback=None):
+        X, y = self._inputs(X, y, reset=True, y_kwargs=dict(y_numeric=True, multi_output=True))
+        y = np.asarray(y, dtype=np.float64)
+        if y.ndim > 2:
+            raise ValueError(f"y must be (n,) or (n, outputs), got shape {y.shape}")
+        y2 = y.reshape(len(y), -1)
+        model = _ant.fit_regressor(
+            self._train_params(),
+            self.device,
+            _float32(X),
+            _float32(y2, "y"),
+            member,
+            dispatcher(callback, classification=False),
+        )
+        self.n_outputs_ = y2.shape[1]
+        self._y_ndim = y.ndim
+        self._set_model(model)
+        return self
+
+    def predict(self, X):
+        """Predictions ``(n,)``, or ``(n, outputs)`` when fitted on a 2-D ``y``."""
+        values = self._values(X).astype(np.float64)
+        return values.ravel() if getattr(self, "_y_ndim", 1) == 1 and values.shape[1] == 1 else values

@@ -1,0 +1,58 @@
+"""Model directories (``ant train --out``, ``save``) as fitted estimators: ``ant.load``."""
+
+import json
+import math
+import os
+import re
+
+import numpy as np
+
+from ant import _ant
+from ant._estimators import DEFAULTS, TRAIN_PARAMS, ANTClassifier, ANTRegressor
+
+
+def _classes(names, n_classes):
+    """``classes_`` from the class names a model stores: numbers when every name is one
+    (the labels of a table or of numeric ``y``), else strings; ``0..n-1`` without names."""
+    if names is None:
+        return np.arange(n_classes)
+    if all(re.fullmatch(r"[+-]?\d+", n) for n in names):
+        return np.array([int(n) for n in names])
+    try:
+        return np.array([float(n) for n in names])
+    except ValueError:
+        return np.array(names)
+
+
+def estimator_from_model(model, device, params=None):
+    """The fitted ``ANTClassifier`` / ``ANTRegressor`` of a loaded ``_ant.Model``, with
+    the parameters it was trained with (``params`` overrides some)."""
+    meta = json.loads(model.meta_json())
+    summary = model.summary()
+    config = meta["config"]
+    kwargs = {k: config.get(k, DEFAULTS[k]) for k in TRAIN_PARAMS}
+    kwargs.update(params or {})
+    if summary["task"] == "classification":
+        est = ANTClassifier(**kwargs, device=device)
+        est.classes_ = _classes(meta["class_names"], summary["outputs"])
+    else:
+        est = ANTRegressor(**kwargs, device=device)
+        est.n_outputs_ = summary["outputs"]
+    est.input_shape_ = tuple(summary["input_shape"])
+    est.n_features_in_ = math.prod(est.input_shape_)
+    est._set_model(model)
+    return est
+
+
+def load(path, device="cpu"):
+    """The model (or ensemble) saved in the directory ``path`` by ``ant train --out``,
+    ``save`` or ``ant train --ensemble``, as a fitted estimator on ``device``.
+
+    Anything wrong with the directory (missing, not a model, damaged, weights that do
+    not belong with its ``tree.json``) raises ``OSError`` naming the file."""
+    path = os.fspath(path)
+    if _ant.is_ensemble(path):
+        from ant._ensemble import ensemble_from_models
+
+        return ensemble_from_models(_ant.load_ensemble(path, device), device)
+    return estimator_from_model(_ant.Model.load(path, device), device)

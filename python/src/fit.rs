@@ -1,0 +1,156 @@
+//! Training from Python: numpy arrays and a dict of `ant train`'s options in, a
+//! [`Model`] out. Training is [`Ant::fit`] itself, run with the GIL released.
+
+use std::sync::Mutex;
+use std::time::Duration;
+
+use ant::data::tabular::{TabularTask, TargetSpec};
+use ant::ensemble::Member;
+use ant::{Ant, AntParams, Dataset};
+use numpy::{PyReadonlyArray1, PyReadonlyArray2, PyReadonlyArrayDyn};
+use pyo3::exceptions::PyValueError;
+use pyo3::prelude::*;
+use pyo3::types::PyDict;
+
+use crate::data::{classes, dataset, samples, values};
+use crate::errors::to_py;
+use crate::model::{Model, parse_device};
+use crate::observer::PyObserver;
+use crate::params::params_from;
+
+/// What a model fitted here records as its data (`provenance.data`; a CLI run records
+/// its data file).
+pub const PYTHON_DATA: &str = "numpy arrays (Python)";
+
+/// One training at a time in a process: initial weights are drawn from one seeded
+/// stream per process (burn-flex's), which two concurrent trainings would share.
+static FIT_LOCK: Mutex<()> = Mutex::new(());
+
+/// Trains a classifier on `x` and the class indices `y` (`0..n_classes`); `class_names`
+/// are the labels of the classes (saved in the model, as `ant train` saves a table's).
+/// With `member = (k, n)`, trains member `k` of an ensemble of `n` seeded with `seed`,
+/// exactly as `ant train --ensemble n --member k` does. `events(kind, json)` receives
+/// the training events.
+#[pyfunction]
+#[pyo3(signature = (params, device, x, y, class_names, member=None, events=None))]
+#[allow(clippy::too_many_arguments)]
+pub fn fit_classifier(
+    py: Python<'_>,
+    params: &Bound<'_, PyDict>,
+    device: &str,
+    x: PyReadonlyArrayDyn<'_, f32>,
+    y: PyReadonlyArray1<'_, i64>,
+    class_names: Vec<String>,
+    member: Option<(usize, usize)>,
+    events: Option<Py<PyAny>>,
+) -> PyResult<Model> {
+    let data = dataset(samples(&x)?, classes(&y, class_names.len())?)?;
+    let task = TabularTask::Classification;
+    let mut model = train(py, params_from(params)?, device, data, member, events)?;
+    model.ant.meta.class_names = Some(class_names);
+    model.ant.meta.provenance.target = table_spec(&model.ant, task);
+    Ok(model)
+}
+
+/// Trains a regressor on `x` and the values `y`, `(n, outputs)`; see [`fit_classifier`].
+#[pyfunction]
+#[pyo3(signature = (params, device, x, y, member=None, events=None))]
+pub fn fit_regressor(
+    py: Python<'_>,
+    params: &Bound<'_, PyDict>,
+    device: &str,
+    x: PyReadonlyArrayDyn<'_, f32>,
+    y: PyReadonlyArray2<'_, f32>,
+    member: Option<(usize, usize)>,
+    events: Option<Py<PyAny>>,
+) -> PyResult<Model> {
+    let data = dataset(samples(&x)?, values(&y)?)?;
+    let mut model = train(py, params_from(params)?, device, data, member, events)?;
+    let target = table_spec(&model.ant, TabularTask::Regression);
+    model.ant.meta.provenance.target = target;
+    Ok(model)
+}
+
+/// How `ant eval` and `ant predict` read tables for a model fitted on rows: the
+/// features, then the target in the last column (as scikit-learn's CSV files). Only
+/// for rows and one target column.
+fn table_spec(ant: &Ant, task: TabularTask) -> Option<TargetSpec> {
+    let d = match ant.tree.topology.input {
+        ant::spec::Shape::Flat { d } => d,
+        ant::spec::Shape::Image { .. } => return None,
+    };
+    if task == TabularTask::Regression && ant.task().outputs() != 1 {
+        return None;
+    }
+    let mut spec = TargetSpec::new(d.to_string(), task);
+    spec.index = Some(d);
+    spec.n_columns = Some(d + 1);
+    Some(spec)
+}
+
+/// [`Ant::fit`] with the GIL released (one training per process at a time), as member
+/// `k` of `n` when `member` is `(k, n)`.
+fn train(
+    py: Python<'_>,
+    mut params: AntParams,
+    device: &str,
+    mut data: Dataset,
+    member: Option<(usize, usize)>,
+    events: Option<Py<PyAny>>,
+) -> PyResult<Model> {
+    let (choice, dev) = parse_device(device)?;
+    let member = member
+        .map(|m| ensemble_member(m, params.seed))
+        .transpose()?;
+    if let Some(m) = member {
+        params.seed = m.seed();
+        data = m.rows(&data);
+    }
+    let mut observer = PyObserver::new(events);
+    let fitted = py.detach(|| {
+        let _one_at_a_time = wait_for_lock(&mut observer)?;
+        Ant::fit(params, &data, &dev, &mut observer)
+    });
+    // An exception raised during training (Ctrl-C, the callback's) comes first.
+    if let Some(e) = observer.take_error() {
+        return Err(e);
+    }
+    let mut ant = fitted.map_err(to_py)?;
+    ant.meta.provenance.member = member;
+    ant.meta.provenance.data = PYTHON_DATA.into();
+    Ok(Model {
+        ant,
+        device: choice,
+    })
+}
+
+/// Member `k` of an ensemble of `n` seeded with `run_seed`.
+fn ensemble_member((k, n): (usize, usize), run_seed: u64) -> PyResult<Member> {
+    if k >= n {
+        let msg = format!("member {k} is not in an ensemble of {n} (members are 0 to n-1)");
+        return Err(PyValueError::new_err(msg));
+    }
+    Ok(Member {
+        index: k,
+        size: n,
+        run_seed,
+    })
+}
+
+/// [`FIT_LOCK`], waiting for it while answering Ctrl-C.
+fn wait_for_lock(observer: &mut PyObserver) -> ant::Result<std::sync::MutexGuard<'static, ()>> {
+    use ant::observe::Observer;
+    loop {
+        match FIT_LOCK.try_lock() {
+            Ok(guard) => return Ok(guard),
+            // A training that panicked left nothing behind that the next one reads.
+            Err(std::sync::TryLockError::Poisoned(p)) => return Ok(p.into_inner()),
+            Err(std::sync::TryLockError::WouldBlock) => {
+                if observer.should_stop() {
+                    return Err(ant::AntError::Interrupted);
+                }
+                std::thread::sleep(Duration::from_millis(10));
+            }
+        }
+    }
+}

@@ -1,0 +1,145 @@
+"""Bad input from Python raises ValueError / TypeError / OSError with a clear message:
+never a Rust panic, never an abort of the interpreter."""
+
+import numpy as np
+import pytest
+from conftest import SMALL
+
+import ant
+
+
+@pytest.fixture(scope="module")
+def fitted(iris):
+    X, y = iris
+    return ant.ANTClassifier(**SMALL).fit(X, y)
+
+
+def test_strings_and_objects_are_refused(iris):
+    X, y = iris
+    with pytest.raises(ValueError, match="could not convert string to float"):
+        ant.ANTClassifier(**SMALL).fit(np.array([["a", "b"]] * 20), y[:20])
+    with pytest.raises((TypeError, ValueError)):
+        ant.ANTClassifier(**SMALL).fit(np.array([[{}, None]] * 20, dtype=object), y[:20])
+    with pytest.raises(ValueError, match="Complex data not supported"):
+        ant.ANTClassifier(**SMALL).fit(X.astype(complex), y)
+
+
+@pytest.mark.parametrize("shape", [(150,), (150, 2, 2, 1, 1), (150, 0)])
+def test_wrong_ndim_or_empty_samples(iris, shape):
+    X, y = iris
+    with pytest.raises(ValueError):
+        ant.ANTClassifier(**SMALL).fit(np.zeros(shape), y)
+
+
+def test_nan_and_inf_are_refused(iris, fitted):
+    X, y = iris
+    for bad in (np.nan, np.inf, -np.inf):
+        Xb = X.copy()
+        Xb[3, 1] = bad
+        with pytest.raises(ValueError, match="NaN|infinity"):
+            ant.ANTClassifier(**SMALL).fit(Xb, y)
+        with pytest.raises(ValueError, match="NaN|infinity"):
+            fitted.predict(Xb)
+    with pytest.raises(ValueError, match="too large for float32"):
+        ant.ANTClassifier(**SMALL).fit(X * 1e300, y)
+    yb = y.astype(float)
+    yb[0] = np.nan
+    with pytest.raises(ValueError, match="NaN"):
+        ant.ANTRegressor(**SMALL).fit(X, yb)
+
+
+def test_images_with_nan_are_refused(digits):
+    X, y = digits
+    X = X.copy()
+    X[7, 2, 3] = np.nan
+    with pytest.raises(ValueError, match="NaN"):
+        ant.ANTClassifier(preset="mnist-c").fit(X, y)
+
+
+def test_lengths_must_agree(iris):
+    X, y = iris
+    with pytest.raises(ValueError, match="inconsistent numbers of samples"):
+        ant.ANTClassifier(**SMALL).fit(X, y[:-1])
+    with pytest.raises(ValueError, match="inconsistent numbers of samples"):
+        ant.ANTClassifier(preset="mnist-c").fit(np.zeros((20, 8, 8)), y[:19])
+
+
+def test_one_class_and_too_few_samples(iris):
+    X, y = iris
+    with pytest.raises(ValueError, match="only one class"):
+        ant.ANTClassifier(**SMALL).fit(X, np.zeros(150))
+    with pytest.raises(ValueError, match="at least 10 training samples, got 5 samples"):
+        ant.ANTRegressor(**SMALL).fit(X[:5], y[:5].astype(float))
+    with pytest.raises(ValueError, match="no validation samples"):
+        ant.ANTClassifier(**SMALL).fit(X[:10], np.arange(10))
+    with pytest.raises(ValueError, match="Unknown label type"):
+        ant.ANTClassifier(**SMALL).fit(X, X[:, 0])
+
+
+def test_wrong_features_at_prediction(fitted, iris):
+    X, _ = iris
+    with pytest.raises(ValueError, match="X has 3 features, but ANTClassifier is expecting 4"):
+        fitted.predict(X[:, :3])
+    with pytest.raises(ValueError, match="fitted on"):
+        fitted.predict(np.zeros((2, 2, 2)))
+
+
+@pytest.mark.parametrize(
+    "params, error, message",
+    [
+        (dict(preset="mnist-z"), ValueError, "preset must be one of sarcos, tabular"),
+        (dict(preset=3), TypeError, "preset must be a string"),
+        (dict(epochs_node=0), ValueError, "epochs_node must be at least 1"),
+        (dict(epochs_node=-1), ValueError, "epochs_node must be an integer from 0 to 18446744073709551615, got -1"),
+        (dict(seed=2**64), ValueError, "seed must be an integer from 0 to"),
+        (dict(baseline="mlp-1000"), ValueError, r"1 <= K <= 100"),
+        (dict(epochs_node=2.5), TypeError, "epochs_node must be an integer"),
+        (dict(lr=-1.0), ValueError, "lr must be a positive number"),
+        (dict(lr="fast"), TypeError, "lr must be a number"),
+        (dict(width=10**6), ValueError, "width must be at most 16384"),
+        (dict(baseline="mlp-x"), ValueError, "baseline"),
+        (dict(device="gpu"), ValueError, "`gpu` is not a device"),
+        (dict(device="cuda:0"), ValueError, "this build of the Python package has no LibTorch"),
+        (dict(preset="mnist-c"), ValueError, "preset mnist-c needs images, the data has flat rows"),
+    ],
+)
+def test_bad_parameters(iris, params, error, message):
+    X, y = iris
+    with pytest.raises(error, match=message):
+        ant.ANTClassifier(**{**SMALL, **params}).fit(X, y)
+
+
+def test_rows_for_an_image_preset_and_images_for_rows(digits):
+    X, y = digits
+    with pytest.raises(ValueError, match="preset tabular needs flat rows, the data has images"):
+        ant.ANTClassifier(**SMALL).fit(X, y)
+
+
+def test_a_directory_that_is_not_a_model(tmp_path):
+    with pytest.raises(FileNotFoundError, match="tree.json"):
+        ant.load(tmp_path)
+    with pytest.raises(FileNotFoundError):
+        ant.load(tmp_path / "missing")
+    (tmp_path / "tree.json").write_text("{not json")
+    with pytest.raises(OSError, match="tree.json: not a model file"):
+        ant.load(tmp_path)
+    (tmp_path / "tree.json").write_text('{"format": "ant-model-1"}')
+    with pytest.raises(OSError, match="tree.json"):
+        ant.load(tmp_path)
+
+
+def test_damaged_weights(fitted, tmp_path):
+    fitted.save(tmp_path)
+    weights = next(tmp_path.glob("model-*.safetensors"))
+    weights.write_bytes(weights.read_bytes()[:100])
+    with pytest.raises(OSError, match="does not belong with"):
+        ant.load(tmp_path)
+
+
+def test_unfitted_estimators_say_so(iris):
+    from sklearn.exceptions import NotFittedError
+
+    with pytest.raises(NotFittedError):
+        ant.ANTClassifier().predict(iris[0])
+    with pytest.raises(NotFittedError):
+        ant.ANTRegressor().save("/nonexistent")

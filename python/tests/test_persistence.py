@@ -1,0 +1,182 @@
+"""Model directories shared with the CLI (both ways), pickling, and the same tree from
+Python and from `ant train` on the same data and seed."""
+
+import json
+import pickle
+
+import joblib
+import numpy as np
+import pytest
+from sklearn.base import clone
+from conftest import REPO, SMALL, run_cli, same_bits, write_table
+
+import ant
+
+
+@pytest.fixture(scope="module")
+def fitted(iris):
+    X, y = iris
+    return ant.ANTClassifier(**SMALL).fit(X, y)
+
+
+def test_save_then_load_predicts_the_same(fitted, iris, tmp_path):
+    X, _ = iris
+    fitted.save(tmp_path / "m")
+    back = ant.load(tmp_path / "m")
+    assert isinstance(back, ant.ANTClassifier)
+    assert same_bits(back.predict_proba(X), fitted.predict_proba(X))
+    assert np.array_equal(back.apply(X), fitted.apply(X))
+    assert list(back.classes_) == list(fitted.classes_)
+    assert back.decisions_ == fitted.decisions_
+    # The parameters it was trained with (the preset's choices made explicit) train it again.
+    assert back.get_params() == dict(fitted.get_params(), augment="none")
+    again = clone(back).fit(*iris)
+    assert same_bits(again.predict_proba(X), fitted.predict_proba(X))
+
+
+def test_regressor_save_then_load(tmp_path):
+    rng = np.random.RandomState(1)
+    X = rng.normal(size=(200, 4))
+    y = X[:, 0] - 2 * X[:, 1]
+    reg = ant.ANTRegressor(**SMALL).fit(X, y)
+    reg.save(tmp_path)
+    back = ant.load(tmp_path)
+    assert isinstance(back, ant.ANTRegressor)
+    assert same_bits(back.predict(X), reg.predict(X))
+
+
+@pytest.mark.parametrize("dump, load", [(pickle.dumps, pickle.loads), (None, None)])
+def test_pickle_and_joblib(fitted, iris, tmp_path, dump, load):
+    X, _ = iris
+    if dump is None:
+        joblib.dump(fitted, tmp_path / "m.joblib")
+        back = joblib.load(tmp_path / "m.joblib")
+    else:
+        back = load(dump(fitted))
+    assert same_bits(back.predict_proba(X), fitted.predict_proba(X))
+    assert back.decisions_ == fitted.decisions_ and back.n_params_ == fitted.n_params_
+    # The copy is a model of its own: fitting it again leaves the original as it was.
+    before = fitted.predict_proba(X)
+    back.set_params(seed=5).fit(*iris)
+    assert same_bits(fitted.predict_proba(X), before)
+
+
+def test_python_model_in_the_cli(fitted, iris, tmp_path):
+    """A model saved from Python is read by `ant eval` and `ant predict`."""
+    X, y = iris
+    fitted.save(tmp_path / "m")
+    table = write_table(tmp_path / "iris.csv", X, y)
+    report = json.loads(run_cli("eval", "--model", tmp_path / "m", "--data", table, "--json"))
+    wrong = int(np.sum(fitted.predict(X.astype(np.float32)) != y))
+    assert report["test_samples"] == 150
+    assert report["multi_path_error"] == pytest.approx(100 * wrong / 150)
+    assert report["params_total"] == fitted.n_params_
+    run_cli("predict", "--model", tmp_path / "m", "--input", table, "--output", tmp_path / "p.jsonl")
+    lines = [json.loads(line) for line in (tmp_path / "p.jsonl").read_text().splitlines()]
+    proba = np.array([line["probabilities"] for line in lines])
+    np.testing.assert_allclose(proba, fitted.predict_proba(X.astype(np.float32)), rtol=0, atol=1e-6)
+    assert [line["leaf"] for line in lines] == list(fitted.apply(X.astype(np.float32)))
+    # scikit-learn's own iris table (features, then the label) reads the same way.
+    run_cli("eval", "--model", tmp_path / "m", "--data", REPO / "data/small/iris.csv")
+
+
+def train_in_the_cli(out, table, test, seed, **params):
+    flags = [f"--{k.replace('_', '-')}={v}" for k, v in params.items()]
+    run_cli(
+        "train",
+        "--preset",
+        "tabular",
+        "--data",
+        table,
+        "--test-data",
+        test,
+        "--target",
+        "label",
+        "--task",
+        "classification",
+        "--seed",
+        seed,
+        "--out",
+        out,
+        *flags,
+    )
+
+
+def test_cli_model_in_python_and_the_same_tree_from_both(tmp_path):
+    """`ant train` and `ANTClassifier.fit` on the same rows and seed grow the same tree
+    and give the same scores; the CLI's model loads in Python and predicts the same."""
+    from sklearn.datasets import load_wine
+
+    X, y = load_wine(return_X_y=True)
+    rng = np.random.RandomState(0)
+    order = rng.permutation(len(y))
+    train, test = order[:140], order[140:]
+    X32 = X.astype(np.float32)
+    table = write_table(tmp_path / "train.csv", X32[train], y[train])
+    test_table = write_table(tmp_path / "test.csv", X32[test], y[test])
+    params = dict(SMALL, max_depth=2)
+    train_in_the_cli(tmp_path / "cli", table, test_table, 7, **params)
+    ours = ant.ANTClassifier(**params, seed=7).fit(X32[train], y[train])
+    cli = ant.load(tmp_path / "cli")
+    assert cli.decisions_ == ours.decisions_
+    assert cli.tree_summary_ == ours.tree_summary_
+    assert same_bits(cli.predict_proba(X32), ours.predict_proba(X32))
+    report = json.loads((tmp_path / "cli" / "report.json").read_text())
+    wrong = int(np.sum(ours.predict(X32[test]) != y[test]))
+    assert report["multi_path_error"] == pytest.approx(100 * wrong / len(test))
+    assert report["valid_nll"] == ours.valid_nll_
+
+
+def test_an_ensemble_member_is_the_same_from_the_cli_and_python(tmp_path):
+    (Xtr, Xte), (ytr, yte) = load_wine_split()
+    table = write_table(tmp_path / "train.csv", Xtr, ytr)
+    test_table = write_table(tmp_path / "test.csv", Xte, yte)
+    run_cli(
+        "train",
+        "--preset",
+        "tabular",
+        "--data",
+        table,
+        "--test-data",
+        test_table,
+        "--target",
+        "label",
+        "--task",
+        "classification",
+        "--seed",
+        4,
+        "--ensemble",
+        2,
+        "--member",
+        1,
+        "--out",
+        tmp_path / "ens",
+        *[f"--{k.replace('_', '-')}={v}" for k, v in SMALL.items()],
+    )
+    cli = ant.load(tmp_path / "ens" / "member-1")
+    ours = ant.fit_member(ant.ANTClassifier(**SMALL, seed=4), Xtr, ytr, 1, 2)
+    assert cli.decisions_ == ours.decisions_
+    assert same_bits(cli.predict_proba(Xte), ours.predict_proba(Xte))
+
+
+def load_wine_split():
+    from sklearn.datasets import load_wine
+
+    X, y = load_wine(return_X_y=True)
+    order = np.random.RandomState(0).permutation(len(y))
+    X = X.astype(np.float32)
+    return (X[order[:140]], X[order[140:]]), (y[order[:140]], y[order[140:]])
+
+
+def test_ensembles_cross_between_python_and_the_cli(iris, tmp_path):
+    X, y = iris
+    ens = ant.ANTEnsembleClassifier(ant.ANTClassifier(**SMALL, seed=3), n_members=2).fit(X, y)
+    ens.save(tmp_path / "ens")
+    table = write_table(tmp_path / "iris.csv", X, y)
+    report = json.loads(run_cli("eval", "--model", tmp_path / "ens", "--data", table, "--json"))
+    assert report["ensemble_size"] == 2
+    wrong = int(np.sum(ens.predict(X.astype(np.float32)) != y))
+    assert report["multi_path_error"] == pytest.approx(100 * wrong / 150)
+    back = ant.load(tmp_path / "ens")
+    assert isinstance(back, ant.ANTEnsembleClassifier) and back.estimator.seed == 3
+    assert same_bits(back.predict_proba(X), ens.predict_proba(X))
