@@ -11,31 +11,8 @@
 mod common;
 
 use ant::observe::Silent;
-use ant::{Ablation, Ant, AntParams, ComputeDevice, Dataset, Inference, Preset};
+use ant::{Ablation, Ant, ComputeDevice, Dataset, Inference};
 use common::*;
-
-/// Four quadrants, labelled so that one linear solver cannot separate them but a router
-/// at x = 0 and two linear solvers can.
-fn quadrants() -> Dataset {
-    classification(uniform(600, 2, 11), 2, 3, |p| {
-        match (p[0] > 0.0, p[1] > 0.0) {
-            (true, true) => 0,
-            (false, false) => 1,
-            _ => 2,
-        }
-    })
-}
-
-fn small_params() -> AntParams {
-    AntParams::new(Preset::Tabular)
-        .with_width(16)
-        .with_epochs_node(12)
-        .with_patience(4)
-        .with_refine_epochs(Some(6))
-        .with_max_depth(2)
-        .with_batch_size(64)
-        .with_seed(5)
-}
 
 fn fit_on(device: ComputeDevice, data: &Dataset) -> Ant {
     let dev = device.burn().expect("device usable in this build");

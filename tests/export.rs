@@ -5,7 +5,7 @@
 use std::collections::HashSet;
 
 use ant::observe::Silent;
-use ant::{Ablation, Ant, AntParams, Preset};
+use ant::{Ablation, Ant};
 use onnx_protobuf::{Message, ModelProto};
 
 mod common;
@@ -13,22 +13,8 @@ use common::*;
 
 /// A tabular classifier with routers (no transformers: only splits can help), saved.
 fn split_model() -> tempfile::TempDir {
-    let data = classification(uniform(600, 2, 11), 2, 3, |p| {
-        match (p[0] > 0.0, p[1] > 0.0) {
-            (true, true) => 0,
-            (false, false) => 1,
-            _ => 2,
-        }
-    });
-    let params = AntParams::new(Preset::Tabular)
-        .with_width(16)
-        .with_epochs_node(12)
-        .with_patience(4)
-        .with_refine_epochs(Some(6))
-        .with_max_depth(2)
-        .with_batch_size(64)
-        .with_ablation(Ablation::NoTransformer)
-        .with_seed(5);
+    let data = quadrants();
+    let params = small_params().with_ablation(Ablation::NoTransformer);
     let dev = ant::default_device();
     let model = Ant::fit(params, &data, &dev, &mut Silent).expect("fits");
     assert!(

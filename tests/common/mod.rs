@@ -4,6 +4,7 @@
 use ant::data::{Dataset, Targets};
 use ant::loss::Target;
 use ant::modules::Repr;
+use ant::{AntParams, Preset};
 use burn::prelude::*;
 use rand::{Rng, SeedableRng};
 use rand_chacha::ChaCha8Rng;
@@ -89,4 +90,27 @@ pub fn assert_clean_error(o: &std::process::Output, needles: &[&str]) {
     for n in needles {
         assert!(errors[0].contains(n), "error should mention {n:?}: {e}");
     }
+}
+
+/// Four quadrants, labelled so that one linear solver cannot separate them but a router
+/// at x = 0 and two linear solvers can.
+pub fn quadrants() -> Dataset {
+    classification(uniform(600, 2, 11), 2, 3, |p| {
+        match (p[0] > 0.0, p[1] > 0.0) {
+            (true, true) => 0,
+            (false, false) => 1,
+            _ => 2,
+        }
+    })
+}
+
+pub fn small_params() -> AntParams {
+    AntParams::new(Preset::Tabular)
+        .with_width(16)
+        .with_epochs_node(12)
+        .with_patience(4)
+        .with_refine_epochs(Some(6))
+        .with_max_depth(2)
+        .with_batch_size(64)
+        .with_seed(5)
 }
