@@ -10,8 +10,10 @@
 #       bash scripts/fig4.sh runs/fig4-cifar
 #
 # Env: DATA (default data/mnist), PRESET (mnist-c), SIZES (50 250 500 2500 5000 25000
-# 60000), MODELS (ant cnn linear), SEED (0), ANT_BIN (target/release/ant), EXTRA (more
-# `ant train` flags, e.g. --device torch), PYTHON (with matplotlib, for the picture).
+# 60000), MODELS (ant cnn linear), CNN_DEPTH (2: the CNN's transformers; mnist-c's two
+# give a 5x10x10 map and 5,770 parameters, the size of the trees grown on a few thousand
+# images), SEED (0), ANT_BIN (target/release/ant), EXTRA (more `ant train` flags, e.g.
+# --device torch), PYTHON (with matplotlib, for the picture).
 set -euo pipefail
 repo="$(cd "$(dirname "$0")/.." && pwd)"
 out="${1:-runs/fig4}"
@@ -30,6 +32,7 @@ for n in $sizes; do
         dir="$out/$model-$n"
         baseline=()
         [ "$model" = ant ] || baseline=(--baseline "$model")
+        [ "$model" = cnn ] && baseline+=(--max-depth "${CNN_DEPTH:-2}")
         # shellcheck disable=SC2086
         "$ant" train --preset "$preset" --data "$data" --train-limit "$n" --seed "$seed" \
             --out "$dir" --force "${baseline[@]}" ${EXTRA:-} >"$dir.log" 2>&1 \

@@ -6,29 +6,13 @@ use std::process::Output;
 use std::sync::OnceLock;
 
 mod common;
-use common::ant;
+use common::{ant, assert_clean_error, s};
 
 fn repo(p: &str) -> String {
     Path::new(env!("CARGO_MANIFEST_DIR"))
         .join(p)
         .display()
         .to_string()
-}
-
-/// Exit code 2, one `error:` line mentioning every needle, no panic.
-fn assert_clean_error(o: &Output, needles: &[&str]) {
-    let e = String::from_utf8_lossy(&o.stderr);
-    assert_eq!(o.status.code(), Some(2), "{e}");
-    assert!(!e.contains("panicked"), "{e}");
-    let errors: Vec<&str> = e.lines().filter(|l| l.starts_with("error")).collect();
-    assert_eq!(errors.len(), 1, "one error line expected: {e}");
-    for n in needles {
-        assert!(errors[0].contains(n), "error should mention {n:?}: {e}");
-    }
-}
-
-fn s(p: &Path) -> &str {
-    p.to_str().unwrap()
 }
 
 /// `train` on `data` with a quick schedule and extra flags.

@@ -1,0 +1,50 @@
+#!/usr/bin/env bash
+# Regenerates the rows of docs/RESULTS.md, each alone or all in turn (hours on 2 cores;
+# not part of CI). Every row's model and logs go to runs/results/ROW; the numbers are in
+# its report.json (one tree) or its `ant eval --json` output (ensembles).
+#
+#     bash scripts/results.sh ROW...        # e.g. sarcos-ensemble
+#     bash scripts/results.sh all
+#
+# Rows: mnist-c-full  mnist-c-full-paper  mnist-c-5k  sarcos  sarcos-ensemble
+#       mnist-c-5k-ensemble  fig4  side-by-side-sarcos  side-by-side-mnist5k
+set -euo pipefail
+cd "$(dirname "$0")/.."
+ant="${ANT_BIN:-target/release/ant}"
+root=runs/results
+mkdir -p "$root"
+
+train() { # row, ant train flags...
+    local row=$1; shift
+    "$ant" train "$@" --out "$root/$row" --force >"$root/$row.log" 2>&1
+    echo "$row: $(tail -1 "$root/$row.log")"
+}
+
+ensemble() { # row, data, ant train flags...
+    local row=$1 data=$2; shift 2
+    "$ant" train "$@" --data "$data" --ensemble 8 --out "$root/$row" --force >"$root/$row.log" 2>&1
+    "$ant" eval --model "$root/$row" --data "$data" --json >"$root/$row.json"
+    echo "$row: $root/$row.json"
+}
+
+row() {
+    case "$1" in
+        mnist-c-full) train "$1" --preset mnist-c --data data/mnist --refine-epochs 5 \
+            --router-balance 1 --router-confidence 0.2 ;;
+        mnist-c-full-paper) train "$1" --preset mnist-c --data data/mnist ;;
+        mnist-c-5k) for seed in 0 1 2; do
+                train "$1-seed$seed" --preset mnist-c --data data/mnist --train-limit 5000 --seed "$seed"
+            done ;;
+        sarcos) train "$1" --preset sarcos --data data/sarcos_inv_test.mat --test-fraction 0.2 ;;
+        sarcos-ensemble) ensemble "$1" data/sarcos_inv_test.mat --preset sarcos --test-fraction 0.2 ;;
+        mnist-c-5k-ensemble) ensemble "$1" data/mnist --preset mnist-c --train-limit 5000 ;;
+        fig4) bash scripts/fig4.sh "$root/fig4" ;;
+        side-by-side-sarcos) bash scripts/side-by-side.sh sarcos "$root/$1" ;;
+        side-by-side-mnist5k) bash scripts/side-by-side.sh mnist5k "$root/$1" ;;
+        all) for r in sarcos sarcos-ensemble mnist-c-5k mnist-c-5k-ensemble mnist-c-full \
+                mnist-c-full-paper fig4 side-by-side-sarcos side-by-side-mnist5k; do row "$r"; done ;;
+        *) echo "unknown row $1 (see the head of $0)" >&2; exit 2 ;;
+    esac
+}
+
+for r in "${@:?name a row, or all}"; do row "$r"; done
