@@ -8,6 +8,8 @@
 #
 # Rows: mnist-c-full  mnist-c-full-paper  mnist-c-5k  sarcos  sarcos-ensemble
 #       mnist-c-5k-ensemble  fig4  side-by-side-sarcos  side-by-side-mnist5k
+#       fidelity-5k  fidelity-full   (issue 12's controlled runs; ANT_DEVICE=torch for
+#       LibTorch, which the report's numbers used: source scripts/torch-env.sh first)
 set -euo pipefail
 cd "$(dirname "$0")/.."
 ant="${ANT_BIN:-target/release/ant}"
@@ -39,6 +41,22 @@ row() {
         sarcos-ensemble) ensemble "$1" data/sarcos_inv_test.mat --preset sarcos --test-fraction 0.2 ;;
         mnist-c-5k-ensemble) ensemble "$1" data/mnist --preset mnist-c --train-limit 5000 ;;
         fig4) bash scripts/fig4.sh "$root/fig4" ;;
+        # One setting changed at a time against the defaults (paper: mean subtraction,
+        # the best refinement epoch by validation NLL).
+        fidelity-5k) for arm in "mean-nll:" "mean-std-nll:--image-norm mean-std" \
+                "mean-metric:--select metric"; do
+                for seed in 0 1 2; do
+                    # shellcheck disable=SC2086 # the arm's flags are words
+                    train "$1-${arm%%:*}-seed$seed" --preset mnist-c --data data/mnist \
+                        --train-limit 5000 --seed "$seed" --device "${ANT_DEVICE:-cpu}" ${arm#*:}
+                done
+            done ;;
+        fidelity-full) for arm in "mean-nll:" "mean-std-nll:--image-norm mean-std" \
+                "mean-metric:--select metric"; do
+                # shellcheck disable=SC2086
+                train "$1-${arm%%:*}" --preset mnist-c --data data/mnist \
+                    --device "${ANT_DEVICE:-cpu}" ${arm#*:}
+            done ;;
         side-by-side-sarcos) bash scripts/side-by-side.sh sarcos "$root/$1" ;;
         side-by-side-mnist5k) bash scripts/side-by-side.sh mnist5k "$root/$1" ;;
         all) for r in sarcos sarcos-ensemble mnist-c-5k mnist-c-5k-ensemble mnist-c-full \

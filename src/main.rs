@@ -12,7 +12,7 @@ use ant::fetch::{FetchOptions, FetchProgress, Known, Step, fetch};
 use ant::model::{Inference, TestSplit};
 use ant::named::Named;
 use ant::observe::{Decision, EpochRecord, Fanout, Observer, Stage};
-use ant::params::RouterInit;
+use ant::params::{ImageNorm, RouterInit, Select};
 use ant::persist::write_atomic;
 use ant::run::{DataSpec, Existing, Run, RunSpec};
 use ant::{
@@ -181,7 +181,7 @@ struct TrainArgs {
         "epochs_node", "patience", "refine_epochs", "max_depth", "width", "batch_size",
         "lr", "train_limit", "test_data", "test_fraction", "ablation", "augment",
         "router_init", "router_balance", "router_confidence", "init", "force",
-        "ensemble", "member", "baseline",
+        "ensemble", "member", "baseline", "image_norm", "select",
     ])]
     resume: Option<PathBuf>,
     /// Train an ensemble of N ANTs into --out (OUT/ensemble.json, OUT/member-K), each
@@ -274,6 +274,14 @@ struct TrainArgs {
     /// How split children start: from the parent's solver, or fresh.
     #[arg(long, value_parser = named::<Init>(), default_value_t = defaults().init)]
     init: Init,
+    /// How images are scaled: `mean` subtracts each channel's mean (the paper), `mean-std`
+    /// also divides by its standard deviation (the authors' code).
+    #[arg(long, value_parser = named::<ImageNorm>(), default_value_t = defaults().image_norm)]
+    image_norm: ImageNorm,
+    /// Which validation score keeps the best refinement epoch (and decides whether
+    /// refinement beat the grown tree): `nll`, or `metric` (error or MSE, ties by NLL).
+    #[arg(long, value_parser = named::<Select>(), default_value_t = defaults().select)]
+    select: Select,
 }
 
 #[derive(clap::Args)]
@@ -414,6 +422,8 @@ fn run_spec(a: TrainArgs) -> Result<(PathBuf, RunSpec)> {
         .with_router_init(a.router_init)
         .with_router_balance(a.router_balance)
         .with_router_confidence(a.router_confidence)
+        .with_image_norm(a.image_norm)
+        .with_select(a.select)
         .with_augment(a.augment)
         .with_refine_epochs(a.refine_epochs)
         .with_baseline(a.baseline);

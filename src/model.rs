@@ -504,7 +504,7 @@ impl Ant {
         let input = check_training_data(&cfg, data)?;
         let task = task_of(data);
         let (provenance, train, valid) = validation_rows(&cfg, data, observer);
-        let norm = Normalisation::fit(&train, input);
+        let norm = Normalisation::fit(&train, input, cfg.image_norm);
         let metric = MetricCtx {
             task,
             y_std: norm.y_std.clone(),

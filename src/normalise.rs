@@ -1,6 +1,6 @@
 //! Input and target scaling, learned on the training split and stored in the model:
-//! images are mean-subtracted per channel (the paper), flat features and regression
-//! targets standardised per column.
+//! images are mean-subtracted per channel (the paper) or also divided by the standard
+//! deviation ([`ImageNorm`]), flat features and regression targets standardised per column.
 
 use burn::prelude::*;
 use serde::{Deserialize, Serialize};
@@ -11,13 +11,31 @@ use crate::modules::Repr;
 use crate::spec::Shape;
 use crate::train::DeviceSet;
 
+/// How training images are scaled.
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "kebab-case")]
+pub enum ImageNorm {
+    /// Subtract each channel's mean (the paper: MNIST "preprocessed by subtracting the
+    /// mean").
+    #[default]
+    Mean,
+    /// Subtract each channel's mean and divide by its standard deviation (the authors'
+    /// code and the PyTorch peer: MNIST pixels then span about 3x the range).
+    MeanStd,
+}
+
+crate::named::named!(ImageNorm {
+    Mean => "mean",
+    MeanStd => "mean-std",
+});
+
 /// Input and target scaling learned from the training split.
 #[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
 pub struct Normalisation {
     /// Subtracted from inputs: per channel (images) or per feature.
     pub x_mean: Vec<f32>,
-    /// Inputs are divided by this: 1 for images (mean subtraction, as the paper), the
-    /// per-feature standard deviation for flat data.
+    /// Inputs are divided by this: for images 1 ([`ImageNorm::Mean`]) or the channel's
+    /// standard deviation, for flat data the feature's.
     pub x_std: Vec<f32>,
     /// Regression targets are standardised with these (empty for classification).
     pub y_mean: Vec<f32>,
@@ -25,22 +43,33 @@ pub struct Normalisation {
 }
 
 impl Normalisation {
-    /// Statistics of `data` for inputs of shape `shape`.
-    pub fn fit(data: &Dataset, shape: Shape) -> Normalisation {
+    /// Statistics of `data` for inputs of shape `shape`, images scaled as `images` says.
+    pub fn fit(data: &Dataset, shape: Shape, images: ImageNorm) -> Normalisation {
         let n = data.len().max(1);
         let (x_mean, x_std) = match shape {
             Shape::Image { c, h, w } => {
                 let hw = h * w;
-                let mut m = vec![0f64; c];
+                let (mut sum, mut sq) = (vec![0f64; c], vec![0f64; c]);
                 for s in data.x.chunks(c * hw) {
                     for (ch, plane) in s.chunks(hw).enumerate() {
-                        m[ch] += plane.iter().map(|&v| v as f64).sum::<f64>();
+                        for &v in plane {
+                            sum[ch] += v as f64;
+                            sq[ch] += (v as f64) * (v as f64);
+                        }
                     }
                 }
-                (
-                    m.iter().map(|v| (v / (n * hw) as f64) as f32).collect(),
-                    vec![1.0; c],
-                )
+                let count = (n * hw) as f64;
+                let mean: Vec<f64> = sum.iter().map(|s| s / count).collect();
+                let std = match images {
+                    ImageNorm::Mean => vec![1.0; c],
+                    ImageNorm::MeanStd => (0..c)
+                        .map(|ch| {
+                            let var = (sq[ch] / count - mean[ch] * mean[ch]).max(0.0);
+                            if var.sqrt() > 1e-8 { var.sqrt() as f32 } else { 1.0 }
+                        })
+                        .collect(),
+                };
+                (mean.iter().map(|&m| m as f32).collect(), std)
             }
             Shape::Flat { d } => column_stats(&data.x, d),
         };
@@ -132,4 +161,60 @@ pub fn to_device(data: &Dataset, norm: &Normalisation, input: Shape, device: &De
         }
     };
     DeviceSet::new(x, y, n)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    /// Per channel (mean, standard deviation) of images normalised by `norm`.
+    fn channel_stats(x: &[f32], c: usize, hw: usize) -> Vec<(f64, f64)> {
+        (0..c)
+            .map(|ch| {
+                let v: Vec<f64> = x
+                    .chunks(c * hw)
+                    .flat_map(|s| &s[ch * hw..(ch + 1) * hw])
+                    .map(|&v| v as f64)
+                    .collect();
+                let m = v.iter().sum::<f64>() / v.len() as f64;
+                let var = v.iter().map(|x| (x - m).powi(2)).sum::<f64>() / v.len() as f64;
+                (m, var.sqrt())
+            })
+            .collect()
+    }
+
+    #[test]
+    fn images_are_centred_and_scaled_as_asked() {
+        // Two channels with different offsets and spreads, 4 images of 3x3.
+        let (c, h, w, n) = (2, 3, 3, 4);
+        let x: Vec<f32> = (0..n * c * h * w)
+            .map(|i| {
+                let ch = (i / (h * w)) % c;
+                let v = ((i * 7919) % 13) as f32 / 13.0;
+                if ch == 0 { 0.1 + 0.3 * v } else { 5.0 + 4.0 * v }
+            })
+            .collect();
+        let data = Dataset {
+            x,
+            sample_shape: vec![c, h, w],
+            targets: Targets::Classes {
+                labels: vec![0, 1, 0, 1],
+                n_classes: 2,
+            },
+        };
+        let shape = Shape::Image { c, h, w };
+        let raw = channel_stats(&data.x, c, h * w);
+        let mean = Normalisation::fit(&data, shape, ImageNorm::Mean);
+        for ((m, s), (_, s0)) in channel_stats(&mean.apply_x(&data.x, shape), c, h * w)
+            .into_iter()
+            .zip(&raw)
+        {
+            assert!(m.abs() < 1e-5, "centred: {m}");
+            assert!((s - s0).abs() < 1e-5, "spread kept: {s} vs {s0}");
+        }
+        let std = Normalisation::fit(&data, shape, ImageNorm::MeanStd);
+        for (m, s) in channel_stats(&std.apply_x(&data.x, shape), c, h * w) {
+            assert!(m.abs() < 1e-5 && (s - 1.0).abs() < 1e-4, "standardised: {m} {s}");
+        }
+    }
 }

@@ -8,8 +8,10 @@ use serde::{Deserialize, Serialize};
 use crate::baseline::Baseline;
 use crate::error::AntError;
 use crate::named::named;
+pub use crate::normalise::ImageNorm;
 use crate::preset::{Ablation, Preset};
 use crate::train::Augment;
+pub use crate::train::Select;
 
 /// How the two children of a split start.
 #[derive(Clone, Copy, Debug, Default, PartialEq, Eq, Serialize, Deserialize)]
@@ -86,6 +88,13 @@ pub struct TrainConfig {
     /// A fixed architecture trained instead of growing an ANT (`None`: an ANT).
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub(crate) baseline: Option<Baseline>,
+    /// How training images are scaled.
+    #[serde(default)]
+    pub(crate) image_norm: ImageNorm,
+    /// Which validation score picks the best refinement epoch (growth always decides on
+    /// the NLL).
+    #[serde(default)]
+    pub(crate) select: Select,
 }
 
 impl TrainConfig {
@@ -110,6 +119,8 @@ impl TrainConfig {
             router_balance: c.router_balance,
             router_confidence: c.router_confidence,
             baseline: c.baseline,
+            image_norm: c.image_norm,
+            select: c.select,
         }
     }
 
@@ -184,6 +195,14 @@ pub struct AntParams {
     /// Train this fixed architecture instead of growing an ANT: no growth, every module
     /// trained together for at most `refine_epochs` epochs, stopped by `patience`.
     pub baseline: Option<Baseline>,
+    /// How training images are scaled: the mean subtracted (the paper), or also divided
+    /// by the standard deviation.
+    #[config(default = "ImageNorm::Mean")]
+    pub image_norm: ImageNorm,
+    /// Which validation score picks the best refinement epoch, and whether refinement
+    /// beat the grown tree: NLL, or the error (ties broken by NLL).
+    #[config(default = "Select::Nll")]
+    pub select: Select,
 }
 
 impl AntParams {
@@ -251,6 +270,8 @@ impl AntParams {
             router_balance: c.router_balance,
             router_confidence: c.router_confidence,
             baseline: c.baseline,
+            image_norm: c.image_norm,
+            select: c.select,
         })
     }
 }

@@ -211,3 +211,54 @@ fn bad_input_gives_one_clear_error_and_exit_code_2() {
         "/no/model",
     );
 }
+
+/// `--image-norm mean-std` divides images by their standard deviation (MNIST's is about
+/// 0.308) and the default only subtracts the mean; both settings, and `--select`, are
+/// recorded in the model's config.
+#[test]
+fn image_scaling_and_selection_are_chosen_and_recorded() {
+    let dir = tempfile::tempdir().unwrap();
+    let tree = |name: &str, extra: &[&str]| -> serde_json::Value {
+        let out = dir.path().join(name);
+        let mut args = vec![
+            "train",
+            "--preset",
+            "mnist-c",
+            "--data",
+            "",
+            "--train-limit",
+            "300",
+            "--epochs-node",
+            "1",
+            "--refine-epochs",
+            "2",
+            "--max-depth",
+            "1",
+            "--out",
+            out.to_str().unwrap(),
+        ];
+        let data = repo("data/mnist");
+        args[4] = &data;
+        args.extend_from_slice(extra);
+        let o = ant(&args);
+        assert!(o.status.success(), "{}", stderr(&o));
+        let text = std::fs::read_to_string(out.join("tree.json")).unwrap();
+        serde_json::from_str(&text).unwrap()
+    };
+    let std_of = |t: &serde_json::Value| t["normalisation"]["x_std"][0].as_f64().unwrap();
+    let paper = tree("paper", &[]);
+    assert_eq!(std_of(&paper), 1.0);
+    assert_eq!(paper["config"]["image_norm"], "mean");
+    assert_eq!(paper["config"]["select"], "nll");
+    let scaled = tree(
+        "scaled",
+        &["--image-norm", "mean-std", "--select", "metric"],
+    );
+    assert!(
+        (std_of(&scaled) - 0.308).abs() < 0.02,
+        "{}",
+        std_of(&scaled)
+    );
+    assert_eq!(scaled["config"]["image_norm"], "mean-std");
+    assert_eq!(scaled["config"]["select"], "metric");
+}

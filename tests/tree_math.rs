@@ -393,6 +393,7 @@ fn router_penalties_make_a_split_partition_its_samples() {
             batch_size: 64,
             lr_step: None,
             seed: 1,
+            select: Default::default(),
         };
         let f = fit(split, &obj, &opts, &mut Silent, None).unwrap();
         let p = to_vec(burn::tensor::activation::sigmoid(

@@ -73,6 +73,8 @@ class _ANTBase(BaseEstimator):
         router_init=DEFAULTS["router_init"],
         augment=DEFAULTS["augment"],
         baseline=DEFAULTS["baseline"],
+        image_norm=DEFAULTS["image_norm"],
+        select=DEFAULTS["select"],
         device="cpu",
         single_path=False,
     ):
@@ -92,6 +94,8 @@ class _ANTBase(BaseEstimator):
         self.router_init = router_init
         self.augment = augment
         self.baseline = baseline
+        self.image_norm = image_norm
+        self.select = select
         self.device = device
         self.single_path = single_path
 
@@ -245,7 +249,7 @@ class ANTClassifier(ClassifierMixin, _ANTBase):
     ``epochs_node``, ``patience``, ``refine_epochs`` (``None``: the preset's),
     ``max_depth``, ``batch_size``, ``lr``, ``seed``, ``init``, ``ablation``, ``width``,
     ``router_balance``, ``router_confidence``, ``router_init``, ``augment``,
-    ``baseline``, and ``device`` (``cpu``; ``torch`` / ``cuda:N`` in a build with
+    ``baseline``, ``image_norm``, ``select``, and ``device`` (``cpu``; ``torch`` / ``cuda:N`` in a build with
     LibTorch). ``single_path=True`` predicts with each sample's most likely leaf alone
     instead of the mixture of all leaves.
 

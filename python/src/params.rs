@@ -2,7 +2,7 @@
 //! options (`epochs_node` for `--epochs-node`), read into [`AntParams`]; and the
 //! defaults, read from [`AntParams`] so that Python does not keep a copy of them.
 
-use ant::params::RouterInit;
+use ant::params::{ImageNorm, RouterInit, Select};
 use ant::{Ablation, AntParams, Augment, Baseline, Init, Named, Preset};
 use pyo3::exceptions::{PyTypeError, PyValueError};
 use pyo3::prelude::*;
@@ -26,6 +26,8 @@ const KEYS: &[&str] = &[
     "router_init",
     "augment",
     "baseline",
+    "image_norm",
+    "select",
 ];
 
 /// `AntParams` from a dict of the keys in [`KEYS`]; a missing key or `None` leaves the
@@ -56,6 +58,8 @@ pub fn params_from(d: &Bound<'_, PyDict>) -> PyResult<AntParams> {
     set(&mut p.router_init, named::<RouterInit>(d, "router_init")?);
     p.augment = named::<Augment>(d, "augment")?;
     p.baseline = baseline(d)?;
+    set(&mut p.image_norm, named::<ImageNorm>(d, "image_norm")?);
+    set(&mut p.select, named::<Select>(d, "select")?);
     Ok(p)
 }
 
@@ -79,6 +83,8 @@ pub fn defaults<'py>(py: Python<'py>) -> PyResult<Bound<'py, PyDict>> {
     d.set_item("router_init", p.router_init.name())?;
     d.set_item("augment", p.augment.map(|a| a.name()))?;
     d.set_item("baseline", p.baseline.map(|b| b.to_string()))?;
+    d.set_item("image_norm", p.image_norm.name())?;
+    d.set_item("select", p.select.name())?;
     Ok(d)
 }
 
@@ -90,6 +96,8 @@ pub fn choices<'py>(py: Python<'py>) -> PyResult<Bound<'py, PyDict>> {
     d.set_item("ablation", Ablation::names())?;
     d.set_item("router_init", RouterInit::names())?;
     d.set_item("augment", Augment::names())?;
+    d.set_item("image_norm", ImageNorm::names())?;
+    d.set_item("select", Select::names())?;
     d.set_item("baseline", ["linear", "mlp-K", "cnn"])?;
     d.set_item("device", ant::ComputeDevice::NAMES)?;
     Ok(d)

@@ -11,7 +11,7 @@ use rand::seq::SliceRandom;
 use rand_chacha::ChaCha8Rng;
 
 use super::checkpoint::{Checkpoints, Start};
-use super::state::{Fitted, LoopState};
+use super::state::{Fitted, LoopState, Select};
 use crate::error::{AntError, Result};
 use crate::observe::{EpochRecord, Observer, Stage};
 
@@ -41,6 +41,8 @@ pub struct FitOptions {
     /// Divide the learning rate by 10 at every multiple of this many epochs.
     pub lr_step: Option<usize>,
     pub seed: u64,
+    /// Which validation score picks the best epoch.
+    pub select: Select,
 }
 
 /// Train `model` on `obj`. With `ckpt`, the state is saved after every epoch and an
@@ -122,7 +124,7 @@ fn run_epoch<M: Module>(
     }
     let train_loss = loss_sum / seen.max(1) as f64;
     let (valid_loss, valid_metric) = obj.validate(&state.model.valid());
-    state.scored(valid_loss, valid_metric);
+    state.scored(valid_loss, valid_metric, opts.select);
     Ok(EpochRecord {
         phase: opts.stage.phase(),
         node: opts.stage.node(),

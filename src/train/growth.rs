@@ -15,7 +15,7 @@ use super::eval::MetricCtx;
 use super::fit::{FitOptions, Objective, fit};
 use crate::device::seed_draws;
 use super::seed::{INIT_DEEPEN, INIT_ROOT, INIT_SPLIT, shuffle_stream, sub_seed};
-use super::state::Fitted;
+use super::state::{Fitted, Select};
 use crate::error::Result;
 use crate::modules::Block;
 use crate::modules::router::RouterReg;
@@ -62,6 +62,8 @@ impl Ctx<'_> {
             batch_size: self.cfg.batch_size,
             lr_step: None,
             seed: sub_seed(self.cfg.seed, node, shuffle_stream(kind)),
+            // Growth decides on the loss it trains (the paper's "validation loss").
+            select: Select::Nll,
         }
     }
 

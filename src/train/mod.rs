@@ -23,4 +23,4 @@ pub use fit::{FitOptions, Objective, fit};
 pub use growth::{EVAL_CHUNK, Grown, GrowthData, grow, grow_from, train_root};
 pub use refine::{refine, train_fixed};
 pub(crate) use seed::member_seed;
-pub use state::{Fitted, LoopState, adam};
+pub use state::{Fitted, LoopState, Select, adam};

@@ -15,7 +15,7 @@ const LR_STEP: usize = 50;
 
 /// Refinement: all parameters together for `cfg.refine_epochs` epochs, the learning
 /// rate divided by 10 at every multiple of 50. Returns the better of the grown tree and
-/// the best refined epoch (by validation NLL), with its scores.
+/// the best refined epoch (by validation NLL or error, `cfg.select`), with its scores.
 pub fn refine(
     cfg: &TrainConfig,
     grown: Grown,
@@ -64,6 +64,7 @@ fn options(cfg: &TrainConfig, patience: Option<usize>) -> FitOptions {
         batch_size: cfg.batch_size,
         lr_step: Some(LR_STEP),
         seed: sub_seed(cfg.seed, usize::MAX >> 8, REFINE_SHUFFLE),
+        select: cfg.select,
     }
 }
 

@@ -3,6 +3,24 @@
 
 use burn::module::Module;
 use burn::optim::{AdamConfig, ModuleOptimizer};
+use serde::{Deserialize, Serialize};
+
+/// Which validation score picks the best epoch of a loop.
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "kebab-case")]
+pub enum Select {
+    /// The lowest validation NLL (the loss that is trained).
+    #[default]
+    Nll,
+    /// The lowest validation error (classification; MSE for regression), ties broken
+    /// by NLL: the paper picks its model "based on the validation accuracy".
+    Metric,
+}
+
+crate::named::named!(Select {
+    Nll => "nll",
+    Metric => "metric",
+});
 
 /// Adam with PyTorch's epsilon (burn's default is 1e-5).
 pub fn adam() -> AdamConfig {
@@ -48,10 +66,11 @@ impl<M: Module> LoopState<M> {
         }
     }
 
-    /// Count an epoch that scored (`nll`, `metric`) on validation.
-    pub fn scored(&mut self, nll: f64, metric: f64) {
+    /// Count an epoch that scored (`nll`, `metric`) on validation; `select` says which
+    /// score decides whether it is the best so far.
+    pub fn scored(&mut self, nll: f64, metric: f64, select: Select) {
         self.epoch += 1;
-        if nll < self.best_nll {
+        if is_better((self.best_nll, self.best_metric), (nll, metric), select) {
             self.best_nll = nll;
             self.best_metric = metric;
             self.best = Some(self.model.clone());
@@ -70,5 +89,52 @@ impl<M: Module> LoopState<M> {
             valid_metric: self.best_metric,
             epochs: self.epoch,
         }
+    }
+}
+
+/// Whether validation scores `now` (NLL, metric) beat `best` under `select`.
+fn is_better(best: (f64, f64), now: (f64, f64), select: Select) -> bool {
+    let ((best_nll, best_metric), (nll, metric)) = (best, now);
+    match select {
+        Select::Nll => nll < best_nll,
+        // Errors move in steps of one sample: ties go to the lower NLL. A start
+        // without a metric (NaN) is beaten by any finite epoch.
+        Select::Metric => {
+            metric < best_metric
+                || (metric == best_metric && nll < best_nll)
+                || (best_metric.is_nan() && nll.is_finite())
+        }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    /// The epochs' (NLL, error) on validation; the best under each rule.
+    fn best_epoch(scores: &[(f64, f64)], select: Select, start: Option<(f64, f64)>) -> usize {
+        let (mut best, mut best_at) = (start.unwrap_or((f64::INFINITY, f64::NAN)), 0);
+        for (e, &(nll, metric)) in scores.iter().enumerate() {
+            if is_better(best, (nll, metric), select) {
+                best = (nll, metric);
+                best_at = e + 1;
+            }
+        }
+        best_at
+    }
+
+    #[test]
+    fn nll_and_error_pick_different_epochs() {
+        // Epoch 2 has the lowest NLL, epoch 3 the lowest error, epoch 4 ties epoch 3's
+        // error with a lower NLL.
+        let scores = [(0.30, 0.05), (0.20, 0.04), (0.25, 0.03), (0.22, 0.03), (0.21, 0.06)];
+        assert_eq!(best_epoch(&scores, Select::Nll, None), 2);
+        assert_eq!(best_epoch(&scores, Select::Metric, None), 4);
+        // A start that no epoch beats keeps the start (0 = none).
+        assert_eq!(best_epoch(&scores, Select::Nll, Some((0.1, 0.5))), 0);
+        assert_eq!(best_epoch(&scores, Select::Metric, Some((0.9, 0.01))), 0);
+        // A start beaten on error but not on NLL: only `Metric` moves.
+        assert_eq!(best_epoch(&scores, Select::Nll, Some((0.15, 0.035))), 0);
+        assert_eq!(best_epoch(&scores, Select::Metric, Some((0.15, 0.035))), 4);
     }
 }
