@@ -39,7 +39,8 @@ row() {
             done ;;
         sarcos) train "$1" --preset sarcos --data data/sarcos_inv_test.mat --test-fraction 0.2 ;;
         sarcos-ensemble) ensemble "$1" data/sarcos_inv_test.mat --preset sarcos --test-fraction 0.2 ;;
-        mnist-c-5k-ensemble) ensemble "$1" data/mnist --preset mnist-c --train-limit 5000 ;;
+        mnist-c-5k-ensemble) ensemble "$1" data/mnist --preset mnist-c --train-limit 5000 \
+            --device "${ANT_DEVICE:-cpu}" ;;
         fig4) bash scripts/fig4.sh "$root/fig4" ;;
         # One setting changed at a time against the defaults (paper: mean subtraction,
         # the best refinement epoch by validation NLL).
