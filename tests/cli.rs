@@ -220,12 +220,13 @@ fn image_scaling_and_selection_are_chosen_and_recorded() {
     let dir = tempfile::tempdir().unwrap();
     let tree = |name: &str, extra: &[&str]| -> serde_json::Value {
         let out = dir.path().join(name);
+        let data = repo("data/mnist");
         let mut args = vec![
             "train",
             "--preset",
             "mnist-c",
             "--data",
-            "",
+            &data,
             "--train-limit",
             "300",
             "--epochs-node",
@@ -237,8 +238,6 @@ fn image_scaling_and_selection_are_chosen_and_recorded() {
             "--out",
             out.to_str().unwrap(),
         ];
-        let data = repo("data/mnist");
-        args[4] = &data;
         args.extend_from_slice(extra);
         let o = ant(&args);
         assert!(o.status.success(), "{}", stderr(&o));
