@@ -108,6 +108,25 @@ fn bench_tree(c: &mut Criterion, name: &str, topo: Topology, x: Repr, y: Target)
             dev.sync().expect("device sync");
         })
     });
+    // The same step without Adam: the difference is the optimiser's share (burn's Adam
+    // updates each parameter tensor with its own handful of ops).
+    let m = model.expect("model");
+    c.bench_function(
+        &format!("{name}, no optimiser [{}]", bench_device()),
+        |bench| {
+            bench.iter(|| {
+                let (leaves, _) = TreeView {
+                    topology: &topo,
+                    modules: &m,
+                }
+                .forward_leaves(x.clone(), None);
+                let loss = mixture_nll(&leaves, &y);
+                let grads = GradientsParams::from_grads(loss.backward(), &m);
+                std::hint::black_box(grads);
+                dev.sync().expect("device sync");
+            })
+        },
+    );
 }
 
 /// The device named by `ANT_DEVICE` (default cpu).

@@ -8,7 +8,7 @@
 #
 # Rows: mnist-c-full  mnist-c-full-paper  mnist-c-5k  sarcos  sarcos-ensemble
 #       mnist-c-5k-ensemble  fig4  side-by-side-sarcos  side-by-side-mnist5k
-#       fidelity-5k  fidelity-full   (issue 12's controlled runs; ANT_DEVICE=torch for
+#       fidelity-5k  fidelity-full  fidelity-valid-rows   (issue 12's controlled runs; ANT_DEVICE=torch for
 #       LibTorch, which the report's numbers used: source scripts/torch-env.sh first)
 set -euo pipefail
 cd "$(dirname "$0")/.."
@@ -58,6 +58,13 @@ row() {
                 train "$1-${arm%%:*}" --preset mnist-c --data data/mnist \
                     --device "${ANT_DEVICE:-cpu}" ${arm#*:}
             done ;;
+        fidelity-valid-rows) # the peer's validation rows: the last 10% of the training rows
+            for seed in 0 1 2; do
+                train "$1-5k-seed$seed" --preset mnist-c --data data/mnist --train-limit 5000 \
+                    --seed "$seed" --device "${ANT_DEVICE:-cpu}" --valid-rows last
+            done
+            train "$1-full-mean-std" --preset mnist-c --data data/mnist \
+                --device "${ANT_DEVICE:-cpu}" --image-norm mean-std --valid-rows last ;;
         side-by-side-sarcos) bash scripts/side-by-side.sh sarcos "$root/$1" ;;
         side-by-side-mnist5k) bash scripts/side-by-side.sh mnist5k "$root/$1" ;;
         all) for r in sarcos sarcos-ensemble mnist-c-5k mnist-c-5k-ensemble mnist-c-full \

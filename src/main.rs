@@ -12,7 +12,7 @@ use ant::fetch::{FetchOptions, FetchProgress, Known, Step, fetch};
 use ant::model::{Inference, TestSplit};
 use ant::named::Named;
 use ant::observe::{Decision, EpochRecord, Fanout, Observer, Stage};
-use ant::params::{ImageNorm, RouterInit, Select};
+use ant::params::{ImageNorm, RouterInit, Select, ValidRows};
 use ant::persist::write_atomic;
 use ant::run::{DataSpec, Existing, Run, RunSpec};
 use ant::{
@@ -181,7 +181,7 @@ struct TrainArgs {
         "epochs_node", "patience", "refine_epochs", "max_depth", "width", "batch_size",
         "lr", "train_limit", "test_data", "test_fraction", "ablation", "augment",
         "router_init", "router_balance", "router_confidence", "init", "force",
-        "ensemble", "member", "baseline", "image_norm", "select",
+        "ensemble", "member", "baseline", "image_norm", "select", "valid_rows",
     ])]
     resume: Option<PathBuf>,
     /// Train an ensemble of N ANTs into --out (OUT/ensemble.json, OUT/member-K), each
@@ -282,6 +282,10 @@ struct TrainArgs {
     /// refinement beat the grown tree): `nll`, or `metric` (error or MSE, ties by NLL).
     #[arg(long, value_parser = named::<Select>(), default_value_t = defaults().select)]
     select: Select,
+    /// Which training rows are held out for validation: `drawn` (seeded, stratified by
+    /// class for classification) or `last` (the last 10% of the rows as read).
+    #[arg(long, value_parser = named::<ValidRows>(), default_value_t = defaults().valid_rows)]
+    valid_rows: ValidRows,
 }
 
 #[derive(clap::Args)]
@@ -424,6 +428,7 @@ fn run_spec(a: TrainArgs) -> Result<(PathBuf, RunSpec)> {
         .with_router_confidence(a.router_confidence)
         .with_image_norm(a.image_norm)
         .with_select(a.select)
+        .with_valid_rows(a.valid_rows)
         .with_augment(a.augment)
         .with_refine_epochs(a.refine_epochs)
         .with_baseline(a.baseline);

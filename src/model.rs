@@ -108,14 +108,34 @@ pub enum ValidSplit {
     Shuffled { fraction: f64, seed: u64 },
 }
 
+/// Which training rows a run holds out for validation.
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "kebab-case")]
+pub enum ValidRows {
+    /// A seeded draw, stratified by class for classification.
+    #[default]
+    Drawn,
+    /// The last rows as they were read (the PyTorch peer's rule; on MNIST, whatever
+    /// order the file has).
+    Last,
+}
+
+crate::named::named!(ValidRows {
+    Drawn => "drawn",
+    Last => "last",
+});
+
 impl ValidSplit {
-    /// The rule training with `cfg` uses on `data`: seeded, stratified by class for
-    /// classification.
+    /// The rule training with `cfg` uses on `data`: by default seeded, stratified by
+    /// class for classification.
     pub fn for_training(cfg: &TrainConfig, data: &Dataset) -> ValidSplit {
         let (fraction, seed) = (cfg.valid_fraction, cfg.seed);
-        match data.targets {
-            Targets::Classes { .. } => ValidSplit::Stratified { fraction, seed },
-            Targets::Values { .. } => ValidSplit::Shuffled { fraction, seed },
+        match (cfg.valid_rows, &data.targets) {
+            (ValidRows::Last, _) => ValidSplit::Tail { fraction },
+            (ValidRows::Drawn, Targets::Classes { .. }) => {
+                ValidSplit::Stratified { fraction, seed }
+            }
+            (ValidRows::Drawn, Targets::Values { .. }) => ValidSplit::Shuffled { fraction, seed },
         }
     }
 
@@ -428,15 +448,16 @@ pub(crate) fn check_training_data(cfg: &TrainConfig, data: &Dataset) -> Result<S
 }
 
 /// Whether the validation rows [`ValidSplit::for_training`] takes from `data` are not
-/// none: a class of two samples gives one; regression holds out `round(fraction * n)`.
+/// none: a class of two samples gives one; regression and the last rows hold out
+/// `round(fraction * n)`.
 fn has_validation_rows(cfg: &TrainConfig, data: &Dataset) -> bool {
     match &data.targets {
-        Targets::Classes { labels, n_classes } => {
+        Targets::Classes { labels, n_classes } if cfg.valid_rows == ValidRows::Drawn => {
             let mut count = vec![0usize; *n_classes];
             labels.iter().for_each(|&l| count[l as usize] += 1);
             count.iter().any(|&m| m >= 2)
         }
-        Targets::Values { .. } => (cfg.valid_fraction * data.len() as f64).round() >= 1.0,
+        _ => (cfg.valid_fraction * data.len() as f64).round() >= 1.0,
     }
 }
 
@@ -1023,4 +1044,49 @@ fn to_f32(t: Tensor<2>) -> Vec<f32> {
         .convert::<f32>()
         .try_to_vec::<f32>()
         .expect("f32 data")
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::{AntParams, Preset};
+
+    /// Sample i is [i]; label i % 2.
+    fn rows(n: usize) -> Dataset {
+        let labels = (0..n).map(|i| (i % 2) as u32).collect();
+        let targets = Targets::Classes {
+            labels,
+            n_classes: 2,
+        };
+        Dataset::new((0..n).map(|i| i as f32).collect(), vec![1], targets).unwrap()
+    }
+
+    #[test]
+    fn validation_rows_are_drawn_or_the_last_ones_as_asked() {
+        let data = rows(40);
+        let firsts =
+            |d: &Dataset| -> Vec<usize> { (0..d.len()).map(|i| d.sample(i)[0] as usize).collect() };
+        let cfg = |v| {
+            AntParams::new(Preset::Tabular)
+                .with_valid_rows(v)
+                .check()
+                .unwrap()
+        };
+        let last = ValidSplit::for_training(&cfg(ValidRows::Last), &data);
+        assert_eq!(last, ValidSplit::Tail { fraction: 0.1 });
+        let (train, valid) = last.apply(&data);
+        assert_eq!(firsts(&valid), vec![36, 37, 38, 39]);
+        assert_eq!(train.len(), 36);
+        let drawn = ValidSplit::for_training(&cfg(ValidRows::Drawn), &data);
+        assert_eq!(
+            drawn,
+            ValidSplit::Stratified {
+                fraction: 0.1,
+                seed: 0
+            }
+        );
+        let (_, valid) = drawn.apply(&data);
+        assert_eq!(valid.len(), 4);
+        assert_ne!(firsts(&valid), vec![36, 37, 38, 39], "a draw, not the tail");
+    }
 }

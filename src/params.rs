@@ -7,6 +7,7 @@ use serde::{Deserialize, Serialize};
 
 use crate::baseline::Baseline;
 use crate::error::AntError;
+pub use crate::model::ValidRows;
 use crate::named::named;
 pub use crate::normalise::ImageNorm;
 use crate::preset::{Ablation, Preset};
@@ -95,6 +96,9 @@ pub struct TrainConfig {
     /// the NLL).
     #[serde(default)]
     pub(crate) select: Select,
+    /// Which training rows are held out for validation.
+    #[serde(default)]
+    pub(crate) valid_rows: ValidRows,
 }
 
 impl TrainConfig {
@@ -121,6 +125,7 @@ impl TrainConfig {
             baseline: c.baseline,
             image_norm: c.image_norm,
             select: c.select,
+            valid_rows: c.valid_rows,
         }
     }
 
@@ -203,6 +208,10 @@ pub struct AntParams {
     /// beat the grown tree: NLL, or the error (ties broken by NLL).
     #[config(default = "Select::Nll")]
     pub select: Select,
+    /// Which rows are held out for validation: a seeded draw (stratified by class for
+    /// classification), or the last `valid_fraction` of the rows as they were read.
+    #[config(default = "ValidRows::Drawn")]
+    pub valid_rows: ValidRows,
 }
 
 impl AntParams {
@@ -272,6 +281,7 @@ impl AntParams {
             baseline: c.baseline,
             image_norm: c.image_norm,
             select: c.select,
+            valid_rows: c.valid_rows,
         })
     }
 }

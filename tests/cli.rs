@@ -216,7 +216,7 @@ fn bad_input_gives_one_clear_error_and_exit_code_2() {
 /// 0.308) and the default only subtracts the mean; both settings, and `--select`, are
 /// recorded in the model's config.
 #[test]
-fn image_scaling_and_selection_are_chosen_and_recorded() {
+fn image_scaling_selection_and_validation_rows_are_chosen_and_recorded() {
     let dir = tempfile::tempdir().unwrap();
     let tree = |name: &str, extra: &[&str]| -> serde_json::Value {
         let out = dir.path().join(name);
@@ -249,9 +249,17 @@ fn image_scaling_and_selection_are_chosen_and_recorded() {
     assert_eq!(std_of(&paper), 1.0);
     assert_eq!(paper["config"]["image_norm"], "mean");
     assert_eq!(paper["config"]["select"], "nll");
+    assert_eq!(paper["provenance"]["valid_split"]["kind"], "stratified");
     let scaled = tree(
         "scaled",
-        &["--image-norm", "mean-std", "--select", "metric"],
+        &[
+            "--image-norm",
+            "mean-std",
+            "--select",
+            "metric",
+            "--valid-rows",
+            "last",
+        ],
     );
     assert!(
         (std_of(&scaled) - 0.308).abs() < 0.02,
@@ -260,4 +268,6 @@ fn image_scaling_and_selection_are_chosen_and_recorded() {
     );
     assert_eq!(scaled["config"]["image_norm"], "mean-std");
     assert_eq!(scaled["config"]["select"], "metric");
+    assert_eq!(scaled["config"]["valid_rows"], "last");
+    assert_eq!(scaled["provenance"]["valid_split"]["kind"], "tail");
 }

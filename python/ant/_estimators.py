@@ -75,6 +75,7 @@ class _ANTBase(BaseEstimator):
         baseline=DEFAULTS["baseline"],
         image_norm=DEFAULTS["image_norm"],
         select=DEFAULTS["select"],
+        valid_rows=DEFAULTS["valid_rows"],
         device="cpu",
         single_path=False,
     ):
@@ -96,6 +97,7 @@ class _ANTBase(BaseEstimator):
         self.baseline = baseline
         self.image_norm = image_norm
         self.select = select
+        self.valid_rows = valid_rows
         self.device = device
         self.single_path = single_path
 
@@ -249,7 +251,7 @@ class ANTClassifier(ClassifierMixin, _ANTBase):
     ``epochs_node``, ``patience``, ``refine_epochs`` (``None``: the preset's),
     ``max_depth``, ``batch_size``, ``lr``, ``seed``, ``init``, ``ablation``, ``width``,
     ``router_balance``, ``router_confidence``, ``router_init``, ``augment``,
-    ``baseline``, ``image_norm``, ``select``, and ``device`` (``cpu``; ``torch`` / ``cuda:N`` in a build with
+    ``baseline``, ``image_norm``, ``select``, ``valid_rows``, and ``device`` (``cpu``; ``torch`` / ``cuda:N`` in a build with
     LibTorch). ``single_path=True`` predicts with each sample's most likely leaf alone
     instead of the mixture of all leaves.
 

@@ -2,7 +2,7 @@
 //! options (`epochs_node` for `--epochs-node`), read into [`AntParams`]; and the
 //! defaults, read from [`AntParams`] so that Python does not keep a copy of them.
 
-use ant::params::{ImageNorm, RouterInit, Select};
+use ant::params::{ImageNorm, RouterInit, Select, ValidRows};
 use ant::{Ablation, AntParams, Augment, Baseline, Init, Named, Preset};
 use pyo3::exceptions::{PyTypeError, PyValueError};
 use pyo3::prelude::*;
@@ -28,6 +28,7 @@ const KEYS: &[&str] = &[
     "baseline",
     "image_norm",
     "select",
+    "valid_rows",
 ];
 
 /// `AntParams` from a dict of the keys in [`KEYS`]; a missing key or `None` leaves the
@@ -60,6 +61,7 @@ pub fn params_from(d: &Bound<'_, PyDict>) -> PyResult<AntParams> {
     p.baseline = baseline(d)?;
     set(&mut p.image_norm, named::<ImageNorm>(d, "image_norm")?);
     set(&mut p.select, named::<Select>(d, "select")?);
+    set(&mut p.valid_rows, named::<ValidRows>(d, "valid_rows")?);
     Ok(p)
 }
 
@@ -85,6 +87,7 @@ pub fn defaults<'py>(py: Python<'py>) -> PyResult<Bound<'py, PyDict>> {
     d.set_item("baseline", p.baseline.map(|b| b.to_string()))?;
     d.set_item("image_norm", p.image_norm.name())?;
     d.set_item("select", p.select.name())?;
+    d.set_item("valid_rows", p.valid_rows.name())?;
     Ok(d)
 }
 
@@ -98,6 +101,7 @@ pub fn choices<'py>(py: Python<'py>) -> PyResult<Bound<'py, PyDict>> {
     d.set_item("augment", Augment::names())?;
     d.set_item("image_norm", ImageNorm::names())?;
     d.set_item("select", Select::names())?;
+    d.set_item("valid_rows", ValidRows::names())?;
     d.set_item("baseline", ["linear", "mlp-K", "cnn"])?;
     d.set_item("device", ant::ComputeDevice::NAMES)?;
     Ok(d)

@@ -1,0 +1,81 @@
+#!/usr/bin/env bash
+# Issue 10's GPU checks on a machine with no network and no Rust toolchain, using
+# binaries built elsewhere against the same libtorch as that machine's PyTorch
+# (`scripts/gpu-stage.sh` builds and stages them).
+#
+#     bash scripts/gpu-prebuilt.sh TARBALL OUT_DIR [checks|mnist-a|peer-mnist-a]...
+#
+# TARBALL holds `ant`, `devices` (the device tests), `train_step` (the bench) and
+# `peer/` (../shared/peer); the binaries find libtorch through the machine's `python3`.
+# Each step writes its log to OUT_DIR and a line to OUT_DIR/summary.txt.
+set -uo pipefail
+cd "$(dirname "$0")/.."
+stage=/tmp/ant-stage; out="$2"
+[ -x "$stage/ant" ] || { mkdir -p "$stage" && xz -dc "$1" | tar xf - -C "$stage"; } || exit 1
+shift 2
+mkdir -p "$out"
+# The tests run `ant` from the path cargo built it at: put it there.
+bin="$(grep -ao '/[[:alnum:]/_.-]*/release/ant' "$stage/devices" | head -1)"
+[ -n "$bin" ] && [ ! -e "$bin" ] && mkdir -p "$(dirname "$bin")" && ln -s "$stage/ant" "$bin"
+lib="$(python3 -W ignore -c 'import os, torch; print(os.path.join(os.path.dirname(torch.__file__), "lib"))')"
+export LD_LIBRARY_PATH="$lib${LD_LIBRARY_PATH:+:$LD_LIBRARY_PATH}"
+say() { echo "== $*" | tee -a "$out/summary.txt"; }
+secs() { echo $(( $(date +%s) - $1 )); }
+# Each line prefixed with the seconds since $1.
+stamp() { while IFS= read -r l; do echo "$(( $(date +%s) - $1 ))s $l"; done; }
+
+checks() {
+    say "GPU: $(nvidia-smi -L | head -1); $(python3 -W ignore -c 'import torch; print("torch", torch.__version__)')"
+    ldd "$stage/ant" | grep "not found" | tee -a "$out/summary.txt"
+
+    say "device tests (cpu, torch, cuda)"
+    local t=$(date +%s)
+    ANT_TEST_CUDA=1 timeout 200 "$stage/devices" >"$out/devices.txt" 2>&1
+    echo "exit $? after $(secs $t) s" | tee -a "$out/summary.txt"
+    grep -E "^test |test result|panicked" "$out/devices.txt" | tee -a "$out/summary.txt"
+
+    say "train step, batch 512, ant on cuda (criterion, 10 samples)"
+    ANT_DEVICE=cuda timeout 120 "$stage/train_step" --bench --noplot --warm-up-time 2 \
+        --measurement-time 5 >"$out/bench-cuda.txt" 2>&1
+    grep -E "^W[12]|time:" "$out/bench-cuda.txt" | tee -a "$out/summary.txt"
+
+    say "train step, batch 512, PyTorch on cuda (../shared/peer/torch_step_bench.py)"
+    # The peer's CPU benchmark, unchanged, with every tensor and module made on the GPU;
+    # each timed step ends in loss.item(), which waits for the GPU.
+    timeout 120 python3 -W ignore -c "import runpy, sys, torch
+torch.set_default_device('cuda'); sys.argv = ['bench', 'all']
+runpy.run_path('$stage/peer/torch_step_bench.py', run_name='__main__')" \
+        >"$out/bench-pytorch-cuda.txt" 2>&1
+    tail -6 "$out/bench-pytorch-cuda.txt" | tee -a "$out/summary.txt"
+}
+
+# The paper's mnist-a schedule (growth, then 100 refinement epochs), cut at
+# ANT_GPU_SECONDS; the run directory comes back as a tarball either way.
+mnist_a() {
+    say "ant mnist-a, paper schedule, on cuda (cut at ${ANT_GPU_SECONDS:-330} s)"
+    local t=$(date +%s) run=/tmp/ant-mnist-a
+    timeout "${ANT_GPU_SECONDS:-330}" "$stage/ant" train --device cuda --preset mnist-a \
+        --data data/mnist --out "$run" 2>&1 | stamp "$t" >"$out/mnist-a.txt"
+    echo "exit ${PIPESTATUS[0]} after $(secs $t) s" | tee -a "$out/summary.txt"
+    tail -8 "$out/mnist-a.txt" | tee -a "$out/summary.txt"
+    tar czf "$out/mnist-a-run.tgz" -C /tmp ant-mnist-a 2>/dev/null
+}
+
+peer_mnist_a() {
+    say "peer mnist-a, paper schedule, on cuda (cut at ${ANT_PEER_SECONDS:-200} s)"
+    local t=$(date +%s)
+    PYTHONUNBUFFERED=1 timeout "${ANT_PEER_SECONDS:-200}" python3 -W ignore \
+        "$stage/peer/torch_ant/ant.py" --preset mnist-a --data data/mnist --device cuda \
+        --out /tmp/peer-mnist-a 2>&1 | stamp "$t" >"$out/peer-mnist-a.txt"
+    echo "exit ${PIPESTATUS[0]} after $(secs $t) s" | tee -a "$out/summary.txt"
+    tail -8 "$out/peer-mnist-a.txt" | tee -a "$out/summary.txt"
+}
+
+for step in "${@:-checks}"; do
+    case "$step" in
+        checks) checks ;;
+        mnist-a) mnist_a ;;
+        peer-mnist-a) peer_mnist_a ;;
+        *) echo "unknown step $step" >&2; exit 2 ;;
+    esac
+done
