@@ -256,7 +256,8 @@ class ANTClassifier(ClassifierMixin, _ANTBase):
     instead of the mixture of all leaves.
 
     ``X``: rows ``(n, d)`` or images ``(n, h, w)`` / ``(n, c, h, w)``, float32 or float64
-    (computed in float32). A seeded 10% of each class is held out for validation.
+    (computed in float32). A seeded 10% of each class is held out for validation
+    (``valid_rows="last"``: the last 10% of the rows).
     """
 
     def fit(self, X, y, callback=None):
