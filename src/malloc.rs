@@ -4,7 +4,7 @@
 //! activations, gradients) at every step. glibc serves each allocation above its mmap
 //! threshold with a fresh `mmap`, so every step pays page faults and kernel zeroing for
 //! memory it just returned. Keeping such buffers in the heap lets the next step reuse
-//! them, at the cost of a higher peak memory (the README's benchmark section has the
+//! them, at the cost of a higher peak memory (`docs/guide/benchmarks.md` has the
 //! measured effect).
 
 /// Environment variable that turns the tuning off (`ANT_MALLOC=system`).
