@@ -5,7 +5,7 @@
 use ant::ComputeDevice;
 use ant::loss::mixture_prediction;
 use ant::modules::Repr;
-use ant::preset::{Preset, Task};
+use ant::preset::{PathPos, PoolRule, Preset, Task};
 use ant::spec::Shape;
 use ant::tree::{Routing, Topology, TreeModules, TreeView};
 use burn::module::Param;
@@ -21,7 +21,10 @@ const TASK: Task = Task::Classification { classes: 10 };
 fn tree() -> Topology {
     let p = Preset::MnistB;
     let input = Shape::Image { c: 1, h: 28, w: 28 };
-    let t0 = p.transformer(input, 1, 0).expect("root transformer");
+    let every = PoolRule::Every; // the bench's tree as first measured
+    let t0 = p
+        .transformer(input, PathPos::FIRST, every, 0)
+        .expect("root transformer");
     let s0 = t0.out_shape(input).expect("shape");
     let mut t = Topology::root(input, vec![t0], p.solver(s0, TASK));
     let mut frontier = vec![0];
@@ -30,7 +33,7 @@ fn tree() -> Topology {
         for n in frontier {
             if n != 0 {
                 let s = t.shape_at(n);
-                if let Some(tr) = p.transformer(s, t.transformers_on_path(n) + 1, 0) {
+                if let Some(tr) = p.transformer(s, t.next_pos(n), every, 0) {
                     let out = tr.out_shape(s).expect("shape");
                     t.deepen(n, tr, p.solver(out, TASK));
                 }

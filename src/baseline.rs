@@ -12,7 +12,7 @@ use std::str::FromStr;
 
 use serde::{Deserialize, Serialize};
 
-use crate::preset::{Preset, Task};
+use crate::preset::{PathPos, PoolRule, Preset, Task};
 use crate::spec::{BlockSpec, LayerSpec, Shape};
 use crate::tree::Topology;
 
@@ -52,10 +52,11 @@ impl Baseline {
 
     /// The baseline's tree for `input` and `task`: one node, the root, whose edge holds
     /// the transformers. `width` is the MLP's hidden width; `max_depth` caps the CNN's
-    /// transformers. `None` when the input does not fit (see [`Baseline::misfit`]).
+    /// transformers, which pool by `pool`. `None` when the input does not fit (see
+    /// [`Baseline::misfit`]).
     pub fn topology(
         self,
-        preset: Preset,
+        (preset, pool): (Preset, PoolRule),
         input: Shape,
         task: Task,
         width: usize,
@@ -67,7 +68,7 @@ impl Baseline {
         let edge = match self {
             Baseline::Linear => vec![],
             Baseline::Mlp { layers } => mlp_edge(input, layers, width),
-            Baseline::Cnn => cnn_edge(preset, input, width, max_depth),
+            Baseline::Cnn => cnn_edge((preset, pool), input, width, max_depth),
         };
         let shape = edge
             .iter()
@@ -112,14 +113,19 @@ fn mlp_edge(input: Shape, layers: usize, width: usize) -> Vec<BlockSpec> {
 
 /// The preset's transformers one after another while they fit, until the map is 1x1
 /// (a padded convolution would go on forever) or `max_depth` of them.
-fn cnn_edge(preset: Preset, input: Shape, width: usize, max_depth: usize) -> Vec<BlockSpec> {
+fn cnn_edge(
+    (preset, pool): (Preset, PoolRule),
+    input: Shape,
+    width: usize,
+    max_depth: usize,
+) -> Vec<BlockSpec> {
     let mut edge = vec![];
     let mut s = input;
     while edge.len() < max_depth {
         if let Shape::Image { h: 1, w: 1, .. } = s {
             break;
         }
-        let Some(t) = preset.transformer(s, edge.len() + 1, width) else {
+        let Some(t) = preset.transformer(s, PathPos::after(&edge), pool, width) else {
             break;
         };
         s = t.out_shape(s).expect("offered transformers fit");
@@ -220,7 +226,13 @@ mod tests {
         let (d, k, w) = (13, 3, 256);
         let task = Task::Classification { classes: k };
         let t = Baseline::Mlp { layers: 2 }
-            .topology(Preset::Tabular, Shape::Flat { d }, task, w, 10)
+            .topology(
+                (Preset::Tabular, PoolRule::Every),
+                Shape::Flat { d },
+                task,
+                w,
+                10,
+            )
             .unwrap();
         assert_eq!(t.nodes.len(), 1);
         assert_eq!(t.transformers(), 2);
@@ -237,19 +249,25 @@ mod tests {
     #[test]
     fn linear_is_one_solver_on_the_flattened_input() {
         let t = Baseline::Linear
-            .topology(Preset::MnistC, MNIST, TEN, 256, 10)
+            .topology((Preset::MnistC, PoolRule::Every), MNIST, TEN, 256, 10)
             .unwrap();
         assert_eq!((t.nodes.len(), t.transformers()), (1, 0));
         assert_eq!(t.num_params(), 784 * 10 + 10);
         // Even where the preset's solver averages the map first (cifar10-a).
         let c = Shape::Image { c: 3, h: 32, w: 32 };
         let t = Baseline::Linear
-            .topology(Preset::Cifar10A, c, TEN, 256, 10)
+            .topology((Preset::Cifar10A, PoolRule::Every), c, TEN, 256, 10)
             .unwrap();
         assert_eq!(t.num_params(), 3072 * 10 + 10);
         let r = Task::Regression { dim: 7 };
         let t = Baseline::Linear
-            .topology(Preset::Sarcos, Shape::Flat { d: 21 }, r, 256, 10)
+            .topology(
+                (Preset::Sarcos, PoolRule::Every),
+                Shape::Flat { d: 21 },
+                r,
+                256,
+                10,
+            )
             .unwrap();
         assert_eq!(t.num_params(), 21 * 7 + 7);
     }
@@ -258,7 +276,7 @@ mod tests {
     fn cnn_repeats_the_presets_transformer_down_to_1x1() {
         // mnist-c: 28 -> 24 -> 20/pool 10 -> 6 -> 2/pool 1.
         let t = Baseline::Cnn
-            .topology(Preset::MnistC, MNIST, TEN, 256, 10)
+            .topology((Preset::MnistC, PoolRule::Every), MNIST, TEN, 256, 10)
             .unwrap();
         assert_eq!(t.transformers(), 4);
         assert_eq!(t.shape_at(0), Shape::Image { c: 5, h: 1, w: 1 });
@@ -266,30 +284,43 @@ mod tests {
         t.validate().unwrap();
         // mnist-a stops when conv5 no longer fits (4x4).
         let t = Baseline::Cnn
-            .topology(Preset::MnistA, MNIST, TEN, 256, 10)
+            .topology((Preset::MnistA, PoolRule::Every), MNIST, TEN, 256, 10)
             .unwrap();
         assert_eq!(t.transformers(), 2);
         // mnist-b: 28 -> 26 -> 24/pool 12 -> 10 -> 8/pool 4 -> 2, then conv3 no longer fits.
         let t = Baseline::Cnn
-            .topology(Preset::MnistB, MNIST, TEN, 256, 10)
+            .topology((Preset::MnistB, PoolRule::Every), MNIST, TEN, 256, 10)
             .unwrap();
         assert_eq!(t.transformers(), 5);
         assert_eq!(t.shape_at(0), Shape::Image { c: 40, h: 2, w: 2 });
         // cifar10-a's padded convs would never stop: 32 -> 1 in five pooled blocks.
         let c = Shape::Image { c: 3, h: 32, w: 32 };
         let t = Baseline::Cnn
-            .topology(Preset::Cifar10A, c, TEN, 256, 10)
+            .topology((Preset::Cifar10A, PoolRule::Every), c, TEN, 256, 10)
             .unwrap();
         assert_eq!(t.transformers(), 5);
         assert_eq!(t.shape_at(0), Shape::Image { c: 128, h: 1, w: 1 });
         // --max-depth caps it.
         let t = Baseline::Cnn
-            .topology(Preset::Cifar10A, c, TEN, 256, 2)
+            .topology((Preset::Cifar10A, PoolRule::Every), c, TEN, 256, 2)
             .unwrap();
         assert_eq!(t.transformers(), 2);
+        // The authors' rule (interval 1): 28 -> 24/pool 12 -> 8 -> 4/pool 2, then a map
+        // under 3x3 takes no transformer.
+        let t = Baseline::Cnn
+            .topology((Preset::MnistC, PoolRule::default()), MNIST, TEN, 256, 10)
+            .unwrap();
+        assert_eq!(t.transformers(), 3);
+        assert_eq!(t.shape_at(0), Shape::Image { c: 5, h: 2, w: 2 });
         assert!(
             Baseline::Cnn
-                .topology(Preset::Tabular, Shape::Flat { d: 4 }, TEN, 256, 10)
+                .topology(
+                    (Preset::Tabular, PoolRule::Every),
+                    Shape::Flat { d: 4 },
+                    TEN,
+                    256,
+                    10
+                )
                 .is_none()
         );
         assert!(Baseline::Cnn.misfit(Shape::Flat { d: 4 }).is_some());

@@ -98,6 +98,7 @@ pub mod named;
 pub mod observe;
 pub mod params;
 pub mod persist;
+pub mod pool;
 pub mod predict;
 pub mod preset;
 pub mod prune;
@@ -127,7 +128,7 @@ pub use error::{AntError, Result};
 pub use malloc::keep_large_buffers;
 pub use model::{Ant, Evaluation, Inference, Predictions};
 pub use named::Named;
-pub use params::{AntParams, Init, RouterInit, TrainConfig};
+pub use params::{Accept, AntParams, Init, PoolRule, RouterInit, TrainConfig};
 pub use preset::{Ablation, Preset, Task};
 pub use train::{Augment, Checkpoints, FailedWrite};
 

@@ -12,13 +12,9 @@ use ant::fetch::{FetchOptions, FetchProgress, Known, Step, fetch};
 use ant::model::{Inference, TestSplit};
 use ant::named::Named;
 use ant::observe::{Decision, EpochRecord, Fanout, Observer, Stage};
-use ant::params::{ImageNorm, RouterInit, Select, ValidRows};
 use ant::persist::write_atomic;
 use ant::run::{DataSpec, Existing, Run, RunSpec};
-use ant::{
-    Ablation, Ant, AntError, AntParams, Augment, Baseline, ComputeDevice, Ensemble, Init, Preset,
-    Result,
-};
+use ant::{Ant, AntError, AntParams, ComputeDevice, Ensemble, Result};
 use burn::prelude::Device;
 
 /// A line on stderr. Unlike `eprintln!`, a closed stderr (`ant train 2>&1 | head -1`)
@@ -58,7 +54,7 @@ enum Cmd {
     #[command(
         override_usage = "ant train --preset <PRESET> --data <DATA> --out <OUT> [OPTIONS]\n       ant train --resume <DIR>"
     )]
-    Train(TrainArgs),
+    Train(Box<TrainArgs>),
     /// Score a saved model on the test set of a data path.
     Eval(EvalArgs),
     /// Remove starved branches (mean validation reach below --min-reach).
@@ -166,22 +162,13 @@ impl FetchProgress for DownloadBars {
     }
 }
 
-/// The library's defaults, shown by `--help` (those that depend on the preset are
-/// options left unset).
-fn defaults() -> AntParams {
-    AntParams::new(Preset::Tabular)
-}
-
 #[derive(clap::Args)]
 struct TrainArgs {
     /// Continue the interrupted run whose output directory is DIR (all other options
     /// are taken from that run).
     #[arg(long, value_name = "DIR", conflicts_with_all = [
-        "preset", "data", "target", "task", "delimiter", "skip_rows", "out", "seed",
-        "epochs_node", "patience", "refine_epochs", "max_depth", "width", "batch_size",
-        "lr", "train_limit", "test_data", "test_fraction", "ablation", "augment",
-        "router_init", "router_balance", "router_confidence", "init", "force",
-        "ensemble", "member", "baseline", "image_norm", "select", "valid_rows",
+        "AntParams", "data", "target", "task", "delimiter", "skip_rows", "out",
+        "train_limit", "test_data", "test_fraction", "force", "ensemble", "member",
     ])]
     resume: Option<PathBuf>,
     /// Train an ensemble of N ANTs into --out (OUT/ensemble.json, OUT/member-K), each
@@ -196,9 +183,10 @@ struct TrainArgs {
     /// Replace the model in --out if there is one (otherwise such a directory is refused).
     #[arg(long)]
     force: bool,
-    /// Module preset (paper, Table 2).
-    #[arg(long, value_parser = named::<Preset>(), required_unless_present = "resume")]
-    preset: Option<Preset>,
+    /// The training parameters (`ant::AntParams`: one option per field). `None` with
+    /// --resume, which takes them from the run.
+    #[command(flatten)]
+    params: Option<AntParams>,
     /// An IDX directory (MNIST layout), a CIFAR-10 binary directory, a SARCOS .mat /
     /// .csv file, or with --target any table (.csv, .csv.gz).
     #[arg(long, required_unless_present = "resume")]
@@ -219,26 +207,6 @@ struct TrainArgs {
     /// (and, while training, checkpoint/).
     #[arg(long, required_unless_present = "resume")]
     out: Option<PathBuf>,
-    #[arg(long, default_value_t = defaults().seed)]
-    seed: u64,
-    /// Epoch cap per growth candidate (patience usually stops earlier).
-    #[arg(long, default_value_t = defaults().epochs_node)]
-    epochs_node: usize,
-    #[arg(long, default_value_t = defaults().patience)]
-    patience: usize,
-    /// Refinement epochs (default: the paper's for the preset: sarcos 300, mnist 100,
-    /// cifar10 200).
-    #[arg(long)]
-    refine_epochs: Option<usize>,
-    #[arg(long, default_value_t = defaults().max_depth)]
-    max_depth: usize,
-    /// Width of FC transformers (sarcos, tabular).
-    #[arg(long, default_value_t = defaults().width)]
-    width: usize,
-    #[arg(long, default_value_t = defaults().batch_size)]
-    batch_size: usize,
-    #[arg(long, default_value_t = defaults().lr)]
-    lr: f64,
     /// Use only the first N training samples.
     #[arg(long)]
     train_limit: Option<usize>,
@@ -248,44 +216,6 @@ struct TrainArgs {
     /// Seeded fraction of the file held out as the test set when it has none.
     #[arg(long, default_value_t = 0.2)]
     test_fraction: f64,
-    #[arg(long, value_parser = named::<Ablation>(), default_value_t = defaults().ablation)]
-    ablation: Ablation,
-    /// Train a fixed architecture instead of growing an ANT, with the same data, Adam,
-    /// checkpoints and model files: linear, mlp-K (K hidden layers of --width tanh
-    /// units) or cnn (the preset's transformer repeated along one path). Trained for at
-    /// most --refine-epochs epochs, stopped by --patience; the best on validation is kept.
-    #[arg(long, value_name = "NAME", value_parser = parse_baseline)]
-    baseline: Option<Baseline>,
-    /// Training-image augmentation (default: crop-flip for cifar10 presets, else none).
-    #[arg(long, value_parser = named::<Augment>())]
-    augment: Option<Augment>,
-    /// How a split's router starts: `default` (random, as the paper) or `centred` (splits
-    /// the leaf's samples in half with confident decisions).
-    #[arg(long, value_parser = named::<RouterInit>(), default_value_t = defaults().router_init)]
-    router_init: ant::params::RouterInit,
-    /// Weight of a load-balancing penalty on each new router during growth (Frosst &
-    /// Hinton): asks it to send, on average, half the reaching mass each way. 0: off.
-    #[arg(long, default_value_t = defaults().router_balance)]
-    router_balance: f64,
-    /// Weight of a penalty on the entropy of each new router's decisions during growth:
-    /// with --router-balance, the router learns to partition its samples. 0: off.
-    #[arg(long, default_value_t = defaults().router_confidence)]
-    router_confidence: f64,
-    /// How split children start: from the parent's solver, or fresh.
-    #[arg(long, value_parser = named::<Init>(), default_value_t = defaults().init)]
-    init: Init,
-    /// How images are scaled: `mean` subtracts each channel's mean (the paper), `mean-std`
-    /// also divides by its standard deviation (the authors' code).
-    #[arg(long, value_parser = named::<ImageNorm>(), default_value_t = defaults().image_norm)]
-    image_norm: ImageNorm,
-    /// Which validation score keeps the best refinement epoch (and decides whether
-    /// refinement beat the grown tree): `nll`, or `metric` (error or MSE, ties by NLL).
-    #[arg(long, value_parser = named::<Select>(), default_value_t = defaults().select)]
-    select: Select,
-    /// Which training rows are held out for validation: `drawn` (seeded, stratified by
-    /// class for classification) or `last` (the last 10% of the rows as read).
-    #[arg(long, value_parser = named::<ValidRows>(), default_value_t = defaults().valid_rows)]
-    valid_rows: ValidRows,
 }
 
 #[derive(clap::Args)]
@@ -336,10 +266,6 @@ impl DeviceArg {
     fn burn(&self) -> Result<Device> {
         self.choice.burn()
     }
-}
-
-fn parse_baseline(s: &str) -> std::result::Result<Baseline, String> {
-    s.parse()
 }
 
 fn parse_device(s: &str) -> std::result::Result<ComputeDevice, String> {
@@ -397,7 +323,7 @@ impl Observer for ProgressBars {
 /// The run a `train` command line describes.
 fn run_spec(a: TrainArgs) -> Result<(PathBuf, RunSpec)> {
     // clap requires these unless --resume.
-    let (Some(preset), Some(path), Some(out)) = (a.preset, a.data, a.out) else {
+    let (Some(params), Some(path), Some(out)) = (a.params, a.data, a.out) else {
         return Err(AntError::param("--preset, --data and --out are required"));
     };
     let target = match (a.target, a.task) {
@@ -413,25 +339,6 @@ fn run_spec(a: TrainArgs) -> Result<(PathBuf, RunSpec)> {
         }
         (None, _) => None,
     };
-    let params = AntParams::new(preset)
-        .with_seed(a.seed)
-        .with_epochs_node(a.epochs_node)
-        .with_patience(a.patience)
-        .with_max_depth(a.max_depth)
-        .with_width(a.width)
-        .with_batch_size(a.batch_size)
-        .with_lr(a.lr)
-        .with_ablation(a.ablation)
-        .with_init(a.init)
-        .with_router_init(a.router_init)
-        .with_router_balance(a.router_balance)
-        .with_router_confidence(a.router_confidence)
-        .with_image_norm(a.image_norm)
-        .with_select(a.select)
-        .with_valid_rows(a.valid_rows)
-        .with_augment(a.augment)
-        .with_refine_epochs(a.refine_epochs)
-        .with_baseline(a.baseline);
     let data = DataSpec {
         path,
         test_data: a.test_data,
@@ -660,7 +567,7 @@ fn recorded_split(model: &Ant, data: &std::path::Path) -> Result<(ant::Dataset, 
             load_source(data, Some(std::path::Path::new(path)), 0.2, 0, target)?
         }
         TestSplit::Files | TestSplit::Unknown => {
-            load_source(data, None, 0.2, model.meta.config.seed(), target)?
+            load_source(data, None, 0.2, model.meta.config.seed, target)?
         }
     };
     let mut train = src.train;
@@ -968,7 +875,7 @@ fn inspect(a: InspectArgs) -> Result<()> {
 
 /// `baseline NAME ...` for a baseline's model, nothing for an ANT.
 fn baseline_line(model: &Ant) -> String {
-    match model.meta.config.baseline() {
+    match model.meta.config.baseline {
         Some(b) => format!("baseline {b}: a fixed architecture, trained without growth\n"),
         None => String::new(),
     }
@@ -1040,7 +947,7 @@ fn main() -> ExitCode {
         .init();
     let cli = Cli::parse();
     let res = match cli.cmd {
-        Cmd::Train(a) => train(a),
+        Cmd::Train(a) => train(*a),
         Cmd::Eval(a) => eval(a),
         Cmd::Prune(a) => prune(a),
         Cmd::Plot(a) => plot(a),

@@ -470,7 +470,7 @@ fn training_set(
     device: &Device,
 ) -> DeviceSet {
     let mut set = to_device(train, norm, input, device);
-    if let (Augment::CropFlip, Shape::Image { c, h, w }) = (cfg.augment, input) {
+    if let (Augment::CropFlip, Shape::Image { c, h, w }) = (cfg.augment(), input) {
         let x = norm.apply_x(&train.x, input);
         set.augment = Some(Arc::new(Augmenter::new(x, c, h, w, 4, cfg.seed ^ 0xA5A5)));
     }

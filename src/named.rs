@@ -37,6 +37,17 @@ macro_rules! named {
                 f.write_str($crate::named::Named::name(*self))
             }
         }
+
+        /// The names on the command line (`--help` lists them).
+        #[cfg(feature = "cli")]
+        impl clap::ValueEnum for $t {
+            fn value_variants<'a>() -> &'a [Self] {
+                <Self as $crate::named::Named>::ALL
+            }
+            fn to_possible_value(&self) -> Option<clap::builder::PossibleValue> {
+                Some(clap::builder::PossibleValue::new($crate::named::Named::name(*self)))
+            }
+        }
     };
 }
 pub(crate) use named;

@@ -150,6 +150,12 @@ pub struct Decision {
     /// inherited split must clear.
     #[serde(default)]
     pub continued: Option<f64>,
+    /// Each candidate's validation gain over the tree in standard errors of the paired
+    /// per-row differences (what `--accept z:Z` compares with Z).
+    #[serde(default)]
+    pub split_z: Option<f64>,
+    #[serde(default)]
+    pub deepen_z: Option<f64>,
 }
 
 impl std::fmt::Display for Decision {
@@ -173,6 +179,14 @@ impl std::fmt::Display for Decision {
         .collect();
         if !others.is_empty() {
             write!(f, "; {}", others.join(", "))?;
+        }
+        let z = match self.action {
+            Action::Split => self.split_z,
+            Action::Deepen => self.deepen_z,
+            Action::Keep => None,
+        };
+        if let Some(z) = z {
+            write!(f, "; gain {z:.1} SE")?;
         }
         write!(f, ")")
     }

@@ -1,18 +1,24 @@
-//! Training parameters: unchecked [`AntParams`] (burn's `Config`: defaults and
-//! `with_*` setters) -> validated [`TrainConfig`] (linfa's param-guard idea): a
-//! `TrainConfig` cannot be made or changed outside this crate, so it stays consistent.
+//! Training parameters, declared once: [`AntParams`] (unchecked; burn's `Config`: the
+//! paper's defaults and `with_*` setters) -> [`AntParams::check`] -> [`TrainConfig`] (a
+//! newtype over the same struct, linfa's param-guard idea: made only by `check`, read
+//! through `Deref`, never changed). The same field list is `ant train`'s options (clap
+//! derives, with the `cli` feature), the Python keyword arguments and their defaults
+//! (through serde), and the record in `tree.json` and `run.json`.
+
+use std::ops::Deref;
 
 use burn::config::Config;
-use serde::{Deserialize, Serialize};
+use serde::{Deserialize, Deserializer, Serialize, Serializer};
 
 use crate::baseline::Baseline;
 use crate::error::AntError;
 pub use crate::model::ValidRows;
 use crate::named::named;
 pub use crate::normalise::ImageNorm;
+pub use crate::pool::PoolRule;
 use crate::preset::{Ablation, Preset};
 use crate::train::Augment;
-pub use crate::train::Select;
+pub use crate::train::{Accept, Select};
 
 /// How the two children of a split start.
 #[derive(Clone, Copy, Debug, Default, PartialEq, Eq, Serialize, Deserialize)]
@@ -53,171 +59,218 @@ named!(RouterInit {
 /// memory (the allocation would abort the process) long before they helped.
 pub const MAX_WIDTH: usize = 16_384;
 
-/// Validated training settings: made only by [`AntParams::check`], read through
-/// [`TrainConfig::params`]; the crate reads the fields directly.
-#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
-pub struct TrainConfig {
-    pub(crate) preset: Preset,
-    pub(crate) ablation: Ablation,
-    pub(crate) init: Init,
+/// The defaults `--help` shows (those that depend on the preset are options left unset).
+#[cfg(feature = "cli")]
+fn defaults() -> AntParams {
+    AntParams::new(Preset::Tabular)
+}
+
+/// Unchecked training parameters, with the paper's defaults (one definition each, here).
+/// `AntParams::new(preset).with_max_depth(4)...`; [`AntParams::check`] validates.
+/// Each field is also the `ant train` option of the same name (`--epochs-node`) and the
+/// Python keyword (`epochs_node`).
+#[derive(Config, Debug, PartialEq)]
+#[cfg_attr(feature = "cli", derive(clap::Args))]
+pub struct AntParams {
+    /// Module preset (paper, Table 2).
+    // `resume` is `ant train --resume`, which takes every parameter from its run.
+    #[cfg_attr(
+        feature = "cli",
+        arg(long, value_enum, required_unless_present = "resume")
+    )]
+    pub preset: Preset,
+    /// Which growth options exist: none (split and deepen), no-router (only deepen: a
+    /// grown CNN), no-transformer (only split, identity edges: an HME).
+    #[config(default = "Ablation::None")]
+    #[cfg_attr(feature = "cli", arg(long, value_enum, default_value_t = defaults().ablation))]
+    pub ablation: Ablation,
+    /// How split children start: from the parent's solver, or fresh.
+    #[config(default = "Init::Fresh")]
+    #[cfg_attr(feature = "cli", arg(long, value_enum, default_value_t = defaults().init))]
+    pub init: Init,
     /// Epoch cap per growth candidate (patience usually stops earlier).
-    pub(crate) epochs_node: usize,
-    pub(crate) patience: usize,
-    pub(crate) refine_epochs: usize,
-    pub(crate) max_depth: usize,
+    #[config(default = 100)]
+    #[cfg_attr(feature = "cli", arg(long, default_value_t = defaults().epochs_node))]
+    pub epochs_node: usize,
+    /// Epochs without a validation improvement before a candidate (or a baseline) stops.
+    #[config(default = 5)]
+    #[cfg_attr(feature = "cli", arg(long, default_value_t = defaults().patience))]
+    pub patience: usize,
+    /// Refinement epochs (default: the paper's for the preset: sarcos 300, mnist 100,
+    /// cifar10 200); lr /10 at every multiple of 50.
+    #[cfg_attr(feature = "cli", arg(long))]
+    pub refine_epochs: Option<usize>,
+    /// Levels of growth at most.
+    #[config(default = 10)]
+    #[cfg_attr(feature = "cli", arg(long, default_value_t = defaults().max_depth))]
+    pub max_depth: usize,
     /// Width of FC transformers (sarcos, tabular).
-    pub(crate) width: usize,
-    pub(crate) batch_size: usize,
-    pub(crate) lr: f64,
-    pub(crate) seed: u64,
-    /// Fraction of the training samples held out for validation (seeded; per class for
-    /// classification).
-    pub(crate) valid_fraction: f64,
-    /// Augmentation of training images (the paper's for CIFAR-10: crop + flip).
-    #[serde(default)]
-    pub(crate) augment: Augment,
-    #[serde(default)]
-    pub(crate) router_init: RouterInit,
-    /// Weight of the load-balancing penalty on a split's new router during growth
-    /// (0: off, as the paper).
-    #[serde(default)]
-    pub(crate) router_balance: f64,
-    /// Weight of the decision-entropy penalty on a split's new router during growth
-    /// (0: off, as the paper).
-    #[serde(default)]
-    pub(crate) router_confidence: f64,
-    /// A fixed architecture trained instead of growing an ANT (`None`: an ANT).
-    #[serde(default, skip_serializing_if = "Option::is_none")]
-    pub(crate) baseline: Option<Baseline>,
-    /// How training images are scaled.
-    #[serde(default)]
-    pub(crate) image_norm: ImageNorm,
-    /// Which validation score picks the best refinement epoch (growth always decides on
-    /// the NLL).
-    #[serde(default)]
-    pub(crate) select: Select,
-    /// Which training rows are held out for validation.
-    #[serde(default)]
-    pub(crate) valid_rows: ValidRows,
+    #[config(default = "crate::preset::DEFAULT_WIDTH")]
+    #[cfg_attr(feature = "cli", arg(long, default_value_t = defaults().width))]
+    pub width: usize,
+    /// Adam's batch size.
+    #[config(default = 512)]
+    #[cfg_attr(feature = "cli", arg(long, default_value_t = defaults().batch_size))]
+    pub batch_size: usize,
+    /// Adam's learning rate (epsilon 1e-8, as PyTorch).
+    #[config(default = 1e-3)]
+    #[cfg_attr(feature = "cli", arg(long, default_value_t = defaults().lr))]
+    pub lr: f64,
+    /// Seed of every random draw (initial weights, batches, validation rows).
+    #[config(default = 0)]
+    #[cfg_attr(feature = "cli", arg(long, default_value_t = defaults().seed))]
+    pub seed: u64,
+    /// Fraction of the training samples held out for validation.
+    #[config(default = 0.1)]
+    #[cfg_attr(feature = "cli", arg(long, default_value_t = defaults().valid_fraction))]
+    pub valid_fraction: f64,
+    /// Training-image augmentation (default: crop-flip for cifar10 presets, else none).
+    #[cfg_attr(feature = "cli", arg(long, value_enum))]
+    pub augment: Option<Augment>,
+    /// How a split's router starts: `default` (random, as the paper) or `centred` (splits
+    /// the leaf's samples in half with confident decisions).
+    #[config(default = "RouterInit::Default")]
+    #[cfg_attr(feature = "cli", arg(long, value_enum, default_value_t = defaults().router_init))]
+    pub router_init: RouterInit,
+    /// Weight of a load-balancing penalty on each new router during growth (Frosst &
+    /// Hinton): asks it to send, on average, half the reaching mass each way. 0: off.
+    #[config(default = 0.0)]
+    #[cfg_attr(feature = "cli", arg(long, default_value_t = defaults().router_balance))]
+    pub router_balance: f64,
+    /// Weight of a penalty on the entropy of each new router's decisions during growth:
+    /// with --router-balance, the router learns to partition its samples. 0: off.
+    #[config(default = 0.0)]
+    #[cfg_attr(feature = "cli", arg(long, default_value_t = defaults().router_confidence))]
+    pub router_confidence: f64,
+    /// Train a fixed architecture instead of growing an ANT, with the same data, Adam,
+    /// checkpoints and model files: linear, mlp-K (K hidden layers of --width tanh
+    /// units) or cnn (the preset's transformer repeated along one path). Trained for at
+    /// most --refine-epochs epochs, stopped by --patience; the best on validation is kept.
+    #[cfg_attr(feature = "cli", arg(long, value_name = "NAME"))]
+    pub baseline: Option<Baseline>,
+    /// How images are scaled: `mean` subtracts each channel's mean (the paper), `mean-std`
+    /// also divides by its standard deviation (the authors' code).
+    #[config(default = "ImageNorm::Mean")]
+    #[cfg_attr(feature = "cli", arg(long, value_enum, default_value_t = defaults().image_norm))]
+    pub image_norm: ImageNorm,
+    /// Which validation score keeps the best refinement epoch (and decides whether
+    /// refinement beat the grown tree): `nll`, or `metric` (error or MSE, ties by NLL).
+    #[config(default = "Select::Nll")]
+    #[cfg_attr(feature = "cli", arg(long, value_enum, default_value_t = defaults().select))]
+    pub select: Select,
+    /// Which training rows are held out for validation: `drawn` (seeded, stratified by
+    /// class for classification) or `last` (the last --valid-fraction of the rows as read).
+    #[config(default = "ValidRows::Drawn")]
+    #[cfg_attr(feature = "cli", arg(long, value_enum, default_value_t = defaults().valid_rows))]
+    pub valid_rows: ValidRows,
+    /// Which image transformers end in a 2x2 max pool: `authors-N` (the authors' code:
+    /// the root's pools, then one after every N that do not; `authors` = `authors-1`) or
+    /// `every` (the k-th of a path pools when k is a multiple of the preset's frequency).
+    #[config(default = "PoolRule::Authors { interval: 1 }")]
+    #[cfg_attr(feature = "cli", arg(long, value_name = "RULE", default_value_t = defaults().pool_rule))]
+    pub pool_rule: PoolRule,
+    /// When growth keeps a split or deepen: `paper` (any validation NLL gain) or `z:Z`
+    /// (a mean per-row gain above Z standard errors of the paired differences).
+    #[config(default = "Accept::Paper")]
+    #[cfg_attr(feature = "cli", arg(long, value_name = "RULE", default_value_t = defaults().accept))]
+    pub accept: Accept,
+}
+
+/// Validated training settings: made only by [`AntParams::check`] (which also fills in
+/// the preset's defaults), read through `Deref` and [`TrainConfig::refine_epochs`] /
+/// [`TrainConfig::augment`], never changed.
+#[derive(Clone, Debug, PartialEq)]
+pub struct TrainConfig(AntParams);
+
+impl Deref for TrainConfig {
+    type Target = AntParams;
+    fn deref(&self) -> &AntParams {
+        &self.0
+    }
 }
 
 impl TrainConfig {
     /// The settings as unchecked parameters (every choice explicit).
     pub fn params(&self) -> AntParams {
-        let c = self.clone();
-        AntParams {
-            preset: c.preset,
-            ablation: c.ablation,
-            init: c.init,
-            epochs_node: c.epochs_node,
-            patience: c.patience,
-            refine_epochs: Some(c.refine_epochs),
-            max_depth: c.max_depth,
-            width: c.width,
-            batch_size: c.batch_size,
-            lr: c.lr,
-            seed: c.seed,
-            valid_fraction: c.valid_fraction,
-            augment: Some(c.augment),
-            router_init: c.router_init,
-            router_balance: c.router_balance,
-            router_confidence: c.router_confidence,
-            baseline: c.baseline,
-            image_norm: c.image_norm,
-            select: c.select,
-            valid_rows: c.valid_rows,
-        }
+        self.0.clone()
     }
 
-    pub fn preset(&self) -> Preset {
-        self.preset
+    /// Refinement epochs (the preset's when none were asked for).
+    pub fn refine_epochs(&self) -> usize {
+        self.0.refine_epochs.expect("check fills it in")
     }
 
-    pub fn seed(&self) -> u64 {
-        self.seed
-    }
-
-    pub fn valid_fraction(&self) -> f64 {
-        self.valid_fraction
-    }
-
-    /// The fixed architecture trained instead of an ANT, if any.
-    pub fn baseline(&self) -> Option<Baseline> {
-        self.baseline
+    /// Training-image augmentation (the preset's when none was asked for).
+    pub fn augment(&self) -> Augment {
+        self.0.augment.expect("check fills it in")
     }
 }
 
-/// Unchecked training parameters, with the paper's defaults (one definition each, here).
-/// `AntParams::new(preset).with_max_depth(4)...`; [`AntParams::check`] validates.
-#[derive(Config, Debug, PartialEq)]
-pub struct AntParams {
-    /// The paper's module choices (Table 2).
-    pub preset: Preset,
-    #[config(default = "Ablation::None")]
-    pub ablation: Ablation,
-    /// How the two children of a split start.
-    #[config(default = "Init::Fresh")]
-    pub init: Init,
-    /// Epoch cap per growth candidate (patience usually stops earlier).
-    #[config(default = 100)]
-    pub epochs_node: usize,
-    /// Epochs without a validation improvement before a candidate stops.
-    #[config(default = 5)]
-    pub patience: usize,
-    /// Refinement epochs; `None`: the paper's for the preset.
-    pub refine_epochs: Option<usize>,
-    /// Levels of growth at most.
-    #[config(default = 10)]
-    pub max_depth: usize,
-    /// Width of FC transformers (sarcos, tabular).
-    #[config(default = "crate::preset::DEFAULT_WIDTH")]
-    pub width: usize,
-    #[config(default = 512)]
-    pub batch_size: usize,
-    /// Adam's learning rate.
-    #[config(default = 1e-3)]
-    pub lr: f64,
-    #[config(default = 0)]
-    pub seed: u64,
-    /// Fraction of the training samples held out for validation (seeded; per class for
-    /// classification).
-    #[config(default = 0.1)]
-    pub valid_fraction: f64,
-    /// Augmentation of training images; `None`: the paper's for the preset (crop + flip
-    /// for CIFAR-10, none otherwise).
-    pub augment: Option<Augment>,
-    /// How a split's new router starts.
-    #[config(default = "RouterInit::Default")]
-    pub router_init: RouterInit,
-    /// Weight of the load-balancing penalty on a split's new router during growth
-    /// (0: off, as the paper).
-    #[config(default = 0.0)]
-    pub router_balance: f64,
-    /// Weight of the decision-entropy penalty on a split's new router during growth
-    /// (0: off, as the paper).
-    #[config(default = 0.0)]
-    pub router_confidence: f64,
-    /// Train this fixed architecture instead of growing an ANT: no growth, every module
-    /// trained together for at most `refine_epochs` epochs, stopped by `patience`.
-    pub baseline: Option<Baseline>,
-    /// How training images are scaled: the mean subtracted (the paper), or also divided
-    /// by the standard deviation.
-    #[config(default = "ImageNorm::Mean")]
-    pub image_norm: ImageNorm,
-    /// Which validation score picks the best refinement epoch, and whether refinement
-    /// beat the grown tree: NLL, or the error (ties broken by NLL).
-    #[config(default = "Select::Nll")]
-    pub select: Select,
-    /// Which rows are held out for validation: a seeded draw (stratified by class for
-    /// classification), or the last `valid_fraction` of the rows as they were read.
-    #[config(default = "ValidRows::Drawn")]
-    pub valid_rows: ValidRows,
+impl Serialize for TrainConfig {
+    fn serialize<S: Serializer>(&self, s: S) -> Result<S::Ok, S::Error> {
+        self.0.serialize(s)
+    }
+}
+
+/// A record is checked again when read: a hand-edited file cannot make a bad config.
+impl<'de> Deserialize<'de> for TrainConfig {
+    fn deserialize<D: Deserializer<'de>>(d: D) -> Result<Self, D::Error> {
+        let p = recorded(d)?;
+        p.check().map_err(serde::de::Error::custom)
+    }
+}
+
+/// Parameters as a file recorded them (`run.json`, `tree.json`, `ensemble.json`): a key
+/// the file lacks (it predates the option) takes the value that reproduces what ran
+/// then, [`AntParams::legacy`].
+pub(crate) fn recorded<'de, D: Deserializer<'de>>(d: D) -> Result<AntParams, D::Error> {
+    use serde::de::Error;
+    let mut v = serde_json::Value::deserialize(d)?;
+    let obj = v
+        .as_object_mut()
+        .ok_or_else(|| D::Error::custom("training parameters must be a JSON object"))?;
+    let preset = obj
+        .get("preset")
+        .cloned()
+        .ok_or_else(|| D::Error::missing_field("preset"))?;
+    let preset: Preset = serde_json::from_value(preset).map_err(D::Error::custom)?;
+    let legacy = serde_json::to_value(AntParams::legacy(preset)).map_err(D::Error::custom)?;
+    for (k, x) in legacy.as_object().expect("a struct is an object") {
+        obj.entry(k.clone()).or_insert_with(|| x.clone());
+    }
+    serde_json::from_value(v).map_err(D::Error::custom)
 }
 
 impl AntParams {
-    /// Check every setting; the error names the first bad parameter.
-    pub fn check(self) -> crate::Result<TrainConfig> {
-        let c = self;
+    /// The names each named parameter accepts (`preset`: `sarcos`, `tabular`, ...), from
+    /// the same declarations as `ant train`'s `--help`: for front ends (Python).
+    #[cfg(feature = "cli")]
+    pub fn choices() -> Vec<(String, Vec<String>)> {
+        let cmd = <AntParams as clap::Args>::augment_args(clap::Command::new("ant"));
+        cmd.get_arguments()
+            .filter_map(|a| {
+                let names: Vec<String> = a
+                    .get_possible_values()
+                    .iter()
+                    .map(|v| v.get_name().to_string())
+                    .collect();
+                (!names.is_empty()).then(|| (a.get_id().to_string(), names))
+            })
+            .collect()
+    }
+
+    /// The parameters of a run recorded before the options that have since changed their
+    /// default existed: the pooling rule was `every`, growth accepted any gain.
+    pub fn legacy(preset: Preset) -> AntParams {
+        AntParams::new(preset)
+            .with_pool_rule(PoolRule::Every)
+            .with_accept(Accept::Paper)
+    }
+
+    /// Check every setting and fill in the preset's defaults; the error names the first
+    /// bad parameter.
+    pub fn check(mut self) -> crate::Result<TrainConfig> {
+        let c = &self;
         let at_least_1 = [
             ("epochs_node", c.epochs_node),
             ("patience", c.patience),
@@ -256,33 +309,21 @@ impl AntParams {
             let reason = format!("must be in (0, 1), got {}", c.valid_fraction);
             return Err(AntError::invalid("valid_fraction", reason));
         }
+        // The parsers bound these; a struct built in code is checked here.
+        if let Err(reason) = c.pool_rule.to_string().parse::<PoolRule>() {
+            return Err(AntError::invalid("pool_rule", reason));
+        }
+        if let Err(reason) = c.accept.to_string().parse::<Accept>() {
+            return Err(AntError::invalid("accept", reason));
+        }
         let preset = c.preset;
         let refine_epochs = c.refine_epochs.unwrap_or(preset.paper_refine_epochs());
         if let Some(b) = c.baseline {
             check_baseline(b, c.ablation, refine_epochs)?;
         }
-        Ok(TrainConfig {
-            preset,
-            ablation: c.ablation,
-            init: c.init,
-            epochs_node: c.epochs_node,
-            patience: c.patience,
-            refine_epochs,
-            max_depth: c.max_depth,
-            width: c.width,
-            batch_size: c.batch_size,
-            lr: c.lr,
-            seed: c.seed,
-            valid_fraction: c.valid_fraction,
-            augment: c.augment.unwrap_or(preset.paper_augment()),
-            router_init: c.router_init,
-            router_balance: c.router_balance,
-            router_confidence: c.router_confidence,
-            baseline: c.baseline,
-            image_norm: c.image_norm,
-            select: c.select,
-            valid_rows: c.valid_rows,
-        })
+        self.refine_epochs = Some(refine_epochs);
+        self.augment = Some(self.augment.unwrap_or(preset.paper_augment()));
+        Ok(TrainConfig(self))
     }
 }
 
@@ -316,21 +357,23 @@ mod tests {
     fn defaults_are_the_papers() {
         let c = AntParams::new(Preset::MnistC).check().unwrap();
         assert_eq!(
-            (c.epochs_node, c.patience, c.batch_size, c.refine_epochs),
+            (c.epochs_node, c.patience, c.batch_size, c.refine_epochs()),
             (100, 5, 512, 100)
         );
+        assert_eq!(c.pool_rule, PoolRule::Authors { interval: 1 });
+        assert_eq!(c.accept, Accept::Paper);
         assert_eq!(
             AntParams::new(Preset::Sarcos)
                 .check()
                 .unwrap()
-                .refine_epochs,
+                .refine_epochs(),
             300
         );
         assert_eq!(
             AntParams::new(Preset::Cifar10A)
                 .check()
                 .unwrap()
-                .refine_epochs,
+                .refine_epochs(),
             200
         );
     }
@@ -355,6 +398,12 @@ mod tests {
         let deep = |layers| p().with_baseline(Some(Baseline::Mlp { layers }));
         assert_eq!(name(deep(crate::baseline::MAX_MLP_LAYERS + 1)), "baseline");
         assert_eq!(name(deep(0)), "baseline");
+        let wide = PoolRule::Authors { interval: 1000 };
+        assert_eq!(name(p().with_pool_rule(wide)), "pool_rule");
+        assert_eq!(
+            name(p().with_accept(Accept::Paired { z: f64::NAN })),
+            "accept"
+        );
         assert!(b().check().is_ok());
     }
 
@@ -364,7 +413,7 @@ mod tests {
             .with_seed(3)
             .check()
             .unwrap();
-        assert_eq!(c.augment, Augment::CropFlip);
+        assert_eq!(c.augment(), Augment::CropFlip);
         assert_eq!(c.params().check().unwrap(), c);
         let b = AntParams::new(Preset::Sarcos)
             .with_baseline(Some(Baseline::Mlp { layers: 3 }))
@@ -378,5 +427,22 @@ mod tests {
         old.as_object_mut().unwrap().remove("baseline");
         let back: TrainConfig = serde_json::from_value(old).unwrap();
         assert_eq!(back.baseline, None);
+        // Settings saved before the pooling and acceptance rules existed read as what
+        // ran then, not as today's defaults.
+        let mut old = serde_json::to_value(&c).unwrap();
+        let obj = old.as_object_mut().unwrap();
+        obj.remove("pool_rule");
+        obj.remove("accept");
+        let back: TrainConfig = serde_json::from_value(old).unwrap();
+        assert_eq!(
+            (back.pool_rule, back.accept),
+            (PoolRule::Every, Accept::Paper)
+        );
+        assert_eq!(back.seed, 3);
+        // A hand-edited record is checked again.
+        let mut bad = serde_json::to_value(&c).unwrap();
+        bad["lr"] = serde_json::json!(-1.0);
+        let e = serde_json::from_value::<TrainConfig>(bad).unwrap_err();
+        assert!(e.to_string().contains("lr"), "{e}");
     }
 }

@@ -7,13 +7,17 @@
 //!   routers are 2 x (conv3 + ReLU) + GAP + FC(-> 1). The sigmoid is applied in the loss
 //!   (log-sigmoid), so a router block outputs one logit.
 //! - A router kernel larger than its input is shrunk to the input size (as the authors).
-//! - Downsampling: the k-th transformer on a root-to-leaf path (root = 1) ends in a 2x2
-//!   max pool when k is a multiple of the preset's frequency and the map is at least 2x2.
-//! - A transformer is not offered when the spatial size would fall below its kernel.
+//! - Downsampling (a 2x2 max pool ending a transformer) follows a [`PoolRule`]: by
+//!   default the authors' (`authors-1`: the root's transformer pools, then one in two on
+//!   every path), or `every` (the k-th transformer on a path pools when k is a multiple
+//!   of the preset's frequency; the rule of models made before the option existed).
+//! - A transformer is not offered when the spatial size would fall below its kernel, nor
+//!   (authors' rule) on a map under 3x3, where the authors' code uses the identity.
 
 use serde::{Deserialize, Serialize};
 
 use crate::named::{Named, named};
+pub use crate::pool::{PathPos, PoolRule};
 use crate::spec::{BlockSpec, LayerSpec, Shape};
 
 /// A named set of module families (paper, Table 2).
@@ -170,9 +174,15 @@ impl Preset {
         !matches!(self.family(DEFAULT_WIDTH), Family::Fc { .. })
     }
 
-    /// The transformer for an edge whose input has shape `input`, being the `k`-th
-    /// transformer on its root path (root = 1). `None` when it cannot apply.
-    pub fn transformer(self, input: Shape, k: usize, width: usize) -> Option<BlockSpec> {
+    /// The transformer for an edge whose input has shape `input`, at position `pos` on
+    /// its root path; `pool` says whether it downsamples. `None` when it cannot apply.
+    pub fn transformer(
+        self,
+        input: Shape,
+        pos: PathPos,
+        pool: PoolRule,
+        width: usize,
+    ) -> Option<BlockSpec> {
         let spec = match (self.family(width), input) {
             (Family::Fc { width }, Shape::Flat { d }) => BlockSpec::new(vec![
                 LayerSpec::Linear {
@@ -196,7 +206,7 @@ impl Preset {
                     },
                     LayerSpec::Relu,
                 ];
-                push_pool(&mut l, input, k, freq);
+                pool.push_pool(&mut l, input, pos, freq)?;
                 BlockSpec::new(l)
             }
             (Family::CifarConv { trans, freq, .. }, Shape::Image { c, .. }) => {
@@ -216,7 +226,7 @@ impl Preset {
                     },
                     LayerSpec::Relu,
                 ];
-                push_pool(&mut l, input, k, freq);
+                pool.push_pool(&mut l, input, pos, freq)?;
                 BlockSpec::new(l)
             }
             _ => return None,
@@ -311,18 +321,6 @@ impl Preset {
     }
 }
 
-fn push_pool(layers: &mut Vec<LayerSpec>, input: Shape, k: usize, freq: usize) {
-    if k.is_multiple_of(freq.max(1)) {
-        let probe = BlockSpec::new(layers.clone());
-        if let Some(Shape::Image { h, w, .. }) = probe.out_shape(input)
-            && h >= 2
-            && w >= 2
-        {
-            layers.push(LayerSpec::MaxPool2);
-        }
-    }
-}
-
 named!(Preset {
     Sarcos => "sarcos",
     Tabular => "tabular",
@@ -348,7 +346,9 @@ mod tests {
 
     #[test]
     fn mnist_a_modules_match_table_2() {
-        let t = Preset::MnistA.transformer(MNIST, 1, 256).unwrap();
+        let t = Preset::MnistA
+            .transformer(MNIST, PathPos::FIRST, PoolRule::default(), 256)
+            .unwrap();
         assert_eq!(t.label(), "conv5-40+relu+pool");
         let s = t.out_shape(MNIST).unwrap();
         assert_eq!(
@@ -368,18 +368,87 @@ mod tests {
 
     #[test]
     fn downsample_frequency_two_alternates() {
-        let t1 = Preset::MnistC.transformer(MNIST, 1, 256).unwrap();
+        let every = PoolRule::Every;
+        let t1 = Preset::MnistC
+            .transformer(MNIST, PathPos::FIRST, every, 256)
+            .unwrap();
         assert!(!t1.downsamples());
         let s1 = t1.out_shape(MNIST).unwrap();
-        let t2 = Preset::MnistC.transformer(s1, 2, 256).unwrap();
+        let t2 = Preset::MnistC
+            .transformer(s1, PathPos::after([&t1]), every, 256)
+            .unwrap();
         assert!(t2.downsamples());
         assert_eq!(t2.out_shape(s1), Some(Shape::Image { c: 5, h: 10, w: 10 }));
     }
 
     #[test]
+    fn authors_rule_pools_the_root_then_every_other_transformer() {
+        let rule = PoolRule::default();
+        let t1 = Preset::MnistC
+            .transformer(MNIST, PathPos::FIRST, rule, 256)
+            .unwrap();
+        assert_eq!(t1.label(), "conv5-5+relu+pool");
+        let s1 = t1.out_shape(MNIST).unwrap();
+        assert_eq!(s1, Shape::Image { c: 5, h: 12, w: 12 });
+        let t2 = Preset::MnistC
+            .transformer(s1, PathPos::after([&t1]), rule, 256)
+            .unwrap();
+        assert!(!t2.downsamples());
+        let s2 = t2.out_shape(s1).unwrap();
+        let t3 = Preset::MnistC
+            .transformer(s2, PathPos::after([&t1, &t2]), rule, 256)
+            .unwrap();
+        assert!(t3.downsamples());
+        let s3 = t3.out_shape(s2).unwrap();
+        assert_eq!(s3, Shape::Image { c: 5, h: 2, w: 2 });
+        // A map under 3x3 takes no transformer (the authors' identity).
+        let pos = PathPos::after([&t1, &t2, &t3]);
+        let tiny = Shape::Image { c: 5, h: 2, w: 2 };
+        assert!(Preset::MnistB.transformer(tiny, pos, rule, 256).is_none());
+        // Interval 0: every transformer pools.
+        let zero = PoolRule::Authors { interval: 0 };
+        assert!(
+            Preset::MnistC
+                .transformer(s1, PathPos::after([&t1]), zero, 256)
+                .unwrap()
+                .downsamples()
+        );
+        // The second transformer of mnist-a pools under `every`, not under the authors'.
+        let a1 = Preset::MnistA
+            .transformer(MNIST, PathPos::FIRST, rule, 256)
+            .unwrap();
+        let sa = a1.out_shape(MNIST).unwrap();
+        let pos = PathPos::after([&a1]);
+        assert!(
+            !Preset::MnistA
+                .transformer(sa, pos, rule, 256)
+                .unwrap()
+                .downsamples()
+        );
+        assert!(
+            Preset::MnistA
+                .transformer(sa, pos, PoolRule::Every, 256)
+                .unwrap()
+                .downsamples()
+        );
+    }
+
+    #[test]
     fn transformer_not_offered_below_kernel() {
         let tiny = Shape::Image { c: 40, h: 4, w: 4 };
-        assert!(Preset::MnistA.transformer(tiny, 3, 256).is_none());
+        assert!(
+            Preset::MnistA
+                .transformer(
+                    tiny,
+                    PathPos {
+                        index: 3,
+                        since_pool: 1
+                    },
+                    PoolRule::default(),
+                    256
+                )
+                .is_none()
+        );
         // the router shrinks its kernel instead
         assert!(Preset::MnistA.router(tiny).is_some());
     }
@@ -387,7 +456,9 @@ mod tests {
     #[test]
     fn cifar_and_sarcos_params() {
         let c = Shape::Image { c: 3, h: 32, w: 32 };
-        let t = Preset::Cifar10A.transformer(c, 1, 256).unwrap();
+        let t = Preset::Cifar10A
+            .transformer(c, PathPos::FIRST, PoolRule::default(), 256)
+            .unwrap();
         assert_eq!(t.num_params(), (3 * 128 * 9 + 128) + (128 * 128 * 9 + 128));
         assert_eq!(
             t.out_shape(c),
@@ -407,7 +478,9 @@ mod tests {
         );
         assert_eq!(sol.num_params(), 128 * 10 + 10);
         let x = Shape::Flat { d: 21 };
-        let t = Preset::Sarcos.transformer(x, 1, 256).unwrap();
+        let t = Preset::Sarcos
+            .transformer(x, PathPos::FIRST, PoolRule::default(), 256)
+            .unwrap();
         assert_eq!(t.num_params(), 21 * 256 + 256);
         assert_eq!(
             Preset::Sarcos

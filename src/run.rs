@@ -71,6 +71,8 @@ pub struct DataSpec {
 #[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
 pub struct RunSpec {
     pub data: DataSpec,
+    /// Read as recorded: options newer than the file take what ran then.
+    #[serde(deserialize_with = "crate::params::recorded")]
     pub params: AntParams,
     /// Set when the run trains one member of an ensemble (`params.seed` is then the
     /// member's seed, and the test split the ensemble's).
@@ -595,7 +597,7 @@ pub fn report(ant: &Ant, ev: &Evaluation) -> serde_json::Value {
         "test_samples": ev.test_samples,
         "leaf_reach": ev.leaf_reach,
         "preset": ant.meta.preset.name(),
-        "baseline": ant.meta.config.baseline(),
+        "baseline": ant.meta.config.baseline,
         "valid_nll": ant.meta.valid_nll,
         "valid_metric": ant.meta.valid_metric,
     })

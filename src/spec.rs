@@ -7,7 +7,7 @@
 use serde::{Deserialize, Serialize};
 
 /// The shape of one sample's representation.
-#[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize, Deserialize)]
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash, Serialize, Deserialize)]
 pub enum Shape {
     /// Channels, height, width.
     Image { c: usize, h: usize, w: usize },

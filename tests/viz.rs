@@ -437,6 +437,8 @@ fn curve_segments_follow_the_records() {
         split: Some(0.6),
         deepen: Some(0.5),
         continued: None,
+        split_z: None,
+        deepen_z: None,
     };
     let s = curves::segments(&r, &[dec("deepen", 0), dec("split", 1)]);
     let got: Vec<(&str, usize, usize, bool)> = s

@@ -4,6 +4,7 @@ Training, prediction and model files are the crate's (``ant._ant``); this module
 and converts the inputs as scikit-learn estimators do, and exposes the fitted tree.
 """
 
+import inspect
 import json
 import math
 import os
@@ -52,54 +53,32 @@ def _is_images(X):
         return False
 
 
-class _ANTBase(BaseEstimator):
-    """What the classifier and the regressor share: parameters, inputs, the fitted tree."""
+def _init_taking(params):
+    """An ``__init__`` that stores each of ``params`` (name: default) as an attribute, as
+    scikit-learn asks, with the signature scikit-learn reads them from: the parameters
+    are declared once, in the Rust crate."""
 
-    def __init__(
-        self,
-        preset=DEFAULTS["preset"],
-        epochs_node=DEFAULTS["epochs_node"],
-        patience=DEFAULTS["patience"],
-        refine_epochs=DEFAULTS["refine_epochs"],
-        max_depth=DEFAULTS["max_depth"],
-        batch_size=DEFAULTS["batch_size"],
-        lr=DEFAULTS["lr"],
-        seed=DEFAULTS["seed"],
-        init=DEFAULTS["init"],
-        ablation=DEFAULTS["ablation"],
-        width=DEFAULTS["width"],
-        router_balance=DEFAULTS["router_balance"],
-        router_confidence=DEFAULTS["router_confidence"],
-        router_init=DEFAULTS["router_init"],
-        augment=DEFAULTS["augment"],
-        baseline=DEFAULTS["baseline"],
-        image_norm=DEFAULTS["image_norm"],
-        select=DEFAULTS["select"],
-        valid_rows=DEFAULTS["valid_rows"],
-        device="cpu",
-        single_path=False,
-    ):
-        self.preset = preset
-        self.epochs_node = epochs_node
-        self.patience = patience
-        self.refine_epochs = refine_epochs
-        self.max_depth = max_depth
-        self.batch_size = batch_size
-        self.lr = lr
-        self.seed = seed
-        self.init = init
-        self.ablation = ablation
-        self.width = width
-        self.router_balance = router_balance
-        self.router_confidence = router_confidence
-        self.router_init = router_init
-        self.augment = augment
-        self.baseline = baseline
-        self.image_norm = image_norm
-        self.select = select
-        self.valid_rows = valid_rows
-        self.device = device
-        self.single_path = single_path
+    def __init__(self, **kwargs):
+        unknown = set(kwargs) - set(params)
+        if unknown:
+            raise TypeError(f"unexpected keyword argument(s): {', '.join(sorted(unknown))}")
+        for name, default in params.items():
+            setattr(self, name, kwargs.get(name, default))
+
+    keyword = inspect.Parameter.KEYWORD_ONLY
+    self_ = inspect.Parameter("self", inspect.Parameter.POSITIONAL_OR_KEYWORD)
+    rest = [inspect.Parameter(k, keyword, default=v) for k, v in params.items()]
+    __init__.__signature__ = inspect.Signature([self_, *rest])
+    return __init__
+
+
+class _ANTBase(BaseEstimator):
+    """What the classifier and the regressor share: parameters, inputs, the fitted tree.
+
+    Parameters: every training parameter of ``ant train`` (``DEFAULTS``), then
+    ``device`` (``"cpu"``, ``"torch"``, ``"cuda:N"``) and ``single_path``."""
+
+    __init__ = _init_taking({**DEFAULTS, "device": "cpu", "single_path": False})
 
     def __sklearn_tags__(self):
         tags = super().__sklearn_tags__()

@@ -1,188 +1,170 @@
-//! Training parameters from Python: a dict whose keys are the names of `ant train`'s
-//! options (`epochs_node` for `--epochs-node`), read into [`AntParams`]; and the
-//! defaults, read from [`AntParams`] so that Python does not keep a copy of them.
+//! Training parameters from Python: keyword arguments named as [`AntParams`]' fields
+//! (`epochs_node` for `--epochs-node`), read through serde, so that neither the names
+//! nor the defaults are copied here.
 
-use ant::params::{ImageNorm, RouterInit, Select, ValidRows};
-use ant::{Ablation, AntParams, Augment, Baseline, Init, Named, Preset};
+use ant::{AntParams, Preset};
 use pyo3::exceptions::{PyTypeError, PyValueError};
 use pyo3::prelude::*;
-use pyo3::types::PyDict;
+use pyo3::types::{PyBool, PyDict, PyFloat, PyString};
+use serde_json::{Map, Value};
 
-/// The keys [`params_from`] reads (every training option of `ant train`).
-const KEYS: &[&str] = &[
-    "preset",
-    "epochs_node",
-    "patience",
-    "refine_epochs",
-    "max_depth",
-    "batch_size",
-    "lr",
-    "seed",
-    "init",
-    "ablation",
-    "width",
-    "router_balance",
-    "router_confidence",
-    "router_init",
-    "augment",
-    "baseline",
-    "image_norm",
-    "select",
-    "valid_rows",
-];
-
-/// `AntParams` from a dict of the keys in [`KEYS`]; a missing key or `None` leaves the
-/// default. Wrong types are `TypeError`s, wrong values `ValueError`s naming the key;
-/// ranges are checked later, by [`AntParams::check`].
+/// `AntParams` from a dict of its fields; a missing key or `None` leaves the default.
+/// Unknown keys and wrong types are errors naming the key (`TypeError` for a type,
+/// `ValueError` for a value); ranges are checked later, by [`AntParams::check`].
 pub fn params_from(d: &Bound<'_, PyDict>) -> PyResult<AntParams> {
-    for key in d.keys() {
+    let preset = match d.get_item("preset")?.filter(|v| !v.is_none()) {
+        Some(v) => {
+            let defaults = fields(Preset::Tabular);
+            let value = to_json("preset", &v, &defaults)?;
+            read_one(&defaults, "preset", value, &v)?.preset
+        }
+        None => Preset::Tabular,
+    };
+    let defaults = fields(preset);
+    let mut all = defaults.clone();
+    for (key, v) in d.iter() {
         let key: String = key.extract()?;
-        if !KEYS.contains(&key.as_str()) {
-            let msg = format!("unknown parameter {key:?}; known: {}", KEYS.join(", "));
+        if !defaults.contains_key(&key) {
+            let known: Vec<&str> = defaults.keys().map(String::as_str).collect();
+            let msg = format!("unknown parameter {key:?}; known: {}", known.join(", "));
             return Err(PyValueError::new_err(msg));
         }
+        if v.is_none() {
+            continue;
+        }
+        let value = to_json(&key, &v, &defaults)?;
+        // One key at a time, so that the error names it.
+        read_one(&defaults, &key, value.clone(), &v)?;
+        all.insert(key, value);
     }
-    let preset = named::<Preset>(d, "preset")?.unwrap_or(Preset::Tabular);
-    let mut p = AntParams::new(preset);
-    set(&mut p.epochs_node, count(d, "epochs_node")?);
-    set(&mut p.patience, count(d, "patience")?);
-    p.refine_epochs = count(d, "refine_epochs")?;
-    set(&mut p.max_depth, count(d, "max_depth")?);
-    set(&mut p.batch_size, count(d, "batch_size")?);
-    set(&mut p.lr, number(d, "lr")?);
-    set(&mut p.seed, count(d, "seed")?.map(|s| s as u64));
-    set(&mut p.init, named::<Init>(d, "init")?);
-    set(&mut p.ablation, named::<Ablation>(d, "ablation")?);
-    set(&mut p.width, count(d, "width")?);
-    set(&mut p.router_balance, number(d, "router_balance")?);
-    set(&mut p.router_confidence, number(d, "router_confidence")?);
-    set(&mut p.router_init, named::<RouterInit>(d, "router_init")?);
-    p.augment = named::<Augment>(d, "augment")?;
-    p.baseline = baseline(d)?;
-    set(&mut p.image_norm, named::<ImageNorm>(d, "image_norm")?);
-    set(&mut p.select, named::<Select>(d, "select")?);
-    set(&mut p.valid_rows, named::<ValidRows>(d, "valid_rows")?);
-    Ok(p)
+    serde_json::from_value(Value::Object(all)).map_err(|e| PyValueError::new_err(e.to_string()))
 }
 
-/// The defaults of every key (those of `ant train`); `None` where the preset decides.
+/// The defaults of every parameter (those of `ant train`); `None` where the preset
+/// decides.
 pub fn defaults<'py>(py: Python<'py>) -> PyResult<Bound<'py, PyDict>> {
-    let p = AntParams::new(Preset::Tabular);
     let d = PyDict::new(py);
-    d.set_item("preset", p.preset.name())?;
-    d.set_item("epochs_node", p.epochs_node)?;
-    d.set_item("patience", p.patience)?;
-    d.set_item("refine_epochs", p.refine_epochs)?;
-    d.set_item("max_depth", p.max_depth)?;
-    d.set_item("batch_size", p.batch_size)?;
-    d.set_item("lr", p.lr)?;
-    d.set_item("seed", p.seed)?;
-    d.set_item("init", p.init.name())?;
-    d.set_item("ablation", p.ablation.name())?;
-    d.set_item("width", p.width)?;
-    d.set_item("router_balance", p.router_balance)?;
-    d.set_item("router_confidence", p.router_confidence)?;
-    d.set_item("router_init", p.router_init.name())?;
-    d.set_item("augment", p.augment.map(|a| a.name()))?;
-    d.set_item("baseline", p.baseline.map(|b| b.to_string()))?;
-    d.set_item("image_norm", p.image_norm.name())?;
-    d.set_item("select", p.select.name())?;
-    d.set_item("valid_rows", p.valid_rows.name())?;
+    for (k, v) in fields(Preset::Tabular) {
+        match v {
+            Value::Null => d.set_item(k, py.None())?,
+            Value::String(s) => d.set_item(k, s)?,
+            Value::Number(n) if n.is_u64() => d.set_item(k, n.as_u64())?,
+            Value::Number(n) => d.set_item(k, n.as_f64())?,
+            other => d.set_item(k, other.to_string())?,
+        }
+    }
     Ok(d)
 }
 
-/// The names each named option accepts, for documentation and messages.
+/// The names each named parameter accepts, for documentation and messages.
 pub fn choices<'py>(py: Python<'py>) -> PyResult<Bound<'py, PyDict>> {
     let d = PyDict::new(py);
-    d.set_item("preset", Preset::names())?;
-    d.set_item("init", Init::names())?;
-    d.set_item("ablation", Ablation::names())?;
-    d.set_item("router_init", RouterInit::names())?;
-    d.set_item("augment", Augment::names())?;
-    d.set_item("image_norm", ImageNorm::names())?;
-    d.set_item("select", Select::names())?;
-    d.set_item("valid_rows", ValidRows::names())?;
+    for (k, names) in AntParams::choices() {
+        d.set_item(k, names)?;
+    }
     d.set_item("baseline", ["linear", "mlp-K", "cnn"])?;
     d.set_item("device", ant::ComputeDevice::NAMES)?;
     Ok(d)
 }
 
-fn set<T>(field: &mut T, value: Option<T>) {
-    if let Some(v) = value {
-        *field = v;
+/// The parameters of `preset` with their defaults, as JSON fields.
+fn fields(preset: Preset) -> Map<String, Value> {
+    match serde_json::to_value(AntParams::new(preset)) {
+        Ok(Value::Object(m)) => m,
+        _ => unreachable!("a struct serialises to an object"),
     }
 }
 
-/// The value of `key`, unless it is missing or `None`.
-fn get<'py>(d: &Bound<'py, PyDict>, key: &str) -> PyResult<Option<Bound<'py, PyAny>>> {
-    Ok(d.get_item(key)?.filter(|v| !v.is_none()))
+/// The defaults with `key` set to `value`, read as `AntParams`; the error, if any, in
+/// Python's terms.
+fn read_one(
+    defaults: &Map<String, Value>,
+    key: &str,
+    value: Value,
+    v: &Bound<'_, PyAny>,
+) -> PyResult<AntParams> {
+    let mut one = defaults.clone();
+    one.insert(key.to_string(), value);
+    serde_json::from_value(Value::Object(one)).map_err(|e| field_error(key, &e, v, defaults))
 }
 
-/// A whole number >= 0 (a Python or numpy integer; not a bool, not a float).
-fn count(d: &Bound<'_, PyDict>, key: &str) -> PyResult<Option<usize>> {
-    let Some(v) = get(d, key)? else {
-        return Ok(None);
-    };
-    let type_error = || {
-        let t = v
-            .get_type()
-            .name()
-            .map(|n| n.to_string())
-            .unwrap_or_default();
-        PyTypeError::new_err(format!("{key} must be an integer, got {} ({t})", repr(&v)))
-    };
-    if v.is_instance_of::<pyo3::types::PyBool>() || v.is_instance_of::<pyo3::types::PyFloat>() {
-        return Err(type_error());
+/// What kind of value `key` takes, in words (from its default, else from serde's error).
+fn kind(key: &str, defaults: &Map<String, Value>, serde_msg: &str) -> &'static str {
+    match defaults.get(key) {
+        Some(Value::String(_)) => "a string",
+        Some(Value::Number(n)) if n.is_f64() => "a number",
+        Some(Value::Number(_)) => "an integer",
+        _ if serde_msg.contains("expected usize") || serde_msg.contains("expected u64") => {
+            "an integer"
+        }
+        _ => "a string",
     }
-    let n: i128 = v.extract().map_err(|_| type_error())?;
-    usize::try_from(n).map(Some).map_err(|_| {
-        let msg = format!("{key} must be an integer from 0 to {}, got {n}", usize::MAX);
-        PyValueError::new_err(msg)
-    })
 }
 
-/// A number (int or float; not a bool).
-fn number(d: &Bound<'_, PyDict>, key: &str) -> PyResult<Option<f64>> {
-    let Some(v) = get(d, key)? else {
-        return Ok(None);
-    };
-    let msg = || format!("{key} must be a number, got {}", repr(&v));
-    if v.is_instance_of::<pyo3::types::PyBool>() {
-        return Err(PyTypeError::new_err(msg()));
+/// serde's error for `key` as a Python exception whose message names the key.
+fn field_error(
+    key: &str,
+    e: &serde_json::Error,
+    v: &Bound<'_, PyAny>,
+    defaults: &Map<String, Value>,
+) -> PyErr {
+    let msg = e.to_string();
+    let msg = msg.split(" at line ").next().unwrap_or(&msg);
+    let kind = kind(key, defaults, msg);
+    if msg.starts_with("invalid type") {
+        return PyTypeError::new_err(format!("{key} must be {kind}, got {}", repr(v)));
     }
-    v.extract()
-        .map(Some)
-        .map_err(|_| PyTypeError::new_err(msg()))
+    if kind == "an integer" {
+        let msg = format!(
+            "{key} must be an integer from 0 to {}, got {}",
+            u64::MAX,
+            repr(v)
+        );
+        return PyValueError::new_err(msg);
+    }
+    if let Some(rest) = msg.strip_prefix("unknown variant ") {
+        let names = rest
+            .split("expected one of ")
+            .nth(1)
+            .unwrap_or("")
+            .replace('`', "");
+        return PyValueError::new_err(format!("{key} must be one of {names}, got {}", repr(v)));
+    }
+    PyValueError::new_err(format!("{key}: {msg}"))
 }
 
-/// One of the names of `T` (as `ant train` takes them).
-fn named<T: Named>(d: &Bound<'_, PyDict>, key: &str) -> PyResult<Option<T>> {
-    let Some(v) = get(d, key)? else {
-        return Ok(None);
-    };
-    let names = T::names().join(", ");
-    let Ok(name) = v.extract::<String>() else {
-        let msg = format!("{key} must be a string (one of {names}), got {}", repr(&v));
-        return Err(PyTypeError::new_err(msg));
-    };
-    T::from_name(&name).map(Some).ok_or_else(|| {
-        let msg = format!("{key} must be one of {names}, got {name:?}");
-        PyValueError::new_err(msg)
-    })
-}
-
-/// `linear`, `mlp-K` or `cnn`.
-fn baseline(d: &Bound<'_, PyDict>) -> PyResult<Option<Baseline>> {
-    let Some(v) = get(d, "baseline")? else {
-        return Ok(None);
-    };
-    let Ok(name) = v.extract::<String>() else {
-        let msg = format!("baseline must be a string, got {}", repr(&v));
-        return Err(PyTypeError::new_err(msg));
-    };
-    name.parse()
-        .map(Some)
-        .map_err(|e: String| PyValueError::new_err(format!("baseline: {e}")))
+/// A Python value as JSON: bool, integer (Python or numpy), float, or string.
+fn to_json(key: &str, v: &Bound<'_, PyAny>, defaults: &Map<String, Value>) -> PyResult<Value> {
+    if v.is_instance_of::<PyBool>() {
+        return Ok(Value::Bool(v.extract()?));
+    }
+    if v.is_instance_of::<PyString>() {
+        return Ok(Value::String(v.extract()?));
+    }
+    if !v.is_instance_of::<PyFloat>() && v.hasattr("__index__")? {
+        let n: i128 = v.call_method0("__index__")?.extract()?;
+        let wants_float = matches!(defaults.get(key), Some(Value::Number(d)) if d.is_f64());
+        if let (false, Ok(n)) = (wants_float, i64::try_from(n)) {
+            return Ok(Value::from(n));
+        }
+        if let (false, Ok(n)) = (wants_float, u64::try_from(n)) {
+            return Ok(Value::from(n));
+        }
+        if !wants_float {
+            let msg = format!("{key} must be an integer from 0 to {}, got {n}", u64::MAX);
+            return Err(PyValueError::new_err(msg));
+        }
+        return Ok(Value::from(n as f64));
+    }
+    if let Ok(x) = v.extract::<f64>() {
+        return serde_json::Number::from_f64(x)
+            .map(Value::Number)
+            .ok_or_else(|| {
+                PyValueError::new_err(format!("{key} must be a finite number, got {}", repr(v)))
+            });
+    }
+    let msg = format!("{key} must be {}, got {}", kind(key, defaults, ""), repr(v));
+    Err(PyTypeError::new_err(msg))
 }
 
 fn repr(v: &Bound<'_, PyAny>) -> String {

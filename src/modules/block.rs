@@ -24,6 +24,14 @@ pub fn index_tensor(idx: &[usize], device: &Device) -> Tensor<1, Int> {
     Tensor::from_data(TensorData::new(v, [idx.len()]), device)
 }
 
+/// A tensor's values, row-major, on the host (as f32 whatever the backend stores).
+pub fn to_vec<const D: usize>(t: Tensor<D>) -> Vec<f32> {
+    t.into_data()
+        .convert::<f32>()
+        .try_into_vec::<f32>()
+        .expect("converted to f32")
+}
+
 impl Repr {
     /// The device the representation lives on.
     pub fn device(&self) -> Device {

@@ -1,4 +1,4 @@
 //! Burn modules built from [`crate::spec::BlockSpec`]s.
 mod block;
 pub mod router;
-pub use block::{Block, Repr, index_tensor};
+pub use block::{Block, Repr, index_tensor, to_vec};

@@ -160,6 +160,18 @@ impl LeafCache {
     }
 }
 
+/// The full tree's log-likelihood of every row of `valid` with `model` at the leaf
+/// (for the paired acceptance rule).
+pub fn row_log_lik<C: Candidate>(model: &C, valid: &LeafCache, chunk: usize) -> Vec<f32> {
+    let mut out = Vec::with_capacity(valid.n);
+    for (s, len) in chunks(valid.n, chunk) {
+        let b = valid.narrow(s, len);
+        let ll = b.combine(model.local_log_lik(b.h.clone(), &b.y));
+        out.extend(crate::modules::to_vec(ll));
+    }
+    out
+}
+
 /// A set of new modules at one leaf.
 pub trait Candidate: Module {
     /// `log p(y | h)` under the candidate's own sub-tree, `[B,1]`.

@@ -6,8 +6,10 @@
 use burn::module::Module;
 use burn::prelude::*;
 
+use super::accept::{Accept, Gain};
 use super::candidate::{
     CachedObjective, Candidate, DeepenCandidate, LeafCache, LiveObjective, SplitCandidate,
+    row_log_lik,
 };
 use super::checkpoint::Checkpoints;
 use super::device_set::DeviceSet;
@@ -21,7 +23,7 @@ use crate::modules::Block;
 use crate::modules::router::RouterReg;
 use crate::observe::{Action, CandidateKind, Decision, Observer, Stage};
 use crate::params::{Init, RouterInit, TrainConfig};
-use crate::preset::{Ablation, Task};
+use crate::preset::{Ablation, PathPos, Task};
 use crate::spec::Shape;
 use crate::tree::{NodeModules, Topology, Tree, TreeModules, TreeView};
 
@@ -180,7 +182,7 @@ pub fn train_root(
     let preset = cfg.preset;
     let root_t = match cfg.ablation {
         Ablation::NoTransformer => None,
-        _ => preset.transformer(input, 1, cfg.width),
+        _ => preset.transformer(input, PathPos::FIRST, cfg.pool_rule, cfg.width),
     };
     let root_shape = root_t
         .as_ref()
@@ -234,7 +236,7 @@ pub fn grow_from(
         let mut next = vec![];
         for &leaf in &frontier {
             let trained = ctx.train_at_leaf(&grown, leaf, obs)?;
-            let d = grown.apply(leaf, level, trained);
+            let d = grown.apply(leaf, level, trained, cfg.accept);
             obs.decision(&d);
             match d.action {
                 Action::Split => next.extend(
@@ -263,6 +265,9 @@ struct Trained {
     continued: Option<f64>,
     split: Option<Fitted<SplitCandidate>>,
     deepen: Option<Fitted<DeepenCandidate>>,
+    /// Each candidate's validation gain over the tree, row by row.
+    split_gain: Option<Gain>,
+    deepen_gain: Option<Gain>,
 }
 
 impl Ctx<'_> {
@@ -297,8 +302,17 @@ impl Ctx<'_> {
         let split = self.train_split(parent, view, &at, obs)?;
         seed_draws(sub_seed(self.cfg.seed, visit, INIT_DEEPEN));
         let deepen = self.train_deepen(topo, &at, obs)?;
+        // The tree as it is: the leaf's own solver where the candidate would go.
+        let tree_now = DeepenCandidate {
+            transformer: None,
+            solver: frozen.nodes[leaf].solver().expect("a leaf").clone(),
+        };
+        let tree_ll = row_log_lik(&tree_now, &vc, EVAL_CHUNK);
+        let gain = |ll: Vec<f32>| Gain::paired(&ll, &tree_ll);
         Ok(Trained {
             continued,
+            split_gain: split.as_ref().map(|f| gain(row_log_lik(&f.model, &vc, EVAL_CHUNK))),
+            deepen_gain: deepen.as_ref().map(|f| gain(row_log_lik(&f.model, &vc, EVAL_CHUNK))),
             split,
             deepen,
         })
@@ -384,10 +398,11 @@ impl Ctx<'_> {
         obs: &mut dyn Observer,
     ) -> Result<Option<Fitted<DeepenCandidate>>> {
         let shape = at.shape;
-        let k = topo.transformers_on_path(at.node) + 1;
+        let pos = topo.next_pos(at.node);
+        let cfg = self.cfg;
         let t = match (
-            self.cfg.ablation,
-            self.cfg.preset.transformer(shape, k, self.cfg.width),
+            cfg.ablation,
+            cfg.preset.transformer(shape, pos, cfg.pool_rule, cfg.width),
         ) {
             (Ablation::NoTransformer, _) | (_, None) => return Ok(None),
             (_, Some(t)) => t,
@@ -403,9 +418,10 @@ impl Ctx<'_> {
 }
 
 impl Grown {
-    /// Keep the better candidate at `leaf` if it beats the tree's validation NLL (an
-    /// inherited split must also beat the continued parent), and say what was done.
-    fn apply(&mut self, leaf: usize, level: usize, t: Trained) -> Decision {
+    /// Keep the better candidate at `leaf` if `accept` says it beats the tree's
+    /// validation NLL (an inherited split must also beat the continued parent), and say
+    /// what was done.
+    fn apply(&mut self, leaf: usize, level: usize, t: Trained, accept: Accept) -> Decision {
         let (s_nll, d_nll) = (
             t.split.as_ref().map(|f| f.valid_nll),
             t.deepen.as_ref().map(|f| f.valid_nll),
@@ -414,8 +430,12 @@ impl Grown {
         let split_wins = s_nll.is_some_and(|s| d_nll.is_none_or(|d| s <= d));
         let split_bar = t.continued.map_or(before, |b| b.min(before));
         let (topo, modules) = (&mut self.tree.topology, &mut self.tree.modules);
+        let keeps = |bar: f64, nll: f64, g: Option<Gain>| {
+            accept.keeps(bar, nll, || g.expect("every trained candidate's gain is measured"))
+        };
+        let (split_gain, deepen_gain) = (t.split_gain, t.deepen_gain);
         let action = match (t.split, t.deepen) {
-            (Some(f), _) if split_wins && f.valid_nll < split_bar => {
+            (Some(f), _) if split_wins && keeps(split_bar, f.valid_nll, split_gain) => {
                 let m = f.model;
                 let specs = [m.router.spec(), m.left.spec(), m.right.spec()].map(Clone::clone);
                 let [router, left, right] = specs;
@@ -424,7 +444,7 @@ impl Grown {
                 (self.valid_nll, self.valid_metric) = (f.valid_nll, f.valid_metric);
                 Action::Split
             }
-            (_, Some(f)) if f.valid_nll < before => {
+            (_, Some(f)) if keeps(before, f.valid_nll, deepen_gain) => {
                 let m = f.model;
                 let t = m.transformer.expect("deepen has a transformer");
                 topo.deepen(leaf, t.spec().clone(), m.solver.spec().clone());
@@ -443,6 +463,9 @@ impl Grown {
             split: s_nll,
             deepen: d_nll,
             continued: t.continued,
+            // Capped: JSON has no infinity (a gain on every row has no spread).
+            split_z: split_gain.map(|g| g.z().min(1e6)),
+            deepen_z: deepen_gain.map(|g| g.z().min(1e6)),
         }
     }
 }

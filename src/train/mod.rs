@@ -1,6 +1,7 @@
 //! Growth, refinement and the optimisation loop they share.
 // Without the `internals` feature most of these re-exports serve only the crate.
 #![cfg_attr(not(feature = "internals"), allow(unused_imports))]
+mod accept;
 mod augment;
 mod candidate;
 mod checkpoint;
@@ -12,6 +13,7 @@ mod refine;
 mod seed;
 mod state;
 
+pub use accept::{Accept, Gain};
 pub use augment::{Augment, Augmenter};
 pub use candidate::{
     CachedObjective, Candidate, DeepenCandidate, LeafCache, LiveObjective, SplitCandidate,

@@ -29,7 +29,7 @@ pub fn refine(
         checkpoints,
         ..
     } = data;
-    if cfg.refine_epochs == 0 {
+    if cfg.refine_epochs() == 0 {
         return Ok((grown.tree, grown.valid_nll, grown.valid_metric));
     }
     let Tree { topology, modules } = grown.tree;
@@ -58,7 +58,7 @@ fn options(cfg: &TrainConfig, patience: Option<usize>) -> FitOptions {
     FitOptions {
         stage: Stage::Refine,
         start: None,
-        max_epochs: cfg.refine_epochs,
+        max_epochs: cfg.refine_epochs(),
         patience,
         lr: cfg.lr,
         batch_size: cfg.batch_size,
@@ -79,7 +79,7 @@ pub fn train_fixed(
     obs: &mut dyn Observer,
 ) -> Result<Option<(Tree, f64, f64)>> {
     let Some(topology) = cfg.baseline.and_then(|b| {
-        b.topology(cfg.preset, input, data.task, cfg.width, cfg.max_depth)
+        b.topology((cfg.preset, cfg.pool_rule), input, data.task, cfg.width, cfg.max_depth)
     }) else {
         return Ok(None);
     };

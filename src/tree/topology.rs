@@ -2,6 +2,7 @@
 
 use serde::{Deserialize, Serialize};
 
+use crate::pool::PathPos;
 use crate::spec::{BlockSpec, LayerSpec, Shape};
 
 /// One node. The root's `edge` transforms the input itself.
@@ -170,18 +171,9 @@ impl Topology {
         s
     }
 
-    /// Non-identity transformers on the root path of `i` (inclusive).
-    pub fn transformers_on_path(&self, i: usize) -> usize {
-        self.path(i)
-            .iter()
-            .map(|&n| {
-                self.nodes[n]
-                    .edge
-                    .iter()
-                    .filter(|t| !t.is_identity())
-                    .count()
-            })
-            .sum()
+    /// Where a transformer appended to `i`'s edge would sit on its root path.
+    pub fn next_pos(&self, i: usize) -> PathPos {
+        PathPos::after(self.path(i).iter().flat_map(|&n| &self.nodes[n].edge))
     }
 
     /// Leaves in arena order (the order of mixture components everywhere).

@@ -1,0 +1,159 @@
+//! When growth keeps a candidate: the acceptance rule.
+//!
+//! The paper keeps a split or deepen whenever it lowers the validation NLL at all. On a
+//! few thousand validation rows the NLL itself is noisy, so that rule keeps splits worth
+//! far less than its noise (trees 2-7x larger than needed). [`Accept::Paired`] asks the
+//! gain to stand out of that noise: the per-row differences of the candidate's and the
+//! tree's log-likelihood on the validation rows are paired, and the mean gain must
+//! exceed `z` standard errors of it.
+
+use std::fmt;
+use std::str::FromStr;
+
+use serde::{Deserialize, Serialize};
+
+/// The largest `z` [`Accept::Paired`] takes.
+pub const MAX_Z: f64 = 100.0;
+
+/// Which validation gain is enough for growth to keep a candidate.
+#[non_exhaustive]
+#[derive(Clone, Copy, Debug, Default, PartialEq, Serialize, Deserialize)]
+#[serde(into = "String", try_from = "String")]
+pub enum Accept {
+    /// Any decrease of the validation NLL (the paper).
+    #[default]
+    Paper,
+    /// A mean per-row gain larger than `z` standard errors of the paired differences.
+    Paired { z: f64 },
+}
+
+/// A candidate's gain on the validation rows, paired row by row with the tree's.
+#[derive(Clone, Copy, Debug, PartialEq)]
+pub struct Gain {
+    /// Mean of `log p_candidate(y|x) - log p_tree(y|x)` (the NLL decrease).
+    pub mean: f64,
+    /// Its standard error.
+    pub se: f64,
+}
+
+impl Gain {
+    /// The gain of `candidate` over `tree` (per-row log-likelihoods, same rows).
+    pub fn paired(candidate: &[f32], tree: &[f32]) -> Gain {
+        let n = candidate.len().min(tree.len());
+        if n == 0 {
+            return Gain { mean: 0.0, se: 0.0 };
+        }
+        let d = || candidate.iter().zip(tree).map(|(&c, &t)| c as f64 - t as f64);
+        let mean = d().sum::<f64>() / n as f64;
+        let var = d().map(|x| (x - mean) * (x - mean)).sum::<f64>() / (n.max(2) - 1) as f64;
+        Gain {
+            mean,
+            se: (var / n as f64).sqrt(),
+        }
+    }
+
+    /// The gain in standard errors (infinite for a sure gain).
+    pub fn z(&self) -> f64 {
+        if self.se > 0.0 {
+            self.mean / self.se
+        } else if self.mean > 0.0 {
+            f64::INFINITY
+        } else {
+            0.0
+        }
+    }
+}
+
+impl Accept {
+    /// Whether a candidate whose validation NLL is `after` (tree: `before`), with the
+    /// paired `gain` (needed only by [`Accept::Paired`]), is kept.
+    pub fn keeps(self, before: f64, after: f64, gain: impl FnOnce() -> Gain) -> bool {
+        match self {
+            Accept::Paper => after < before,
+            Accept::Paired { z } => after < before && {
+                let g = gain();
+                g.mean > z * g.se
+            },
+        }
+    }
+
+    /// Whether [`Accept::keeps`] needs the per-row gain.
+    pub fn is_paired(self) -> bool {
+        matches!(self, Accept::Paired { .. })
+    }
+}
+
+impl fmt::Display for Accept {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        match self {
+            Accept::Paper => f.write_str("paper"),
+            Accept::Paired { z } => write!(f, "z:{z}"),
+        }
+    }
+}
+
+impl FromStr for Accept {
+    type Err = String;
+    fn from_str(s: &str) -> Result<Self, String> {
+        let bad = || {
+            format!("unknown acceptance rule {s:?}: use paper, or z:Z (a gain of more than Z standard errors, 0 <= Z <= {MAX_Z})")
+        };
+        if s == "paper" {
+            return Ok(Accept::Paper);
+        }
+        let z = s.strip_prefix("z:").ok_or_else(bad)?;
+        match z.parse::<f64>() {
+            Ok(z) if (0.0..=MAX_Z).contains(&z) => Ok(Accept::Paired { z }),
+            _ => Err(bad()),
+        }
+    }
+}
+
+impl From<Accept> for String {
+    fn from(a: Accept) -> String {
+        a.to_string()
+    }
+}
+
+impl TryFrom<String> for Accept {
+    type Error = String;
+    fn try_from(s: String) -> Result<Self, String> {
+        s.parse()
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn names_read_back() {
+        for a in [Accept::Paper, Accept::Paired { z: 2.0 }, Accept::Paired { z: 0.5 }] {
+            assert_eq!(a.to_string().parse::<Accept>(), Ok(a));
+        }
+        assert_eq!("z:2".parse::<Accept>(), Ok(Accept::Paired { z: 2.0 }));
+        for bad in ["", "z:", "z:-1", "z:nan", "z:inf", "z:101", "Paper", "z2"] {
+            assert!(bad.parse::<Accept>().is_err(), "{bad}");
+        }
+    }
+
+    #[test]
+    fn a_gain_inside_its_noise_is_refused_only_by_the_paired_rule() {
+        // Rows gain +0.1 or lose -0.09 in turn: mean 0.005, well inside the noise.
+        let tree = vec![-1.0f32; 100];
+        let noisy: Vec<f32> = (0..100).map(|i| if i % 2 == 0 { -0.9 } else { -1.09 }).collect();
+        let g = Gain::paired(&noisy, &tree);
+        assert!((g.mean - 0.005).abs() < 1e-6, "{g:?}");
+        assert!(g.z() < 1.0);
+        let (before, after) = (1.0, 1.0 - g.mean);
+        assert!(Accept::Paper.keeps(before, after, || g));
+        assert!(!Accept::Paired { z: 2.0 }.keeps(before, after, || g));
+        // Every row gains 0.05: sure.
+        let better = vec![-0.95f32; 100];
+        let g = Gain::paired(&better, &tree);
+        assert!(g.z().is_infinite() || g.z() > 100.0);
+        assert!(Accept::Paired { z: 2.0 }.keeps(before, before - g.mean, || g));
+        // No rule keeps a loss.
+        assert!(!Accept::Paired { z: 0.0 }.keeps(1.0, 1.1, || g));
+    }
+}
