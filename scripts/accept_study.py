@@ -22,6 +22,7 @@ import argparse
 import gzip
 import json
 import os
+import shutil
 import struct
 import subprocess
 import sys
@@ -121,8 +122,9 @@ def run(d, sets, rules, seeds, ant, extra, tag):
                 if (name, rule, seed, tag) in done:
                     continue
                 out = d / "runs" / f"{name}-{rule.replace(':', '')}-s{seed}{'-' + tag if tag else ''}"
-                cmd = [ant, "train", *data_args(name, d), "--accept", rule, "--seed", str(seed), "--out", str(out), "--force", *extra]
+                cmd = [ant, "train", *data_args(name, d), "--accept", rule, "--seed", str(seed), "--out", str(out), *extra]
                 out.parent.mkdir(parents=True, exist_ok=True)
+                shutil.rmtree(out, ignore_errors=True)  # an interrupted earlier try
                 print(" ".join(cmd), flush=True)
                 t0 = time.time()
                 subprocess.run(cmd, check=True, stderr=open(str(out) + ".log", "w"))

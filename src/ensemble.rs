@@ -15,11 +15,9 @@ use std::collections::BTreeMap;
 use std::path::{Path, PathBuf};
 
 use burn::prelude::Device;
-use rand::SeedableRng;
-use rand::seq::SliceRandom;
-use rand_chacha::ChaCha8Rng;
 use serde::{Deserialize, Serialize};
 
+pub use crate::data::split::Member;
 use crate::data::{Dataset, file_md5};
 use crate::error::{AntError, Result};
 use crate::model::{Ant, Evaluation, Inference, TREE_FILE, TestSplit, argmax_rows, score};
@@ -30,33 +28,6 @@ use crate::run::{CHECKPOINT_DIR, RUN_FILE, RunSpec};
 
 pub const ENSEMBLE_FILE: &str = "ensemble.json";
 const FORMAT: &str = "ant-ensemble-1";
-
-/// Which member of which ensemble a model is (recorded in its run and its model).
-#[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize, Deserialize)]
-pub struct Member {
-    pub index: usize,
-    /// Members in the ensemble.
-    pub size: usize,
-    /// The ensemble's seed: its test split, and the root of the members' seeds.
-    pub run_seed: u64,
-}
-
-impl Member {
-    /// The member's own seed (see `member_seed` in `src/train/seed.rs`).
-    pub fn seed(&self) -> u64 {
-        crate::train::member_seed(self.run_seed, self.index)
-    }
-
-    /// The member's training rows: the run's, in an order drawn with the member's seed.
-    /// Training then holds out validation rows from them as from any data set, so each
-    /// member validates on its own random rows, whether the library takes the last
-    /// rows or draws them with the (member's) seed.
-    pub fn rows(&self, train: &Dataset) -> Dataset {
-        let mut order: Vec<usize> = (0..train.len()).collect();
-        order.shuffle(&mut ChaCha8Rng::seed_from_u64(self.seed()));
-        train.subset(&order)
-    }
-}
 
 /// Member `k`'s run directory.
 pub fn member_dir(dir: &Path, k: usize) -> PathBuf {
@@ -129,7 +100,7 @@ impl EnsembleFile {
             preset: spec.params.preset,
             data_md5,
             member_seeds: (0..size)
-                .map(|k| crate::train::member_seed(seed, k))
+                .map(|k| crate::seed::member_seed(seed, k))
                 .collect(),
             spec: RunSpec {
                 member: None,
@@ -150,7 +121,7 @@ impl EnsembleFile {
             return Err(AntError::data(&path, msg));
         }
         let seeds: Vec<u64> = (0..file.size)
-            .map(|k| crate::train::member_seed(file.spec.params.seed, k))
+            .map(|k| crate::seed::member_seed(file.spec.params.seed, k))
             .collect();
         if file.size == 0 || file.member_seeds != seeds {
             let msg = "its size and member seeds do not follow from its spec (size at least 1)";
@@ -358,7 +329,7 @@ impl Ensemble {
     pub fn report(&self, ev: &EnsembleEvaluation) -> serde_json::Value {
         let (mk, sk, lk) = crate::run::score_keys(self.task());
         let e = &ev.ensemble;
-        let tops: Vec<_> = self.members.iter().map(|m| &m.tree.topology).collect();
+        let tops: Vec<_> = self.members.iter().map(|m| &m.tree().topology).collect();
         let total =
             |f: fn(&crate::tree::Topology) -> usize| tops.iter().map(|t| f(t)).sum::<usize>();
         let members: Vec<serde_json::Value> = self
@@ -403,7 +374,7 @@ fn check_member(
     first: Option<&Ant>,
     dir: &Path,
 ) -> Result<()> {
-    let meta = &ant.meta;
+    let meta = &ant.meta();
     let wrong = |msg: String| Err(AntError::data(dir, msg));
     if meta.preset != file.preset {
         let (a, b) = (meta.preset, file.preset);
@@ -434,9 +405,9 @@ fn check_member(
     }
     if let Some(f) = first {
         let same = f.task() == ant.task()
-            && f.tree.topology.input == ant.tree.topology.input
-            && f.meta.class_names == meta.class_names
-            && f.meta.provenance.test_split == prov.test_split;
+            && f.tree().topology.input == ant.tree().topology.input
+            && f.meta().class_names == meta.class_names
+            && f.meta().provenance.test_split == prov.test_split;
         if !same {
             return wrong(format!(
                 "member {k}'s task, inputs, classes or test split differ from member 0's"
@@ -474,7 +445,7 @@ mod tests {
             run_seed: 7,
         };
         assert_ne!(m(0).seed(), m(1).seed());
-        assert_eq!(m(1).seed(), crate::train::member_seed(7, 1));
+        assert_eq!(m(1).seed(), crate::seed::member_seed(7, 1));
         let x: Vec<f32> = (0..50).map(|i| i as f32).collect();
         let labels = (0..50).map(|i| i % 2).collect();
         let targets = Targets::Classes {

@@ -4,6 +4,7 @@ use burn::prelude::*;
 use burn::tensor::activation;
 
 use crate::preset::Task;
+pub use crate::tree::reach_probs;
 use crate::tree::LeafOutput;
 
 /// Targets of a batch on a device.
@@ -79,18 +80,6 @@ pub fn mixture_log_lik(leaves: &[LeafOutput], y: &Target) -> Tensor<2> {
 /// Mean negative log-likelihood of the mixture (the training loss).
 pub fn mixture_nll(leaves: &[LeafOutput], y: &Target) -> Tensor<1> {
     mixture_log_lik(leaves, y).mean().neg()
-}
-
-/// Reach probabilities `[B,L]` (rows sum to 1).
-pub fn reach_probs(leaves: &[LeafOutput], batch: usize, device: &Device) -> Tensor<2> {
-    let cols: Vec<Tensor<2>> = leaves
-        .iter()
-        .map(|l| match &l.log_reach {
-            Some(p) => p.clone().exp(),
-            None => Tensor::ones([batch, 1], device),
-        })
-        .collect();
-    Tensor::cat(cols, 1)
 }
 
 /// Multi-path prediction `[B,K]`: class probabilities `sum_l pi_l softmax_l`, or the

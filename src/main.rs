@@ -1,21 +1,16 @@
 //! `ant`: grow, refine, save and evaluate Adaptive Neural Trees from the command line.
+//! This file maps commands to library calls and prints; the options are in `cli/args.rs`.
 
-use std::path::PathBuf;
+use std::path::Path;
 use std::process::ExitCode;
 
-use clap::{Parser, Subcommand};
-use indicatif::{ProgressBar, ProgressStyle};
+use clap::Parser;
 
-use ant::data::source::{load_source, load_test_for, load_test_rows};
-use ant::data::tabular::{Separator, TabularTask, TargetSpec};
-use ant::fetch::{FetchOptions, FetchProgress, Known, Step, fetch};
-use ant::model::{Inference, TestSplit};
-use ant::named::Named;
-use ant::observe::{Decision, EpochRecord, Fanout, Observer, Stage};
+use ant::fetch::{FetchOptions, fetch};
+use ant::model::Inference;
 use ant::persist::write_atomic;
-use ant::run::{DataSpec, Existing, Run, RunSpec};
-use ant::{Ant, AntError, AntParams, ComputeDevice, Ensemble, Result};
-use burn::prelude::Device;
+use ant::saved::Model;
+use ant::{Ant, AntError, Result};
 
 /// A line on stderr. Unlike `eprintln!`, a closed stderr (`ant train 2>&1 | head -1`)
 /// does not panic: the message is dropped and the command goes on.
@@ -37,510 +32,43 @@ fn print_out(text: &str) -> Result<()> {
     }
 }
 
-#[derive(Parser)]
-#[command(
-    name = "ant",
-    version,
-    about = "Adaptive Neural Trees (Tanno et al., ICML 2019)"
-)]
-struct Cli {
-    #[command(subcommand)]
-    cmd: Cmd,
+#[path = "cli/args.rs"]
+mod args;
+#[path = "cli/progress.rs"]
+mod progress;
+#[path = "cli/train.rs"]
+mod train;
+
+use args::{
+    Cli, Cmd, CurvesArgs, DataCmd, EvalArgs, ExportArgs, ExportFormat, InspectArgs, PlotArgs,
+    PredictArgs, PruneArgs,
+};
+use progress::DownloadBars;
+
+/// One JSON value, pretty, as a line on stdout.
+fn print_json(v: &serde_json::Value) -> Result<()> {
+    print_out(&format!(
+        "{}\n",
+        serde_json::to_string_pretty(v).expect("json")
+    ))
 }
 
-#[derive(Subcommand)]
-enum Cmd {
-    /// Grow and refine an ANT, then save it and report test scores.
-    #[command(
-        override_usage = "ant train --preset <PRESET> --data <DATA> --out <OUT> [OPTIONS]\n       ant train --resume <DIR>"
-    )]
-    Train(Box<TrainArgs>),
-    /// Score a saved model on the test set of a data path.
-    Eval(EvalArgs),
-    /// Remove starved branches (mean validation reach below --min-reach).
-    Prune(PruneArgs),
-    /// Draw the tree (SVG, PNG or Graphviz DOT) with per-node class distributions.
-    Plot(PlotArgs),
-    /// Print the tree: modules, output shapes and parameter counts.
-    Inspect(InspectArgs),
-    /// Plot training and validation curves from a run's records.jsonl.
-    Curves(CurvesArgs),
-    /// Predict new samples with a saved model (CSV or JSON lines out).
-    Predict(PredictArgs),
-    /// Write a saved model in another format (ONNX, for any ONNX runtime).
-    Export(ExportArgs),
-    /// Data sets: download and verify.
-    Data {
-        #[command(subcommand)]
-        cmd: DataCmd,
-    },
-}
-
-#[derive(Subcommand)]
-enum DataCmd {
-    /// Download a data set into DIR, verify it, resume partial downloads.
-    Fetch(FetchArgs),
-}
-
-#[derive(clap::Args)]
-struct FetchArgs {
-    #[arg(value_parser = named::<Known>())]
-    set: Known,
-    #[arg(long)]
-    dir: PathBuf,
-    /// Replaces the canonical URL prefix (the standard file names are appended).
-    #[arg(long)]
-    base_url: Option<String>,
-}
-
-#[derive(clap::Args)]
-struct PruneArgs {
-    #[arg(long)]
-    model: PathBuf,
-    /// The data the model was trained on (its recorded validation rows are used).
-    #[arg(long)]
-    data: PathBuf,
-    /// Remove subtrees whose mean reach probability over validation is below this.
-    #[arg(long)]
-    min_reach: f64,
-    #[arg(long)]
-    out: PathBuf,
-    #[command(flatten)]
-    device: DeviceArg,
-}
-
-/// Parses the names of a library enum (listed in `--help`).
-fn named<T: Named + Clone + Send + Sync>() -> impl clap::builder::TypedValueParser<Value = T> {
-    use clap::builder::TypedValueParser;
-    clap::builder::PossibleValuesParser::new(T::names())
-        .map(|s: String| T::from_name(&s).expect("clap accepts only listed names"))
-}
-
-/// A progress bar per download, a line per file in place.
-#[derive(Default)]
-struct DownloadBars {
-    bar: Option<ProgressBar>,
-}
-
-impl FetchProgress for DownloadBars {
-    fn download_started(&mut self, file: &str, start: u64, total: Option<u64>) {
-        let b = ProgressBar::new(total.unwrap_or(0));
-        b.set_style(
-            ProgressStyle::with_template(
-                "{msg:>28} [{bar:30}] {bytes}/{total_bytes} {bytes_per_sec}",
-            )
-            .expect("valid template")
-            .progress_chars("=> "),
-        );
-        b.set_message(file.to_string());
-        b.set_position(start);
-        self.bar = Some(b);
-    }
-    fn received(&mut self, bytes: u64) {
-        if let Some(b) = &self.bar {
-            b.inc(bytes);
-        }
-    }
-    fn download_ended(&mut self) {
-        if let Some(b) = self.bar.take() {
-            b.finish_and_clear();
-        }
-    }
-    fn step(&mut self, path: &std::path::Path, step: Step) {
-        let what = match step {
-            Step::Present => "present and verified",
-            Step::Downloaded => "downloaded and verified",
-            Step::Unpacked => "unpacked",
-        };
-        note!("{}: {what}", path.display());
-    }
-    fn replacing(&mut self, path: &std::path::Path, why: &str) {
-        note!(
-            "{}: fails its check ({why}); downloading it again (it is replaced only by a verified copy)",
-            path.display()
-        );
-    }
-}
-
-#[derive(clap::Args)]
-struct TrainArgs {
-    /// Continue the interrupted run whose output directory is DIR (all other options
-    /// are taken from that run).
-    #[arg(long, value_name = "DIR", conflicts_with_all = [
-        "AntParams", "data", "target", "task", "delimiter", "skip_rows", "out",
-        "train_limit", "test_data", "test_fraction", "force", "ensemble", "member",
-    ])]
-    resume: Option<PathBuf>,
-    /// Train an ensemble of N ANTs into --out (OUT/ensemble.json, OUT/member-K), each
-    /// with its own seed and validation rows; with --member K, only member K.
-    #[arg(long, value_name = "N")]
-    ensemble: Option<usize>,
-    /// With --ensemble N: train member K (0 to N-1) alone, e.g. one per process.
-    #[arg(long, value_name = "K")]
-    member: Option<usize>,
-    #[command(flatten)]
-    device: DeviceArg,
-    /// Replace the model in --out if there is one (otherwise such a directory is refused).
-    #[arg(long)]
-    force: bool,
-    /// The training parameters (`ant::AntParams`: one option per field). `None` with
-    /// --resume, which takes them from the run.
-    #[command(flatten)]
-    params: Option<AntParams>,
-    /// An IDX directory (MNIST layout), a CIFAR-10 binary directory, a SARCOS .mat /
-    /// .csv file, or with --target any table (.csv, .csv.gz).
-    #[arg(long, required_unless_present = "resume")]
-    data: Option<PathBuf>,
-    /// Target column of a table: a header name or a 0-based index.
-    #[arg(long)]
-    target: Option<String>,
-    /// What the target column holds (required with --target).
-    #[arg(long, value_parser = named::<TabularTask>(), requires = "target")]
-    task: Option<TabularTask>,
-    /// Table field separator: ',' ';' tab or space (runs of blanks); detected if unset.
-    #[arg(long, requires = "target")]
-    delimiter: Option<Separator>,
-    /// Lines to drop at the top of a table before its header or first row.
-    #[arg(long, default_value_t = 0, requires = "target")]
-    skip_rows: usize,
-    /// Output directory for tree.json, model-<md5>.safetensors, records.jsonl, report.json
-    /// (and, while training, checkpoint/).
-    #[arg(long, required_unless_present = "resume")]
-    out: Option<PathBuf>,
-    /// Use only the first N training samples.
-    #[arg(long)]
-    train_limit: Option<usize>,
-    /// A separate test file (else the data's own test files, else --test-fraction).
-    #[arg(long)]
-    test_data: Option<PathBuf>,
-    /// Seeded fraction of the file held out as the test set when it has none.
-    #[arg(long, default_value_t = 0.2)]
-    test_fraction: f64,
-}
-
-#[derive(clap::Args)]
-struct PredictArgs {
-    #[arg(long)]
-    model: PathBuf,
-    /// CSV rows (the training columns; the target column may be left out), or an IDX
-    /// image file / CIFAR-10 batch for an image model.
-    #[arg(long)]
-    input: PathBuf,
-    /// A .csv or .jsonl file (written atomically); CSV on stdout if unset.
-    #[arg(long)]
-    output: Option<PathBuf>,
-    /// Follow the most likely branch at each router instead of mixing all leaves.
-    #[arg(long)]
-    single_path: bool,
-    /// Add every node's reach probability per sample (node order; a router's P(left)
-    /// is its left child's reach over its own): JSON "reach", CSV reach_0, reach_1, ...
-    #[arg(long)]
-    reach: bool,
-    #[command(flatten)]
-    device: DeviceArg,
-}
-
-#[derive(clap::Args)]
-struct EvalArgs {
-    #[arg(long)]
-    model: PathBuf,
-    #[arg(long)]
-    data: PathBuf,
-    /// Print one JSON object on stdout (logs stay on stderr).
-    #[arg(long)]
-    json: bool,
-    #[command(flatten)]
-    device: DeviceArg,
-}
-
-/// `--device`, on every command that computes.
-#[derive(clap::Args)]
-struct DeviceArg {
-    /// Where to compute: cpu (pure Rust), torch (LibTorch's CPU kernels), cuda or cuda:N
-    /// (LibTorch on NVIDIA GPU N). torch and cuda need a build with `--features torch`.
-    #[arg(long = "device", default_value = "cpu", value_parser = parse_device)]
-    choice: ComputeDevice,
-}
-
-impl DeviceArg {
-    fn burn(&self) -> Result<Device> {
-        self.choice.burn()
-    }
-}
-
-fn parse_device(s: &str) -> std::result::Result<ComputeDevice, String> {
-    s.parse()
-        .map_err(|_| format!("use one of {}", ComputeDevice::NAMES))
-}
-
-/// Progress bars on stderr, growth decisions as lines.
-#[derive(Default)]
-struct ProgressBars {
-    bar: Option<ProgressBar>,
-}
-
-impl Observer for ProgressBars {
-    fn phase_start(&mut self, stage: Stage, max: usize) {
-        let bar = ProgressBar::new(max as u64);
-        bar.set_style(
-            ProgressStyle::with_template("{prefix:>18} [{bar:30}] {pos}/{len} epochs {msg}")
-                .expect("valid template")
-                .progress_chars("=> "),
-        );
-        bar.set_prefix(stage.to_string());
-        self.bar = Some(bar);
-    }
-    fn phase_resumed(&mut self, done: usize) {
-        if let Some(b) = &self.bar {
-            b.set_position(done as u64);
-        }
-    }
-    fn epoch(&mut self, r: &EpochRecord) {
-        if let Some(b) = &self.bar {
-            b.inc(1);
-            b.set_message(format!(
-                "train {:.4} valid {:.4} ({:.2})",
-                r.train_loss, r.valid_loss, r.valid_metric
-            ));
-        }
-    }
-    fn phase_end(&mut self) {
-        if let Some(b) = self.bar.take() {
-            b.finish_and_clear();
-        }
-    }
-    fn decision(&mut self, d: &Decision) {
-        note!("{d}");
-    }
-    fn warning(&mut self, m: &str) {
-        match &self.bar {
-            Some(b) => b.suspend(|| note!("warning: {m}")),
-            None => note!("warning: {m}"),
-        }
-    }
-}
-
-/// The run a `train` command line describes.
-fn run_spec(a: TrainArgs) -> Result<(PathBuf, RunSpec)> {
-    // clap requires these unless --resume.
-    let (Some(params), Some(path), Some(out)) = (a.params, a.data, a.out) else {
-        return Err(AntError::param("--preset, --data and --out are required"));
-    };
-    let target = match (a.target, a.task) {
-        (Some(column), Some(task)) => Some(TargetSpec {
-            delimiter: a.delimiter,
-            skip_rows: a.skip_rows,
-            ..TargetSpec::new(column, task)
-        }),
-        (Some(_), None) => {
-            return Err(AntError::param(
-                "--target needs --task classification or --task regression",
-            ));
-        }
-        (None, _) => None,
-    };
-    let data = DataSpec {
-        path,
-        test_data: a.test_data,
-        test_fraction: a.test_fraction,
-        target,
-        train_limit: a.train_limit,
-    };
-    let spec = RunSpec {
-        data,
-        params,
-        member: None,
-    };
-    Ok((out, spec))
-}
-
-fn train(a: TrainArgs) -> Result<()> {
-    let choice = a.device.choice;
-    let device = choice.burn()?;
-    if let Some(dir) = &a.resume {
-        if ant::ensemble::is_ensemble(dir) {
-            return resume_ensemble(dir, &device, choice);
-        }
-        let run = Run::resume(dir)?;
-        note!("resuming the run in {}", dir.display());
-        return train_run(run, &device, choice);
-    }
-    let existing = if a.force {
-        Existing::Replace
-    } else {
-        Existing::Refuse
-    };
-    match (a.ensemble, a.member) {
-        (None, Some(_)) => Err(AntError::param(
-            "--member K needs --ensemble N (the size of the ensemble it belongs to)",
-        )),
-        (Some(n), member) => {
-            let (out, spec) = run_spec(a)?;
-            train_ensemble(&out, spec, n, member, existing, (&device, choice))
-        }
-        (None, None) => {
-            let (out, spec) = run_spec(a)?;
-            let run = Run::start(&out, spec, existing)?;
-            note!(
-                "checkpoints every epoch: if stopped, continue with `ant train --resume {}`",
-                out.display()
-            );
-            train_run(run, &device, choice)
-        }
-    }
-}
-
-/// Trains the members of an ensemble of `n` into `out`, one after the other: all of
-/// them, or only `member`. `ensemble.json` is written with the first member's run
-/// (after its data has been checked); one already there must describe the same run.
-fn train_ensemble(
-    out: &std::path::Path,
-    spec: RunSpec,
-    n: usize,
-    member: Option<usize>,
-    existing: Existing,
-    (device, choice): (&Device, ComputeDevice),
-) -> Result<()> {
-    use ant::ensemble::{EnsembleFile, member_dir};
-    if n == 0 {
-        return Err(AntError::param("--ensemble must be at least 1"));
-    }
-    if let Some(k) = member
-        && k >= n
-    {
-        return Err(AntError::param(format!(
-            "--member {k} is not a member of --ensemble {n} (members are numbered 0 to {})",
-            n - 1
-        )));
-    }
-    let cwd = std::env::current_dir().map_err(|e| AntError::io(".", e))?;
-    let file = EnsembleFile::new(spec, n, cwd)?;
-    let mut written = file.matches_dir(out)?;
-    let members: Vec<usize> = match member {
-        Some(k) => vec![k],
-        None => (0..n).collect(),
-    };
-    for k in members {
-        let dir = member_dir(out, k);
-        let run = Run::start(&dir, file.member_spec(k)?, existing)?;
-        if !written {
-            file.save(out)?;
-            written = true;
-        }
-        note!(
-            "member {k} of {n} (seed {}): if stopped, continue with `ant train --resume {}`",
-            run.spec().params.seed,
-            dir.display()
-        );
-        train_run(run, device, choice)?;
-    }
-    Ok(())
-}
-
-/// Finishes the ensemble in `dir`: resumes its interrupted members, trains its missing
-/// ones and leaves its trained ones as they are.
-fn resume_ensemble(dir: &std::path::Path, device: &Device, choice: ComputeDevice) -> Result<()> {
-    use ant::ensemble::{EnsembleFile, MemberState, member_dir, member_state};
-    let file = EnsembleFile::open(dir)?;
-    for k in 0..file.size {
-        let mdir = member_dir(dir, k);
-        let run = match member_state(dir, k) {
-            MemberState::Trained => {
-                note!("member {k} of {}: trained", file.size);
-                continue;
-            }
-            MemberState::Started => Run::resume(&mdir)?,
-            MemberState::Missing => Run::start_from(
-                &mdir,
-                file.member_spec(k)?,
-                Existing::Refuse,
-                file.cwd.clone(),
-            )?,
-        };
-        note!(
-            "member {k} of {}: training into {}",
-            file.size,
-            mdir.display()
-        );
-        train_run(run, device, choice)?;
-    }
-    Ok(())
-}
-
-/// Trains `run` to the end, then prints the tree and its test scores.
-fn train_run(run: Run, device: &Device, choice: ComputeDevice) -> Result<()> {
-    let spec = run.spec();
-    let what = match spec.params.baseline {
-        Some(b) => format!("baseline {b} ({} modules)", spec.params.preset),
-        None => spec.params.preset.to_string(),
-    };
-    note!(
-        "training {what} on {} samples ({} test) from {}, on {}",
-        run.train_set().len(),
-        run.test_set().len(),
-        spec.data.path.display(),
-        choice
-    );
-    let out = run.out().to_path_buf();
-    let mut records = run.records_log()?;
-    let mut bars = ProgressBars::default();
-    let mut obs = Fanout(vec![&mut bars, &mut records]);
-    let done = run.fit(device, &mut obs)?;
-    let (model, ev) = (&done.model, &done.evaluation);
-    note!("{}", model.tree.topology.outline().trim_end());
-    let unit = if model.task().is_classification() {
-        "% error"
-    } else {
-        " MSE"
-    };
-    note!(
-        "test: multi-path {:.4}{unit}, single-path {:.4}{unit} on {} samples; {} params; {:.1} s; saved to {}",
-        ev.multi_path,
-        ev.single_path,
-        ev.test_samples,
-        model.tree.topology.num_params(),
-        done.seconds,
-        out.display()
-    );
-    Ok(())
-}
-
-/// The test set of `data` that `model` is scored on (chosen as in its training).
-fn test_set(model: &Ant, data: &std::path::Path) -> Result<ant::Dataset> {
-    let p = &model.meta.provenance;
-    let (test, warning) = load_test_rows(
-        data,
-        &p.test_split,
-        p.target.as_ref(),
-        model.meta.class_names.as_deref(),
-    )?;
+/// Shows the warning a library call returned, if any.
+fn warn(warning: Option<String>) {
     if let Some(w) = warning {
         note!("warning: {w}");
     }
-    ant::predict::check_fits(model, &test, data, true)?;
-    Ok(test)
 }
 
 fn eval(a: EvalArgs) -> Result<()> {
-    let device = a.device.burn()?;
-    let (report, outline) = if ant::ensemble::is_ensemble(&a.model) {
-        let ens = Ensemble::load(&a.model, &device)?;
-        let test = test_set(&ens.members[0], &a.data)?;
-        let report = ens.report(&ens.evaluate(&test)?);
-        (
-            report,
-            format!("ensemble of {} members\n", ens.members.len()),
-        )
-    } else {
-        let model = Ant::load(&a.model, &device)?;
-        let test = test_set(&model, &a.data)?;
-        let report = ant::run::report(&model, &model.evaluate(&test)?);
-        (report, model.tree.topology.outline())
-    };
+    let model = Model::load(&a.model, &a.device.burn()?)?;
+    let (test, warning) = model.test_rows(&a.data)?;
+    warn(warning);
+    let report = model.report(&test)?;
     let text = if a.json {
         format!("{}\n", serde_json::to_string(&report).expect("json"))
     } else {
-        let mut text = outline;
+        let mut text = model.outline();
         for (k, v) in report.as_object().expect("object") {
             match v.as_array() {
                 // An ensemble's members: one line each.
@@ -555,98 +83,28 @@ fn eval(a: EvalArgs) -> Result<()> {
     print_out(&text)
 }
 
-/// The validation and test rows a model was trained with, rebuilt from its provenance.
-fn recorded_split(model: &Ant, data: &std::path::Path) -> Result<(ant::Dataset, ant::Dataset)> {
-    let prov = &model.meta.provenance;
-    let target = prov.target.as_ref();
-    let src = match &prov.test_split {
-        TestSplit::Fraction { fraction, seed, .. } => {
-            load_source(data, None, *fraction, *seed, target)?
-        }
-        TestSplit::File { path } => {
-            load_source(data, Some(std::path::Path::new(path)), 0.2, 0, target)?
-        }
-        TestSplit::Files | TestSplit::Unknown => {
-            load_source(data, None, 0.2, model.meta.config.seed, target)?
-        }
-    };
-    let mut train = src.train;
-    if let Some(n) = prov.train_limit {
-        train = train.take_first(n);
-    }
-    if let Some(m) = prov.member {
-        // An ensemble member validated on rows taken in its own order.
-        train = m.rows(&train);
-    }
-    // Only the data the model was trained on gives back its validation rows (a model
-    // fitted through the library records no data path: its rows are taken as they come).
-    let known = !matches!(prov.test_split, TestSplit::Unknown);
-    let other = |why: String| {
-        let msg = format!(
-            "not the data the model was trained on ({why}): its validation rows cannot be rebuilt"
-        );
-        AntError::data(data, msg)
-    };
-    if let Some(sum) = &prov.train_checksum
-        && known
-        && train.checksum() != *sum
-    {
-        let why = format!("the checksum of its training rows is not {sum}");
-        return Err(other(why));
-    }
-    let (_, valid) = model.meta.valid_split().apply(&train);
-    if known && valid.len() != prov.n_valid {
-        let why = format!(
-            "{} validation rows, the model had {}",
-            valid.len(),
-            prov.n_valid
-        );
-        return Err(other(why));
-    }
-    let test = load_test_for(
-        data,
-        &prov.test_split,
-        target,
-        model.meta.class_names.as_deref(),
-    )?;
-    Ok((valid, test))
-}
-
 fn prune(a: PruneArgs) -> Result<()> {
-    let device = a.device.burn()?;
-    if !ant::ensemble::is_ensemble(&a.model) {
-        let model = Ant::load(&a.model, &device)?;
-        let summary = prune_model(&model, &a.data, a.min_reach, &a.out)?;
-        return print_out(&format!(
-            "{}\n",
-            serde_json::to_string_pretty(&summary).expect("json")
-        ));
+    match Model::load(&a.model, &a.device.burn()?)? {
+        Model::Single(model) => print_json(&prune_model(&model, &a.data, a.min_reach, &a.out)?),
+        // An ensemble: each member pruned into OUT/member-K, ensemble.json copied.
+        Model::Ensemble(ens) => {
+            let mut members = Vec::new();
+            for (k, m) in ens.members.iter().enumerate() {
+                let out = ant::ensemble::member_dir(&a.out, k);
+                let mut summary = prune_model(m, &a.data, a.min_reach, &out)?;
+                summary["member"] = serde_json::json!(k);
+                members.push(summary);
+            }
+            ens.file.save(&a.out)?;
+            print_json(&serde_json::json!({ "min_reach": a.min_reach, "members": members }))
+        }
+        _ => unreachable!("a saved model is a tree or an ensemble"),
     }
-    // An ensemble: each member pruned into OUT/member-K, ensemble.json copied.
-    let ens = Ensemble::load(&a.model, &device)?;
-    let mut members = Vec::new();
-    for (k, m) in ens.members.iter().enumerate() {
-        let out = ant::ensemble::member_dir(&a.out, k);
-        let mut summary = prune_model(m, &a.data, a.min_reach, &out)?;
-        summary["member"] = serde_json::json!(k);
-        members.push(summary);
-    }
-    ens.file.save(&a.out)?;
-    let summary = serde_json::json!({ "min_reach": a.min_reach, "members": members });
-    print_out(&format!(
-        "{}\n",
-        serde_json::to_string_pretty(&summary).expect("json")
-    ))
 }
 
 /// Prunes `model` (trained on `data`) into `out` with its `prune.json`; returns it.
-fn prune_model(
-    model: &Ant,
-    data: &std::path::Path,
-    min_reach: f64,
-    out: &std::path::Path,
-) -> Result<serde_json::Value> {
-    let (valid, test) = recorded_split(model, data)?;
+fn prune_model(model: &Ant, data: &Path, min_reach: f64, out: &Path) -> Result<serde_json::Value> {
+    let (valid, test) = model.recorded_rows(data)?;
     let (pruned, report) = model.pruned(&valid, min_reach)?;
     pruned.save(out)?;
     let (v0, v1) = (model.evaluate(&valid)?, pruned.evaluate(&valid)?);
@@ -656,8 +114,8 @@ fn prune_model(
         "removed": report.removed,
         "nodes_removed": report.nodes_removed,
         "params_removed": report.params_removed,
-        "params_before": model.tree.topology.num_params(),
-        "params_after": pruned.tree.topology.num_params(),
+        "params_before": model.tree().topology.num_params(),
+        "params_after": pruned.tree().topology.num_params(),
         "valid_multi_path_before": v0.multi_path, "valid_multi_path_after": v1.multi_path,
         "test_multi_path_before": t0.multi_path, "test_multi_path_after": t1.multi_path,
         "test_single_path_before": t0.single_path, "test_single_path_after": t1.single_path,
@@ -671,84 +129,13 @@ fn prune_model(
     Ok(summary)
 }
 
-#[derive(clap::Args)]
-struct PlotArgs {
-    #[arg(long)]
-    model: PathBuf,
-    /// Data whose test set is routed through the tree (histograms); optional for dot.
-    #[arg(long)]
-    data: Option<PathBuf>,
-    /// tree.svg, tree.png or tree.dot.
-    #[arg(long)]
-    out: PathBuf,
-    /// Picture width in pixels (grows when the tree needs more room).
-    #[arg(long, default_value_t = 1600)]
-    width: u32,
-    /// svg, png or dot (default: the extension of --out).
-    #[arg(long)]
-    format: Option<String>,
-    /// Bins of the routers' left-probability histograms.
-    #[arg(long, default_value_t = 10)]
-    bins: usize,
-    #[command(flatten)]
-    device: DeviceArg,
-}
-
-#[derive(clap::Args)]
-struct ExportArgs {
-    #[arg(long)]
-    model: PathBuf,
-    /// onnx: one .onnx file (opset 17, any batch size; normalisation inside) with the
-    /// multi-path and single-path predictions, every router's P(left) and every leaf's
-    /// reach probability. web: a static site (open index.html, or serve the folder) that
-    /// runs the tree in the browser on a digit you draw, a test sample or feature values,
-    /// and shows its routing.
-    #[arg(long, value_enum)]
-    format: ExportFormat,
-    /// The file (onnx) or directory (web) to write, atomically.
-    #[arg(long)]
-    out: PathBuf,
-    /// web: a data path whose first test samples the page offers as examples.
-    #[arg(long)]
-    data: Option<PathBuf>,
-}
-
-#[derive(Clone, Copy, clap::ValueEnum)]
-enum ExportFormat {
-    Onnx,
-    Web,
-}
-
-#[derive(clap::Args)]
-struct InspectArgs {
-    #[arg(long)]
-    model: PathBuf,
-}
-
-#[derive(clap::Args)]
-struct CurvesArgs {
-    /// A directory written by `ant train --out` (records.jsonl, tree.json).
-    #[arg(long)]
-    run: PathBuf,
-    /// curves.svg or curves.png.
-    #[arg(long)]
-    out: PathBuf,
-    #[arg(long, default_value_t = 1600)]
-    width: u32,
-    /// svg or png (default: the extension of --out).
-    #[arg(long)]
-    format: Option<String>,
-}
-
 fn plot(a: PlotArgs) -> Result<()> {
-    let device = a.device.burn()?;
-    if !ant::ensemble::is_ensemble(&a.model) {
-        let model = Ant::load(&a.model, &device)?;
-        return plot_model(&a, &model, &a.out);
+    let model = Model::load(&a.model, &a.device.burn()?)?;
+    if let Model::Single(m) = &model {
+        return plot_model(&a, m, &a.out);
     }
     // An ensemble: one picture per member, X-member-K.EXT beside --out X.EXT.
-    let ens = Ensemble::load(&a.model, &device)?;
-    for (k, m) in ens.members.iter().enumerate() {
+    for (k, m) in model.trees().iter().enumerate() {
         let stem = a.out.file_stem().unwrap_or_default().to_string_lossy();
         let name = match a.out.extension() {
             Some(ext) => format!("{stem}-member-{k}.{}", ext.to_string_lossy()),
@@ -760,21 +147,14 @@ fn plot(a: PlotArgs) -> Result<()> {
 }
 
 /// Draws `model` into `out` as `a` asks.
-fn plot_model(a: &PlotArgs, model: &Ant, out: &std::path::Path) -> Result<()> {
+fn plot_model(a: &PlotArgs, model: &Ant, out: &Path) -> Result<()> {
     use ant::viz::{Format, render_tree, write_output};
     // The format follows --out (X.svg), not the member's file name.
     let format = Format::choose(a.format.as_deref(), &a.out)?;
     let test = match &a.data {
         Some(d) => {
-            let (test, warning) = load_test_rows(
-                d,
-                &model.meta.provenance.test_split,
-                model.meta.provenance.target.as_ref(),
-                model.meta.class_names.as_deref(),
-            )?;
-            if let Some(w) = warning {
-                note!("warning: {w}");
-            }
+            let (test, warning) = model.test_rows(d)?;
+            warn(warning);
             Some(test)
         }
         None if format == Format::Dot => None,
@@ -790,16 +170,15 @@ fn plot_model(a: &PlotArgs, model: &Ant, out: &std::path::Path) -> Result<()> {
 }
 
 fn export(a: ExportArgs) -> Result<()> {
-    if ant::ensemble::is_ensemble(&a.model) {
+    let Model::Single(model) = Model::load(&a.model, &ant::default_device())? else {
         let msg = "is an ensemble: export one member (its member-K directory)";
         return Err(AntError::data(&a.model, msg));
-    }
-    let model = Ant::load(&a.model, &ant::default_device())?;
+    };
     match a.format {
         ExportFormat::Onnx => write_atomic(&a.out, &ant::export::to_onnx(&model)?)?,
         ExportFormat::Web => {
             let examples = match &a.data {
-                Some(d) => Some(test_samples(&model, d)?),
+                Some(d) => Some(model.test_rows(d)?.0),
                 None => None,
             };
             ant::export::write_site(&model, examples.as_ref(), &a.out)?;
@@ -807,19 +186,6 @@ fn export(a: ExportArgs) -> Result<()> {
     }
     note!("exported to {}", a.out.display());
     Ok(())
-}
-
-/// The test set of `data` as the model reads it (for a table, its recorded columns).
-fn test_samples(model: &Ant, data: &std::path::Path) -> Result<ant::Dataset> {
-    let prov = &model.meta.provenance;
-    let test = load_test_for(
-        data,
-        &prov.test_split,
-        prov.target.as_ref(),
-        model.meta.class_names.as_deref(),
-    )?;
-    ant::predict::check_fits(model, &test, data, true)?;
-    Ok(test)
 }
 
 fn inspect(a: InspectArgs) -> Result<()> {
@@ -830,7 +196,7 @@ fn inspect(a: InspectArgs) -> Result<()> {
         return print_out(&format!(
             "{}{}",
             baseline_line(&model),
-            inspect_text(&model.tree.topology)
+            inspect_text(&model.tree().topology)
         ));
     }
     // An ensemble: its spec, then each member (trained, training or missing).
@@ -848,7 +214,7 @@ fn inspect(a: InspectArgs) -> Result<()> {
         match member_state(&a.model, k) {
             MemberState::Trained => {
                 let model = Ant::load(&dir, &ant::default_device())?;
-                let t = &model.tree.topology;
+                let t = &model.tree().topology;
                 text.push_str(&format!(
                     "\nmember {k} (seed {seed}, {}): {} nodes, {} leaves, {} params\n",
                     dir.display(),
@@ -875,7 +241,7 @@ fn inspect(a: InspectArgs) -> Result<()> {
 
 /// `baseline NAME ...` for a baseline's model, nothing for an ANT.
 fn baseline_line(model: &Ant) -> String {
-    match model.meta.config.baseline {
+    match model.meta().config.baseline {
         Some(b) => format!("baseline {b}: a fixed architecture, trained without growth\n"),
         None => String::new(),
     }
@@ -904,25 +270,26 @@ fn predict(a: PredictArgs) -> Result<()> {
     } else {
         Inference::MultiPath
     };
-    let device = a.device.burn()?;
-    let (text, n) = if ant::ensemble::is_ensemble(&a.model) {
-        if a.reach {
+    let (text, n) = match Model::load(&a.model, &a.device.burn()?)? {
+        Model::Single(model) => {
+            let data = load_inputs(&model, &a.input)?;
+            let reach = match a.reach {
+                true => Some(model.node_reach_per_sample(&data)?),
+                false => None,
+            };
+            let p = model.predict(&data, mode)?;
+            (render(&model, &p, reach.as_deref(), format), data.len())
+        }
+        Model::Ensemble(_) if a.reach => {
             let msg = "is an ensemble: --reach describes one tree (give a member-K directory)";
             return Err(AntError::data(&a.model, msg));
         }
-        let ens = Ensemble::load(&a.model, &device)?;
-        let data = load_inputs(&ens.members[0], &a.input)?;
-        let p = ens.predict(&data, mode)?;
-        (ant::predict::render_ensemble(&ens, &p, format), data.len())
-    } else {
-        let model = Ant::load(&a.model, &device)?;
-        let data = load_inputs(&model, &a.input)?;
-        let reach = match a.reach {
-            true => Some(model.node_reach_per_sample(&data)?),
-            false => None,
-        };
-        let p = model.predict(&data, mode)?;
-        (render(&model, &p, reach.as_deref(), format), data.len())
+        Model::Ensemble(ens) => {
+            let data = load_inputs(&ens.members[0], &a.input)?;
+            let p = ens.predict(&data, mode)?;
+            (ant::predict::render_ensemble(&ens, &p, format), data.len())
+        }
+        _ => unreachable!("a saved model is a tree or an ensemble"),
     };
     match &a.output {
         Some(o) => {
@@ -947,7 +314,7 @@ fn main() -> ExitCode {
         .init();
     let cli = Cli::parse();
     let res = match cli.cmd {
-        Cmd::Train(a) => train(*a),
+        Cmd::Train(a) => train::train(*a),
         Cmd::Eval(a) => eval(a),
         Cmd::Prune(a) => prune(a),
         Cmd::Plot(a) => plot(a),

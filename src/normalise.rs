@@ -2,32 +2,11 @@
 //! images are mean-subtracted per channel (the paper) or also divided by the standard
 //! deviation ([`ImageNorm`]), flat features and regression targets standardised per column.
 
-use burn::prelude::*;
 use serde::{Deserialize, Serialize};
 
 use crate::data::{Dataset, Targets};
-use crate::loss::Target;
-use crate::modules::Repr;
+pub use crate::options::ImageNorm;
 use crate::spec::Shape;
-use crate::train::DeviceSet;
-
-/// How training images are scaled.
-#[derive(Clone, Copy, Debug, Default, PartialEq, Eq, Serialize, Deserialize)]
-#[serde(rename_all = "kebab-case")]
-pub enum ImageNorm {
-    /// Subtract each channel's mean (the paper: MNIST "preprocessed by subtracting the
-    /// mean").
-    #[default]
-    Mean,
-    /// Subtract each channel's mean and divide by its standard deviation (the authors'
-    /// code and the PyTorch peer: MNIST pixels then span about 3x the range).
-    MeanStd,
-}
-
-crate::named::named!(ImageNorm {
-    Mean => "mean",
-    MeanStd => "mean-std",
-});
 
 /// Input and target scaling learned from the training split.
 #[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
@@ -136,7 +115,7 @@ fn column_stats(v: &[f32], d: usize) -> (Vec<f32>, Vec<f32>) {
     (mean.iter().map(|&m| m as f32).collect(), std.collect())
 }
 
-fn standardise(v: &[f32], d: usize, mean: &[f32], std: &[f32]) -> Vec<f32> {
+pub(crate) fn standardise(v: &[f32], d: usize, mean: &[f32], std: &[f32]) -> Vec<f32> {
     let mut out = v.to_vec();
     for row in out.chunks_mut(d) {
         row.iter_mut()
@@ -144,23 +123,6 @@ fn standardise(v: &[f32], d: usize, mean: &[f32], std: &[f32]) -> Vec<f32> {
             .for_each(|(j, x)| *x = (*x - mean[j]) / std[j]);
     }
     out
-}
-
-/// Normalise `data` and put it on `device`.
-pub fn to_device(data: &Dataset, norm: &Normalisation, input: Shape, device: &Device) -> DeviceSet {
-    let n = data.len();
-    let x = Repr::from_vec(norm.apply_x(&data.x, input), n, input, device);
-    let y = match &data.targets {
-        Targets::Classes { labels, .. } => {
-            let v: Vec<i64> = labels.iter().map(|&l| l as i64).collect();
-            Target::Classes(Tensor::from_data(TensorData::new(v, [n, 1]), device))
-        }
-        Targets::Values { values, dim } => {
-            let v = standardise(values, *dim, &norm.y_mean, &norm.y_std);
-            Target::Values(Tensor::from_data(TensorData::new(v, [n, *dim]), device))
-        }
-    };
-    DeviceSet::new(x, y, n)
 }
 
 #[cfg(test)]

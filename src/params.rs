@@ -11,49 +11,11 @@ use burn::config::Config;
 use serde::{Deserialize, Deserializer, Serialize, Serializer};
 
 use crate::baseline::Baseline;
+pub use crate::data::split::ValidRows;
 use crate::error::AntError;
-pub use crate::model::ValidRows;
-use crate::named::named;
-pub use crate::normalise::ImageNorm;
+pub use crate::options::{Accept, Augment, ImageNorm, Init, RouterInit, Select};
 pub use crate::pool::PoolRule;
 use crate::preset::{Ablation, Preset};
-use crate::train::Augment;
-pub use crate::train::{Accept, Select};
-
-/// How the two children of a split start.
-#[derive(Clone, Copy, Debug, Default, PartialEq, Eq, Serialize, Deserialize)]
-#[serde(rename_all = "kebab-case")]
-pub enum Init {
-    /// Both children start from the parent's solver (with a little noise, so the router
-    /// gets a gradient). Such a split must also beat the parent's solver trained on
-    /// alone for as long, so that its gain comes from routing.
-    Inherit,
-    /// Freshly initialised solvers (the default: as good on MNIST, smaller and faster).
-    #[default]
-    Fresh,
-}
-
-/// How a split's new router starts.
-#[derive(Clone, Copy, Debug, Default, PartialEq, Eq, Serialize, Deserialize)]
-#[serde(rename_all = "kebab-case")]
-pub enum RouterInit {
-    /// Standard random initialisation (as the paper).
-    #[default]
-    Default,
-    /// Rescaled so that it starts by sending half the leaf's training samples each way,
-    /// with decisions well away from 0.5 (breaks the symmetry between the new children).
-    Centred,
-}
-
-named!(Init {
-    Inherit => "inherit",
-    Fresh => "fresh",
-});
-
-named!(RouterInit {
-    Default => "default",
-    Centred => "centred",
-});
 
 /// The widest FC transformer [`AntParams::check`] accepts: wider ones would not fit in
 /// memory (the allocation would abort the process) long before they helped.
@@ -322,8 +284,16 @@ impl AntParams {
             check_baseline(b, c.ablation, refine_epochs)?;
         }
         self.refine_epochs = Some(refine_epochs);
-        self.augment = Some(self.augment.unwrap_or(preset.paper_augment()));
+        self.augment = Some(self.augment.unwrap_or(paper_augment(preset)));
         Ok(TrainConfig(self))
+    }
+}
+
+/// The paper's augmentation of training images: crop + flip for CIFAR-10.
+pub fn paper_augment(preset: Preset) -> Augment {
+    match preset {
+        Preset::Cifar10A | Preset::Cifar10B | Preset::Cifar10C => Augment::CropFlip,
+        _ => Augment::None,
     }
 }
 

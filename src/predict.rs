@@ -15,12 +15,6 @@ use crate::spec::Shape;
 
 /// Refuses `data` (read from `path`) when its samples do not have the model's input
 /// shape, or, with `with_targets`, when its targets do not fit the model's task:
-/// [`crate::data::check_fits`], as a data error naming the file.
-pub fn check_fits(model: &Ant, data: &Dataset, path: &Path, with_targets: bool) -> Result<()> {
-    crate::data::check_fits(data, model.tree.topology.input, model.task(), with_targets)
-        .map_err(|m| m.in_file(path))
-}
-
 /// Reads the samples of `path` for `model`, in the format [`detect`] finds: table
 /// rows for a flat model (target column optional), an IDX image file or a CIFAR-10
 /// batch for an image model, or a SARCOS MAT-file. Targets are placeholders.
@@ -31,7 +25,7 @@ pub fn load_inputs(model: &Ant, path: &Path) -> Result<Dataset> {
             "is a directory; give one file (CSV rows, an IDX image file or a CIFAR-10 batch)",
         ));
     };
-    let input = model.tree.topology.input;
+    let input = model.tree().topology.input;
     let unlabelled = |x: Vec<f32>, sample_shape: Vec<usize>| {
         let n = x.len() / sample_shape.iter().product::<usize>().max(1);
         Dataset::new(
@@ -67,12 +61,12 @@ pub fn load_inputs(model: &Ant, path: &Path) -> Result<Dataset> {
             unlabelled(x, cifar::CIFAR_SHAPE.to_vec())?
         }
         (FileFormat::Text, Shape::Flat { d }) => {
-            let spec = model.meta.provenance.target.as_ref();
+            let spec = model.meta().provenance.target.as_ref();
             tabular::parse_features(&bytes, path, spec, d, model.task().outputs())?
         }
         (FileFormat::Text, Shape::Image { .. }) => return Err(not_images(bytes, path, input)),
     };
-    check_fits(model, &data, path, false)?;
+    model.check_fits_file(&data, path, false)?;
     if data.is_empty() {
         return Err(AntError::data(path, "contains no samples"));
     }
@@ -121,7 +115,7 @@ impl Format {
 /// Class names of a model: stored labels, else the class indices.
 fn class_names(model: &Ant, k: usize) -> Vec<String> {
     model
-        .meta
+        .meta()
         .class_names
         .clone()
         .filter(|n| n.len() == k)
@@ -205,7 +199,7 @@ impl Leaves<'_> {
 pub fn render(model: &Ant, p: &Predictions, reach: Option<&[f32]>, format: Format) -> String {
     let reach = reach.map(|r| NodeReach {
         values: r,
-        nodes: model.tree.topology.nodes.len(),
+        nodes: model.tree().topology.nodes.len(),
     });
     render_rows(model, &p.values, p.k, Leaves::One(&p.leaf), reach, format)
 }

@@ -16,7 +16,7 @@
 
 use serde::{Deserialize, Serialize};
 
-use crate::named::{Named, named};
+use crate::named::named;
 pub use crate::pool::{PathPos, PoolRule};
 use crate::spec::{BlockSpec, LayerSpec, Shape};
 
@@ -157,15 +157,6 @@ impl Preset {
             Preset::Sarcos | Preset::Tabular => 300,
             Preset::MnistA | Preset::MnistB | Preset::MnistC => 100,
             _ => 200,
-        }
-    }
-
-    /// The paper's augmentation of training images: crop + flip for CIFAR-10.
-    pub fn paper_augment(self) -> crate::train::Augment {
-        if self.name().starts_with("cifar") {
-            crate::train::Augment::CropFlip
-        } else {
-            crate::train::Augment::None
         }
     }
 

@@ -23,8 +23,8 @@ use serde::{Deserialize, Serialize};
 
 use crate::data::Dataset;
 use crate::data::source::{Source, load_source};
+use crate::data::split::Member;
 use crate::data::tabular::TargetSpec;
-use crate::ensemble::Member;
 use crate::error::{AntError, Result};
 use crate::model::{Ant, Evaluation, TestSplit, missing_classes_warning};
 use crate::named::Named;
@@ -403,13 +403,13 @@ impl Run {
                 }
                 other => other?,
             };
-            let p = &mut model.meta.provenance;
+            let p = &mut model.meta_mut().provenance;
             p.data = spec.data.path.display().to_string();
             p.test_split = source.split;
             p.train_limit = spec.data.train_limit;
             p.target = source.target;
             p.member = spec.member;
-            model.meta.class_names = source.class_names;
+            model.meta_mut().class_names = source.class_names;
             model.save(&out)?;
             let evaluation = model.evaluate(&source.test)?;
             let seconds = checkpoints.seconds_before() + started.elapsed().as_secs_f64();
@@ -542,7 +542,7 @@ fn load(spec: &RunSpec, cwd: &Path) -> Result<(Source, Dataset)> {
         Some(m) => m.rows(&train),
         None => train,
     };
-    crate::model::check_training_data(&cfg, &train)?;
+    crate::train::check_training_data(&cfg, &train)?;
     Ok((source, train))
 }
 
@@ -578,7 +578,7 @@ pub(crate) fn score_keys(task: crate::preset::Task) -> (&'static str, &'static s
 
 /// `report.json`: test scores (error or MSE by task), accounting and the tree's size.
 pub fn report(ant: &Ant, ev: &Evaluation) -> serde_json::Value {
-    let t = &ant.tree.topology;
+    let t = &ant.tree().topology;
     let (mk, sk, lk) = score_keys(ant.task());
     serde_json::json!({
         "task": ev.task,
@@ -596,9 +596,9 @@ pub fn report(ant: &Ant, ev: &Evaluation) -> serde_json::Value {
         "depth": t.depth(),
         "test_samples": ev.test_samples,
         "leaf_reach": ev.leaf_reach,
-        "preset": ant.meta.preset.name(),
-        "baseline": ant.meta.config.baseline,
-        "valid_nll": ant.meta.valid_nll,
-        "valid_metric": ant.meta.valid_metric,
+        "preset": ant.meta().preset.name(),
+        "baseline": ant.meta().config.baseline,
+        "valid_nll": ant.meta().valid_nll,
+        "valid_metric": ant.meta().valid_metric,
     })
 }

@@ -65,15 +65,15 @@ fn mlp_2_has_the_expected_tree_and_stops_early_keeping_the_best_epoch() {
     let model = Ant::fit(params, &noise, &Device::flex(), &mut obs).unwrap();
 
     // K hidden layers of 256 tanh units on the root edge, then a linear solver.
-    let t = &model.tree.topology;
+    let t = &model.tree().topology;
     assert_eq!((t.nodes.len(), t.routers(), t.transformers()), (1, 0, 2));
     let w = 256;
     assert_eq!(t.num_params(), (d * w + w) + (w * w + w) + (w * k + k));
     assert_eq!(
-        model.meta.config.baseline,
+        model.meta().config.baseline,
         Some(Baseline::Mlp { layers: 2 })
     );
-    assert!(model.meta.decisions.is_empty());
+    assert!(model.meta().decisions.is_empty());
 
     // No growth: one optimisation, stopped `patience` epochs after its best one, well
     // before the cap; the model kept is that best epoch.
@@ -86,7 +86,7 @@ fn mlp_2_has_the_expected_tree_and_stops_early_keeping_the_best_epoch() {
         );
     assert!(losses.len() < cap, "{} epochs: no early stop", losses.len());
     assert_eq!(losses.len(), best + 1 + 3, "{losses:?}");
-    assert_eq!(model.meta.valid_nll, best_loss);
+    assert_eq!(model.meta().valid_nll, best_loss);
 }
 
 #[test]
@@ -100,7 +100,7 @@ fn linear_separates_separable_data() {
         .with_batch_size(32)
         .with_lr(0.05);
     let model = Ant::fit(params, &train, &Device::flex(), &mut Collect::default()).unwrap();
-    let t = &model.tree.topology;
+    let t = &model.tree().topology;
     assert_eq!(
         (t.nodes.len(), t.transformers(), t.num_params()),
         (1, 0, 5 * 2 + 2)
@@ -123,7 +123,7 @@ fn cnn_on_mnist_is_the_presets_transformer_along_one_path() {
         .with_batch_size(64)
         .with_lr(0.01);
     let model = Ant::fit(params, &train, &Device::flex(), &mut Collect::default()).unwrap();
-    let t = &model.tree.topology;
+    let t = &model.tree().topology;
     // mnist-c, the authors' pooling: conv5-5 three times (28 -> 24/pool 12 -> 8 ->
     // 4/pool 2; a 2x2 map takes no more), no router, and the preset's linear solver on
     // the 5x2x2 map.
@@ -176,7 +176,7 @@ fn a_baseline_trains_saves_evaluates_and_predicts_like_an_ant() {
     assert_eq!(tree["config"]["baseline"], "mlp-1");
     let model = Ant::load(&out, &Device::flex()).unwrap();
     assert_eq!(
-        model.tree.topology.num_params(),
+        model.tree().topology.num_params(),
         (4 * 16 + 16) + (16 * 2 + 2)
     );
 

@@ -190,7 +190,7 @@ fn cpu_trees_are_reproducible() {
         fit_on(ComputeDevice::Cpu, &data),
         fit_on(ComputeDevice::Cpu, &data),
     );
-    assert_eq!(a.meta.decisions, b.meta.decisions);
+    assert_eq!(a.meta().decisions, b.meta().decisions);
     let mode = Inference::MultiPath;
     assert_eq!(
         a.predict(&data, mode).unwrap(),

@@ -211,9 +211,9 @@ fn the_ensemble_predicts_the_mean_of_its_members() {
         .map(|k| Ant::load(dir.join(format!("member-{k}")), &device).unwrap())
         .collect();
     // Members differ: their own seeds and validation rows.
-    assert_ne!(members[0].meta.config.seed, members[1].meta.config.seed);
-    assert!(members.iter().all(|m| m.tree.topology.routers() > 0));
-    let m0 = &members[0].meta;
+    assert_ne!(members[0].meta().config.seed, members[1].meta().config.seed);
+    assert!(members.iter().all(|m| m.tree().topology.routers() > 0));
+    let m0 = &members[0].meta();
     let test = load_test_for(
         Path::new(&iris()),
         &m0.provenance.test_split,

@@ -18,7 +18,7 @@ fn split_model() -> tempfile::TempDir {
     let dev = ant::default_device();
     let model = Ant::fit(params, &data, &dev, &mut Silent).expect("fits");
     assert!(
-        model.tree.topology.routers() > 0,
+        model.tree().topology.routers() > 0,
         "the quadrants need a split"
     );
     let dir = tempfile::tempdir().unwrap();

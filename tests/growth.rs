@@ -4,10 +4,11 @@ mod common;
 
 use ant::data::Dataset;
 use ant::data::idx::load_idx_dir;
-use ant::normalise::{Normalisation, to_device};
+use ant::normalise::Normalisation;
 use ant::observe::{Action, Collect, Phase};
 use ant::preset::Task;
 use ant::spec::Shape;
+use ant::train::to_device;
 use ant::train::{DeviceSet, Grown, GrowthData, MetricCtx, grow_from, train_root};
 use ant::{Ablation, Ant, AntError, AntParams, Inference, Preset};
 use burn::prelude::*;
@@ -202,7 +203,7 @@ fn save_and_load_give_bit_identical_predictions() {
     let dir = tempfile::tempdir().unwrap();
     model.save(dir.path()).unwrap();
     let loaded = Ant::load(dir.path(), &Device::flex()).unwrap();
-    assert_eq!(loaded.meta, model.meta);
+    assert_eq!(loaded.meta(), model.meta());
     for mode in [Inference::MultiPath, Inference::SinglePath] {
         let (a, b) = (
             model.predict(&data, mode).unwrap(),
@@ -233,18 +234,18 @@ fn mnist_subset_grows_and_beats_a_linear_classifier() {
         .with_epochs_node(40)
         .with_batch_size(128); // 1,800 samples: enough steps per epoch for both models
     let linear = Ant::fit(linear, &train, &dev, &mut Collect::default()).unwrap();
-    assert_eq!(linear.tree.topology.nodes.len(), 1);
+    assert_eq!(linear.tree().topology.nodes.len(), 1);
     let params = AntParams::new(Preset::MnistC)
         .with_epochs_node(40)
         .with_batch_size(128)
         .with_refine_epochs(Some(0))
         .with_max_depth(2);
     let ant = Ant::fit(params, &train, &dev, &mut Collect::default()).unwrap();
-    let t = &ant.tree.topology;
+    let t = &ant.tree().topology;
     assert!(
         t.nodes.len() > 1 || t.transformers() > 1,
         "growth added nothing: {:?}",
-        ant.meta.decisions
+        ant.meta().decisions
     );
     let (e_lin, e_ant) = (
         linear.evaluate(&test).unwrap().multi_path,
@@ -277,10 +278,10 @@ fn ablations_restrict_the_growth_options() {
         &mut Collect::default(),
     )
     .unwrap();
-    let t = &hme.tree.topology;
+    let t = &hme.tree().topology;
     assert_eq!(t.transformers(), 0, "an HME has no transformers");
     assert!(
-        hme.meta
+        hme.meta()
             .decisions
             .iter()
             .all(|d| d.action != Action::Deepen && d.deepen.is_none())
@@ -292,13 +293,13 @@ fn ablations_restrict_the_growth_options() {
         &mut Collect::default(),
     )
     .unwrap();
-    let t = &cnn.tree.topology;
+    let t = &cnn.tree().topology;
     assert_eq!(
         (t.routers(), t.nodes.len()),
         (0, 1),
         "without routers the tree is a chain of transformers"
     );
-    assert!(cnn.meta.decisions.iter().all(|d| d.split.is_none()));
+    assert!(cnn.meta().decisions.iter().all(|d| d.split.is_none()));
     assert!(t.transformers() >= 1);
 }
 
@@ -347,7 +348,7 @@ fn augmented_images_grow_without_cached_training_inputs() {
             .all(|e| e.train_loss.is_finite() && e.valid_loss.is_finite())
     );
     assert!(obs.epochs.iter().any(|e| e.phase == Phase::Refine));
-    assert!(!model.meta.decisions.is_empty());
+    assert!(!model.meta().decisions.is_empty());
     assert!(model.evaluate(&data).unwrap().multi_path < 50.0);
     // Nothing to score is an error, not a 0% error on 0 samples.
     let e = model.evaluate(&data.take_first(0)).unwrap_err();

@@ -150,13 +150,13 @@ fn pruning_removes_a_starved_branch_without_changing_predictions() {
         .with_max_depth(1);
     let mut model = Ant::fit(params, &data, &Device::flex(), &mut Silent).unwrap();
     assert_eq!(
-        model.tree.topology.nodes.len(),
+        model.tree().topology.nodes.len(),
         3,
         "{:?}",
-        model.meta.decisions
+        model.meta().decisions
     );
     // starve the right branch: the root router now sends everything left
-    let router = model.tree.modules.nodes[0].router_mut().unwrap();
+    let router = model.tree_mut().modules.nodes[0].router_mut().unwrap();
     let lin = &mut router.linears[0];
     let b = lin.bias.as_ref().unwrap().val();
     lin.bias = Some(Param::from_tensor(b.add_scalar(60.0)));
@@ -168,10 +168,10 @@ fn pruning_removes_a_starved_branch_without_changing_predictions() {
     let (pruned, report) = model.pruned(&data, 0.01).unwrap();
     assert_eq!(report.removed.len(), 1);
     assert_eq!(report.removed[0].0, 2);
-    assert_eq!(pruned.tree.topology.nodes.len(), 1);
+    assert_eq!(pruned.tree().topology.nodes.len(), 1);
     assert_eq!(
         report.params_removed,
-        model.tree.topology.num_params() - pruned.tree.topology.num_params()
+        model.tree().topology.num_params() - pruned.tree().topology.num_params()
     );
     let (a, b) = (
         model.predict(&data, Inference::MultiPath).unwrap(),

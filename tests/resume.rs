@@ -237,9 +237,9 @@ fn interrupted_augmented_run_resumes_exactly() {
     let mut all = Collect::default();
     let whole = Ant::fit(params(), &data, &device, &mut all).unwrap();
     assert!(
-        whole.meta.decisions.len() == 1,
+        whole.meta().decisions.len() == 1,
         "{:?}",
-        whole.meta.decisions
+        whole.meta().decisions
     );
 
     // Root (3 epochs), then the split candidate: interrupted in its 2nd epoch.
@@ -269,10 +269,10 @@ fn interrupted_augmented_run_resumes_exactly() {
             .collect()
     };
     assert_eq!(strip(&rest.epochs), strip(&all.epochs[4..]));
-    assert_eq!(resumed.meta.decisions, whole.meta.decisions);
+    assert_eq!(resumed.meta().decisions, whole.meta().decisions);
     assert_eq!(
-        resumed.meta.valid_nll.to_bits(),
-        whole.meta.valid_nll.to_bits()
+        resumed.meta().valid_nll.to_bits(),
+        whole.meta().valid_nll.to_bits()
     );
     assert_eq!(
         resumed.predict(&data, Inference::MultiPath).unwrap(),

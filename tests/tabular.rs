@@ -347,7 +347,7 @@ fn iris_sorted_by_class_gets_every_class_in_validation() {
     // The last 10% would be one class.
     assert_eq!(classes(&train.split_tail(0.1).1), [0, 0, 12]);
     let cfg = AntParams::new(Preset::Tabular).check().unwrap();
-    let rule = ValidSplit::for_training(&cfg, &train);
+    let rule = ValidSplit::for_training(cfg.valid_rows, cfg.valid_fraction, cfg.seed, &train);
     let (_, valid) = rule.apply(&train);
     let n = classes(&valid);
     assert!(n.iter().all(|&k| (3..=5).contains(&k)), "{n:?}");

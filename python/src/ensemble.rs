@@ -63,26 +63,32 @@ fn ensemble_file(dir: &Path, members: &[Bound<'_, Model>]) -> PyResult<EnsembleF
     let first = members.first().ok_or_else(not_members)?.get();
     let run_seed = first
         .ant
-        .meta
+        .meta()
         .provenance
         .member
         .ok_or_else(not_members)?
         .run_seed;
     for (k, m) in members.iter().enumerate() {
-        let member = m.get().ant.meta.provenance.member.ok_or_else(not_members)?;
+        let member = m
+            .get()
+            .ant
+            .meta()
+            .provenance
+            .member
+            .ok_or_else(not_members)?;
         if (member.index, member.size, member.run_seed) != (k, n, run_seed) {
             return Err(not_members());
         }
     }
-    let mut params = first.ant.meta.config.params();
+    let mut params = first.ant.meta().config.params();
     params.seed = run_seed;
     let spec = RunSpec {
         data: DataSpec {
             // As each member records it (the ensemble's members must agree).
-            path: PathBuf::from(&first.ant.meta.provenance.data),
+            path: PathBuf::from(&first.ant.meta().provenance.data),
             test_data: None,
             test_fraction: 0.2,
-            target: first.ant.meta.provenance.target.clone(),
+            target: first.ant.meta().provenance.target.clone(),
             train_limit: None,
         },
         params,

@@ -47,8 +47,8 @@ pub fn fit_classifier(
     let data = dataset(samples(&x)?, classes(&y, class_names.len())?)?;
     let task = TabularTask::Classification;
     let mut model = train(py, params_from(params)?, device, data, member, events)?;
-    model.ant.meta.class_names = Some(class_names);
-    model.ant.meta.provenance.target = table_spec(&model.ant, task);
+    model.ant.meta_mut().class_names = Some(class_names);
+    model.ant.meta_mut().provenance.target = table_spec(&model.ant, task);
     Ok(model)
 }
 
@@ -67,7 +67,7 @@ pub fn fit_regressor(
     let data = dataset(samples(&x)?, values(&y)?)?;
     let mut model = train(py, params_from(params)?, device, data, member, events)?;
     let target = table_spec(&model.ant, TabularTask::Regression);
-    model.ant.meta.provenance.target = target;
+    model.ant.meta_mut().provenance.target = target;
     Ok(model)
 }
 
@@ -75,7 +75,7 @@ pub fn fit_regressor(
 /// features, then the target in the last column (as scikit-learn's CSV files). Only
 /// for rows and one target column.
 fn table_spec(ant: &Ant, task: TabularTask) -> Option<TargetSpec> {
-    let d = match ant.tree.topology.input {
+    let d = match ant.tree().topology.input {
         ant::spec::Shape::Flat { d } => d,
         ant::spec::Shape::Image { .. } => return None,
     };
@@ -116,8 +116,8 @@ fn train(
         return Err(e);
     }
     let mut ant = fitted.map_err(to_py)?;
-    ant.meta.provenance.member = member;
-    ant.meta.provenance.data = PYTHON_DATA.into();
+    ant.meta_mut().provenance.member = member;
+    ant.meta_mut().provenance.data = PYTHON_DATA.into();
     Ok(Model {
         ant,
         device: choice,

@@ -13,6 +13,7 @@ pub mod idx;
 pub mod mat;
 pub mod sarcos;
 pub mod source;
+pub mod split;
 pub mod tabular;
 
 pub use fit::{Misfit, check_fits};

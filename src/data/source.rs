@@ -5,8 +5,8 @@ use std::path::Path;
 use super::detect::{DirFormat, FileFormat, Input, detect};
 use super::tabular::{TargetSpec, parse_labelled};
 use super::{Dataset, Targets, cifar, file_md5, idx, sarcos};
+use crate::data::split::TestSplit;
 use crate::error::{AntError, Result};
-use crate::model::TestSplit;
 use crate::preset::Task;
 use crate::spec::Shape;
 

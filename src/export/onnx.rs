@@ -33,11 +33,11 @@ const IR_VERSION: i64 = 8;
 /// The model as the bytes of an ONNX file.
 pub fn to_onnx(model: &Ant) -> Result<Vec<u8>> {
     let mut g = Graph::default();
-    let shape = model.tree.topology.input;
+    let shape = model.tree().topology.input;
     let mut dims = vec![Dim::Batch];
     dims.extend(shape.dims().into_iter().map(Dim::Fixed));
     g.input("input", Elem::F32, &dims);
-    let x = normalise(&mut g, &model.meta.normalisation, shape, "input");
+    let x = normalise(&mut g, &model.meta().normalisation, shape, "input");
     let mut walk = Walk::default();
     visit(&mut g, model, 0, x, Path::default(), &mut walk);
     walk.leaves.sort_by_key(|l| l.node);
@@ -103,7 +103,7 @@ struct Walk {
 /// Node `i` on its input `x`, reached along `path`: its edge, then its router and both
 /// subtrees, or its solver.
 fn visit(g: &mut Graph, model: &Ant, i: usize, x: String, path: Path, walk: &mut Walk) {
-    let node = &model.tree.modules.nodes[i];
+    let node = &model.tree().modules.nodes[i];
     let h = node.edge().iter().fold(x, |h, b| block(g, b, h));
     match node {
         NodeModules::Internal(n) => {
@@ -215,7 +215,7 @@ fn outputs(g: &mut Graph, model: &Ant, walk: &Walk) {
     let single = weighted_sum(g, walk, |p| p.greedy.clone());
     let (multi, single) = match task {
         Task::Regression { .. } => {
-            let n = &model.meta.normalisation;
+            let n = &model.meta().normalisation;
             (restore(g, n, &multi), restore(g, n, &single))
         }
         Task::Classification { .. } => {
@@ -328,10 +328,10 @@ fn metadata(model: &Ant, walk: &Walk) -> Vec<StringStringEntryProto> {
         ("ant.leaves", serde_json::to_string(&leaves)),
         (
             "ant.input_shape",
-            serde_json::to_string(&model.tree.topology.input.dims()),
+            serde_json::to_string(&model.tree().topology.input.dims()),
         ),
     ];
-    if let Some(names) = &model.meta.class_names {
+    if let Some(names) = &model.meta().class_names {
         entries.push(("ant.class_names", serde_json::to_string(names)));
     }
     entries

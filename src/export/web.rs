@@ -126,9 +126,9 @@ struct Example {
 
 impl WebModel<'_> {
     fn of<'a>(model: &'a Ant, examples: Option<&Dataset>) -> WebModel<'a> {
-        let t = &model.tree.topology;
+        let t = &model.tree().topology;
         let nodes = model
-            .tree
+            .tree()
             .modules
             .nodes
             .iter()
@@ -158,7 +158,7 @@ impl WebModel<'_> {
                 .unwrap_or_default(),
             class_names,
             input_shape: t.input.dims(),
-            normalisation: &model.meta.normalisation,
+            normalisation: &model.meta().normalisation,
             nodes,
             layout: WebLayout {
                 width: l.width,
@@ -174,7 +174,7 @@ impl WebModel<'_> {
 fn class_names(model: &Ant) -> Vec<String> {
     match model.task() {
         Task::Classification { classes } => model
-            .meta
+            .meta()
             .class_names
             .clone()
             .filter(|n| n.len() == classes)

@@ -7,25 +7,7 @@
 //! tree's log-likelihood on the validation rows are paired, and the mean gain must
 //! exceed `z` standard errors of it.
 
-use std::fmt;
-use std::str::FromStr;
-
-use serde::{Deserialize, Serialize};
-
-/// The largest `z` [`Accept::Paired`] takes.
-pub const MAX_Z: f64 = 100.0;
-
-/// Which validation gain is enough for growth to keep a candidate.
-#[non_exhaustive]
-#[derive(Clone, Copy, Debug, Default, PartialEq, Serialize, Deserialize)]
-#[serde(into = "String", try_from = "String")]
-pub enum Accept {
-    /// Any decrease of the validation NLL (the paper).
-    #[default]
-    Paper,
-    /// A mean per-row gain larger than `z` standard errors of the paired differences.
-    Paired { z: f64 },
-}
+pub use crate::options::Accept;
 
 /// A candidate's gain on the validation rows, paired row by row with the tree's.
 #[derive(Clone, Copy, Debug, PartialEq)]
@@ -80,45 +62,6 @@ impl Accept {
     /// Whether [`Accept::keeps`] needs the per-row gain.
     pub fn is_paired(self) -> bool {
         matches!(self, Accept::Paired { .. })
-    }
-}
-
-impl fmt::Display for Accept {
-    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
-        match self {
-            Accept::Paper => f.write_str("paper"),
-            Accept::Paired { z } => write!(f, "z:{z}"),
-        }
-    }
-}
-
-impl FromStr for Accept {
-    type Err = String;
-    fn from_str(s: &str) -> Result<Self, String> {
-        let bad = || {
-            format!("unknown acceptance rule {s:?}: use paper, or z:Z (a gain of more than Z standard errors, 0 <= Z <= {MAX_Z})")
-        };
-        if s == "paper" {
-            return Ok(Accept::Paper);
-        }
-        let z = s.strip_prefix("z:").ok_or_else(bad)?;
-        match z.parse::<f64>() {
-            Ok(z) if (0.0..=MAX_Z).contains(&z) => Ok(Accept::Paired { z }),
-            _ => Err(bad()),
-        }
-    }
-}
-
-impl From<Accept> for String {
-    fn from(a: Accept) -> String {
-        a.to_string()
-    }
-}
-
-impl TryFrom<String> for Accept {
-    type Error = String;
-    fn try_from(s: String) -> Result<Self, String> {
-        s.parse()
     }
 }
 

@@ -6,22 +6,8 @@ use std::sync::Mutex;
 
 use rand::{Rng, SeedableRng};
 use rand_chacha::ChaCha8Rng;
-use serde::{Deserialize, Serialize};
 
-/// Which augmentation to apply to training batches.
-#[derive(Clone, Copy, Debug, Default, PartialEq, Eq, Serialize, Deserialize)]
-#[serde(rename_all = "kebab-case")]
-pub enum Augment {
-    #[default]
-    None,
-    /// 4-pixel zero padding, random crop, random horizontal flip.
-    CropFlip,
-}
-
-crate::named::named!(Augment {
-    None => "none",
-    CropFlip => "crop-flip",
-});
+pub use crate::options::Augment;
 
 /// Host copy of the (normalised) training images plus the generator for augmentation.
 #[derive(Debug)]

@@ -7,7 +7,10 @@ use burn::prelude::*;
 
 use super::augment::Augmenter;
 use crate::loss::Target;
+use crate::data::{Dataset, Targets};
 use crate::modules::{Repr, index_tensor};
+use crate::normalise::{Normalisation, standardise};
+use crate::spec::Shape;
 
 /// Samples on a device: inputs (normalised) and targets.
 #[derive(Clone, Debug)]
@@ -45,4 +48,21 @@ impl DeviceSet {
         };
         DeviceSet::new(x, self.y.select(i), idx.len())
     }
+}
+
+/// Normalise `data` and put it on `device`.
+pub fn to_device(data: &Dataset, norm: &Normalisation, input: Shape, device: &Device) -> DeviceSet {
+    let n = data.len();
+    let x = Repr::from_vec(norm.apply_x(&data.x, input), n, input, device);
+    let y = match &data.targets {
+        Targets::Classes { labels, .. } => {
+            let v: Vec<i64> = labels.iter().map(|&l| l as i64).collect();
+            Target::Classes(Tensor::from_data(TensorData::new(v, [n, 1]), device))
+        }
+        Targets::Values { values, dim } => {
+            let v = standardise(values, *dim, &norm.y_mean, &norm.y_std);
+            Target::Values(Tensor::from_data(TensorData::new(v, [n, *dim]), device))
+        }
+    };
+    DeviceSet::new(x, y, n)
 }

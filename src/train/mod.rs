@@ -11,6 +11,7 @@ mod fit;
 mod growth;
 mod refine;
 mod seed;
+mod setup;
 mod state;
 
 pub use accept::{Accept, Gain};
@@ -19,10 +20,11 @@ pub use candidate::{
     CachedObjective, Candidate, DeepenCandidate, LeafCache, LiveObjective, SplitCandidate,
 };
 pub use checkpoint::{Checkpoints, FailedWrite, Start};
-pub use device_set::DeviceSet;
+pub use device_set::{DeviceSet, to_device};
 pub use eval::{MetricCtx, TreeObjective, chunks, evaluate};
 pub use fit::{FitOptions, Objective, fit};
 pub use growth::{EVAL_CHUNK, Grown, GrowthData, grow, grow_from, train_root};
 pub use refine::{refine, train_fixed};
-pub(crate) use seed::member_seed;
 pub use state::{Fitted, LoopState, Select, adam};
+pub(crate) use setup::{Trained, check_training_data, train};
+pub use setup::missing_classes_warning;

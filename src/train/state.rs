@@ -3,24 +3,7 @@
 
 use burn::module::Module;
 use burn::optim::{AdamConfig, ModuleOptimizer};
-use serde::{Deserialize, Serialize};
-
-/// Which validation score picks the best epoch of a loop.
-#[derive(Clone, Copy, Debug, Default, PartialEq, Eq, Serialize, Deserialize)]
-#[serde(rename_all = "kebab-case")]
-pub enum Select {
-    /// The lowest validation NLL (the loss that is trained).
-    #[default]
-    Nll,
-    /// The lowest validation error (classification; MSE for regression), ties broken
-    /// by NLL: the paper picks its model "based on the validation accuracy".
-    Metric,
-}
-
-crate::named::named!(Select {
-    Nll => "nll",
-    Metric => "metric",
-});
+pub use crate::options::Select;
 
 /// Adam with PyTorch's epsilon (burn's default is 1e-5).
 pub fn adam() -> AdamConfig {

@@ -6,6 +6,6 @@ mod single_path;
 mod topology;
 
 pub use modules::{InternalModules, LeafModules, NodeModules, Tree, TreeModules, TreeView};
-pub use multi_path::{LeafOutput, least_likely_leaves};
+pub use multi_path::{LeafOutput, least_likely_leaves, reach_probs};
 pub use single_path::{PathOutput, Routing, chosen_outputs};
 pub use topology::{Node, NodeKind, Topology, TopologyError};

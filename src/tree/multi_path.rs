@@ -68,10 +68,22 @@ impl TreeView<'_> {
     }
 }
 
+/// Reach probabilities `[B,L]` (rows sum to 1).
+pub fn reach_probs(leaves: &[LeafOutput], batch: usize, device: &Device) -> Tensor<2> {
+    let cols: Vec<Tensor<2>> = leaves
+        .iter()
+        .map(|l| match &l.log_reach {
+            Some(p) => p.clone().exp(),
+            None => Tensor::ones([batch, 1], device),
+        })
+        .collect();
+    Tensor::cat(cols, 1)
+}
+
 /// Each sample's leaf of smallest reach probability (the paper's Table 5 check: a
 /// tree whose leaves specialise predicts badly from there).
 pub fn least_likely_leaves(leaves: &[LeafOutput], n: usize, device: &Device) -> Vec<usize> {
-    let reach: Vec<f32> = crate::loss::reach_probs(leaves, n, device)
+    let reach: Vec<f32> = reach_probs(leaves, n, device)
         .into_data()
         .convert::<f32>()
         .try_to_vec::<f32>()

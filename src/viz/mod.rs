@@ -64,7 +64,7 @@ pub fn model_stats(model: &Ant, data: &Dataset, bins: usize) -> Result<Vec<stats
     let reach = model.node_reach_per_sample(data)?;
     let single = model.predict(data, Inference::SinglePath)?;
     Ok(stats::node_stats(
-        &model.tree.topology,
+        &model.tree().topology,
         &reach,
         &data.targets,
         Some(&single.leaf),
@@ -91,14 +91,14 @@ pub fn render_tree(
     bins: usize,
 ) -> Result<Vec<u8>> {
     let stats = data.map(|d| model_stats(model, d, bins)).transpose()?;
-    let t = &model.tree.topology;
-    let names = model.meta.class_names.as_deref();
+    let t = &model.tree().topology;
+    let names = model.meta().class_names.as_deref();
     if format == Format::Dot {
         return Ok(dot::tree_dot(t, stats.as_deref(), names).into_bytes());
     }
     let title = format!(
         "ANT {} ({} node{}, {} params){}",
-        model.meta.preset.name(),
+        model.meta().preset.name(),
         t.nodes.len(),
         if t.nodes.len() == 1 { "" } else { "s" },
         t.num_params(),

@@ -1,0 +1,272 @@
+//! `ant`'s command line: the commands and their options (the training parameters are
+//! `ant::AntParams`' own, flattened into `ant train`).
+
+use std::path::PathBuf;
+
+use clap::{Parser, Subcommand};
+
+use ant::data::tabular::{Separator, TabularTask};
+use ant::fetch::Known;
+use ant::named::Named;
+use ant::{AntParams, ComputeDevice, Result};
+use burn::prelude::Device;
+
+#[derive(Parser)]
+#[command(
+    name = "ant",
+    version,
+    about = "Adaptive Neural Trees (Tanno et al., ICML 2019)"
+)]
+pub(crate) struct Cli {
+    #[command(subcommand)]
+    pub(crate) cmd: Cmd,
+}
+
+#[derive(Subcommand)]
+pub(crate) enum Cmd {
+    /// Grow and refine an ANT, then save it and report test scores.
+    #[command(
+        override_usage = "ant train --preset <PRESET> --data <DATA> --out <OUT> [OPTIONS]\n       ant train --resume <DIR>"
+    )]
+    Train(Box<TrainArgs>),
+    /// Score a saved model on the test set of a data path.
+    Eval(EvalArgs),
+    /// Remove starved branches (mean validation reach below --min-reach).
+    Prune(PruneArgs),
+    /// Draw the tree (SVG, PNG or Graphviz DOT) with per-node class distributions.
+    Plot(PlotArgs),
+    /// Print the tree: modules, output shapes and parameter counts.
+    Inspect(InspectArgs),
+    /// Plot training and validation curves from a run's records.jsonl.
+    Curves(CurvesArgs),
+    /// Predict new samples with a saved model (CSV or JSON lines out).
+    Predict(PredictArgs),
+    /// Write a saved model in another format (ONNX, for any ONNX runtime).
+    Export(ExportArgs),
+    /// Data sets: download and verify.
+    Data {
+        #[command(subcommand)]
+        cmd: DataCmd,
+    },
+}
+
+#[derive(Subcommand)]
+pub(crate) enum DataCmd {
+    /// Download a data set into DIR, verify it, resume partial downloads.
+    Fetch(FetchArgs),
+}
+
+#[derive(clap::Args)]
+pub(crate) struct FetchArgs {
+    #[arg(value_parser = named::<Known>())]
+    pub(crate) set: Known,
+    #[arg(long)]
+    pub(crate) dir: PathBuf,
+    /// Replaces the canonical URL prefix (the standard file names are appended).
+    #[arg(long)]
+    pub(crate) base_url: Option<String>,
+}
+
+#[derive(clap::Args)]
+pub(crate) struct PruneArgs {
+    #[arg(long)]
+    pub(crate) model: PathBuf,
+    /// The data the model was trained on (its recorded validation rows are used).
+    #[arg(long)]
+    pub(crate) data: PathBuf,
+    /// Remove subtrees whose mean reach probability over validation is below this.
+    #[arg(long)]
+    pub(crate) min_reach: f64,
+    #[arg(long)]
+    pub(crate) out: PathBuf,
+    #[command(flatten)]
+    pub(crate) device: DeviceArg,
+}
+
+/// Parses the names of a library enum (listed in `--help`).
+pub(crate) fn named<T: Named + Clone + Send + Sync>()
+-> impl clap::builder::TypedValueParser<Value = T> {
+    use clap::builder::TypedValueParser;
+    clap::builder::PossibleValuesParser::new(T::names())
+        .map(|s: String| T::from_name(&s).expect("clap accepts only listed names"))
+}
+
+#[derive(clap::Args)]
+pub(crate) struct TrainArgs {
+    /// Continue the interrupted run whose output directory is DIR (all other options
+    /// are taken from that run).
+    #[arg(long, value_name = "DIR", conflicts_with_all = [
+        "AntParams", "data", "target", "task", "delimiter", "skip_rows", "out",
+        "train_limit", "test_data", "test_fraction", "force", "ensemble", "member",
+    ])]
+    pub(crate) resume: Option<PathBuf>,
+    /// Train an ensemble of N ANTs into --out (OUT/ensemble.json, OUT/member-K), each
+    /// with its own seed and validation rows; with --member K, only member K.
+    #[arg(long, value_name = "N")]
+    pub(crate) ensemble: Option<usize>,
+    /// With --ensemble N: train member K (0 to N-1) alone, e.g. one per process.
+    #[arg(long, value_name = "K")]
+    pub(crate) member: Option<usize>,
+    #[command(flatten)]
+    pub(crate) device: DeviceArg,
+    /// Replace the model in --out if there is one (otherwise such a directory is refused).
+    #[arg(long)]
+    pub(crate) force: bool,
+    /// The training parameters (`ant::AntParams`: one option per field). `None` with
+    /// --resume, which takes them from the run.
+    #[command(flatten)]
+    pub(crate) params: Option<AntParams>,
+    /// An IDX directory (MNIST layout), a CIFAR-10 binary directory, a SARCOS .mat /
+    /// .csv file, or with --target any table (.csv, .csv.gz).
+    #[arg(long, required_unless_present = "resume")]
+    pub(crate) data: Option<PathBuf>,
+    /// Target column of a table: a header name or a 0-based index.
+    #[arg(long)]
+    pub(crate) target: Option<String>,
+    /// What the target column holds (required with --target).
+    #[arg(long, value_parser = named::<TabularTask>(), requires = "target")]
+    pub(crate) task: Option<TabularTask>,
+    /// Table field separator: ',' ';' tab or space (runs of blanks); detected if unset.
+    #[arg(long, requires = "target")]
+    pub(crate) delimiter: Option<Separator>,
+    /// Lines to drop at the top of a table before its header or first row.
+    #[arg(long, default_value_t = 0, requires = "target")]
+    pub(crate) skip_rows: usize,
+    /// Output directory for tree.json, model-<md5>.safetensors, records.jsonl, report.json
+    /// (and, while training, checkpoint/).
+    #[arg(long, required_unless_present = "resume")]
+    pub(crate) out: Option<PathBuf>,
+    /// Use only the first N training samples.
+    #[arg(long)]
+    pub(crate) train_limit: Option<usize>,
+    /// A separate test file (else the data's own test files, else --test-fraction).
+    #[arg(long)]
+    pub(crate) test_data: Option<PathBuf>,
+    /// Seeded fraction of the file held out as the test set when it has none.
+    #[arg(long, default_value_t = 0.2)]
+    pub(crate) test_fraction: f64,
+}
+
+#[derive(clap::Args)]
+pub(crate) struct PredictArgs {
+    #[arg(long)]
+    pub(crate) model: PathBuf,
+    /// CSV rows (the training columns; the target column may be left out), or an IDX
+    /// image file / CIFAR-10 batch for an image model.
+    #[arg(long)]
+    pub(crate) input: PathBuf,
+    /// A .csv or .jsonl file (written atomically); CSV on stdout if unset.
+    #[arg(long)]
+    pub(crate) output: Option<PathBuf>,
+    /// Follow the most likely branch at each router instead of mixing all leaves.
+    #[arg(long)]
+    pub(crate) single_path: bool,
+    /// Add every node's reach probability per sample (node order; a router's P(left)
+    /// is its left child's reach over its own): JSON "reach", CSV reach_0, reach_1, ...
+    #[arg(long)]
+    pub(crate) reach: bool,
+    #[command(flatten)]
+    pub(crate) device: DeviceArg,
+}
+
+#[derive(clap::Args)]
+pub(crate) struct EvalArgs {
+    #[arg(long)]
+    pub(crate) model: PathBuf,
+    #[arg(long)]
+    pub(crate) data: PathBuf,
+    /// Print one JSON object on stdout (logs stay on stderr).
+    #[arg(long)]
+    pub(crate) json: bool,
+    #[command(flatten)]
+    pub(crate) device: DeviceArg,
+}
+
+/// `--device`, on every command that computes.
+#[derive(clap::Args)]
+pub(crate) struct DeviceArg {
+    /// Where to compute: cpu (pure Rust), torch (LibTorch's CPU kernels), cuda or cuda:N
+    /// (LibTorch on NVIDIA GPU N). torch and cuda need a build with `--features torch`.
+    #[arg(long = "device", default_value = "cpu", value_parser = parse_device)]
+    pub(crate) choice: ComputeDevice,
+}
+
+impl DeviceArg {
+    pub(crate) fn burn(&self) -> Result<Device> {
+        self.choice.burn()
+    }
+}
+
+pub(crate) fn parse_device(s: &str) -> std::result::Result<ComputeDevice, String> {
+    s.parse()
+        .map_err(|_| format!("use one of {}", ComputeDevice::NAMES))
+}
+
+#[derive(clap::Args)]
+pub(crate) struct PlotArgs {
+    #[arg(long)]
+    pub(crate) model: PathBuf,
+    /// Data whose test set is routed through the tree (histograms); optional for dot.
+    #[arg(long)]
+    pub(crate) data: Option<PathBuf>,
+    /// tree.svg, tree.png or tree.dot.
+    #[arg(long)]
+    pub(crate) out: PathBuf,
+    /// Picture width in pixels (grows when the tree needs more room).
+    #[arg(long, default_value_t = 1600)]
+    pub(crate) width: u32,
+    /// svg, png or dot (default: the extension of --out).
+    #[arg(long)]
+    pub(crate) format: Option<String>,
+    /// Bins of the routers' left-probability histograms.
+    #[arg(long, default_value_t = 10)]
+    pub(crate) bins: usize,
+    #[command(flatten)]
+    pub(crate) device: DeviceArg,
+}
+
+#[derive(clap::Args)]
+pub(crate) struct ExportArgs {
+    #[arg(long)]
+    pub(crate) model: PathBuf,
+    /// onnx: one .onnx file (opset 17, any batch size; normalisation inside) with the
+    /// multi-path and single-path predictions, every router's P(left) and every leaf's
+    /// reach probability. web: a static site (open index.html, or serve the folder) that
+    /// runs the tree in the browser on a digit you draw, a test sample or feature values,
+    /// and shows its routing.
+    #[arg(long, value_enum)]
+    pub(crate) format: ExportFormat,
+    /// The file (onnx) or directory (web) to write, atomically.
+    #[arg(long)]
+    pub(crate) out: PathBuf,
+    /// web: a data path whose first test samples the page offers as examples.
+    #[arg(long)]
+    pub(crate) data: Option<PathBuf>,
+}
+
+#[derive(Clone, Copy, clap::ValueEnum)]
+pub(crate) enum ExportFormat {
+    Onnx,
+    Web,
+}
+
+#[derive(clap::Args)]
+pub(crate) struct InspectArgs {
+    #[arg(long)]
+    pub(crate) model: PathBuf,
+}
+
+#[derive(clap::Args)]
+pub(crate) struct CurvesArgs {
+    /// A directory written by `ant train --out` (records.jsonl, tree.json).
+    #[arg(long)]
+    pub(crate) run: PathBuf,
+    /// curves.svg or curves.png.
+    #[arg(long)]
+    pub(crate) out: PathBuf,
+    #[arg(long, default_value_t = 1600)]
+    pub(crate) width: u32,
+    /// svg or png (default: the extension of --out).
+    #[arg(long)]
+    pub(crate) format: Option<String>,
+}

@@ -1,0 +1,280 @@
+//! The model's files: `tree.json` (its description, naming its weights file) and
+//! `model-<md5>.safetensors` (the weights, named by their checksum), saved as one unit
+//! and read back checked.
+
+use std::path::Path;
+
+use burn::module::Module;
+use burn::prelude::*;
+use burn::store::{ModuleSnapshot, SafetensorsStore};
+use serde::{Deserialize, Serialize};
+
+use super::{Ant, ModelMeta};
+use crate::error::{AntError, Result};
+use crate::persist::write_atomic;
+use crate::tree::{Topology, Tree, TreeModules};
+
+pub const TREE_FILE: &str = "tree.json";
+/// The weights file of models saved before weights files were named by their checksum
+/// (such a `tree.json` names no weights file); still loaded.
+pub const LEGACY_WEIGHTS_FILE: &str = "model.safetensors";
+pub(crate) const FORMAT: &str = "ant-model-1";
+
+/// The weights file a `tree.json` belongs with: written into it by [`Ant::save`] and
+/// checked by [`Ant::load`], so a `tree.json` is never used with another model's weights.
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
+pub struct WeightsRef {
+    /// `model-<first 16 hex digits of the md5>.safetensors`, beside `tree.json`.
+    pub file: String,
+    /// The hex md5 of the file's bytes.
+    pub md5: String,
+}
+
+impl WeightsRef {
+    fn of(bytes: &[u8]) -> WeightsRef {
+        let md5 = crate::data::md5_hex(bytes);
+        WeightsRef {
+            file: format!("model-{}.safetensors", &md5[..16]),
+            md5,
+        }
+    }
+
+    /// Whether `name` is a weights file of [`Ant::save`] (or the legacy one).
+    fn is_weights_name(name: &str) -> bool {
+        name == LEGACY_WEIGHTS_FILE
+            || (name.starts_with("model-") && name.ends_with(".safetensors"))
+    }
+}
+
+/// `tree.json` as written: the model's description and the weights file it belongs with.
+#[derive(Serialize)]
+struct TreeFileOut<'a> {
+    #[serde(flatten)]
+    meta: &'a ModelMeta,
+    topology: &'a Topology,
+    weights: &'a WeightsRef,
+}
+
+/// What `tree.json` holds beside [`ModelMeta`]: the topology, and the weights reference
+/// (absent in files of earlier versions).
+#[derive(Deserialize)]
+struct TreeFileRest {
+    topology: Topology,
+    #[serde(default)]
+    weights: Option<WeightsRef>,
+}
+
+/// A `tree.json` read and checked: its description, its topology and the weights file
+/// it names.
+struct TreeFile {
+    meta: ModelMeta,
+    topology: Topology,
+    weights: Option<WeightsRef>,
+}
+
+impl Ant {
+    /// Save the model into `dir` as one unit: the weights go to a new file named by their
+    /// checksum, then `tree.json`, which names that file, replaces the old one (the one
+    /// atomic switch), then the weights files no `tree.json` names any more are removed.
+    /// Interrupted at any point, `dir` holds the old model or the new one, whole.
+    pub fn save(&self, dir: impl AsRef<Path>) -> Result<()> {
+        let dir = dir.as_ref();
+        std::fs::create_dir_all(dir).map_err(|e| AntError::io(dir, e))?;
+        let bytes = self.weights_bytes()?;
+        let weights = WeightsRef::of(&bytes);
+        let wp = dir.join(&weights.file);
+        // The same weights may be there already (the same model saved again).
+        let new = !wp.exists();
+        write_atomic(&wp, &bytes)?;
+        let json = self.tree_json(&weights)?;
+        if let Err(e) = write_atomic(&dir.join(TREE_FILE), &json) {
+            // Not switched: the old model stays, alone.
+            if new {
+                let _ = std::fs::remove_file(&wp);
+            }
+            return Err(e);
+        }
+        // The old model's weights (and those of interrupted saves) are no longer named.
+        let entries = std::fs::read_dir(dir).map_err(|e| AntError::io(dir, e))?;
+        for e in entries.flatten() {
+            let name = e.file_name().to_string_lossy().into_owned();
+            if WeightsRef::is_weights_name(&name) && name != weights.file {
+                crate::persist::remove_file(&e.path())?;
+            }
+        }
+        Ok(())
+    }
+
+    /// The bytes [`Ant::save`] writes: `tree.json` (which names the weights file by its
+    /// checksum) and the weights file. [`Ant::from_bytes`] reads them back.
+    pub fn to_bytes(&self) -> Result<(Vec<u8>, Vec<u8>)> {
+        let bytes = self.weights_bytes()?;
+        let json = self.tree_json(&WeightsRef::of(&bytes))?;
+        Ok((json, bytes))
+    }
+
+    /// The weights as a safetensors file: the same weights give the same bytes.
+    fn weights_bytes(&self) -> Result<Vec<u8>> {
+        // One metadata entry: burn's default entries are a hash map, written in a random
+        // order, and the same weights must give the same bytes (the file is named by them).
+        let mut store = SafetensorsStore::from_bytes(None)
+            .skip_enum_variants(true)
+            .clear_metadata()
+            .metadata("producer", "ant");
+        self.tree
+            .modules
+            .save_into(&mut store)
+            .map_err(|e| AntError::model(format!("saving weights: {e}")))?;
+        store
+            .get_bytes()
+            .map_err(|e| AntError::model(format!("saving weights: {e}")))
+    }
+
+    /// `tree.json`: the model's description, naming the weights file it belongs with.
+    fn tree_json(&self, weights: &WeightsRef) -> Result<Vec<u8>> {
+        let file = TreeFileOut {
+            meta: &self.meta,
+            topology: &self.tree.topology,
+            weights,
+        };
+        serde_json::to_vec_pretty(&file).map_err(|e| AntError::model(e.to_string()))
+    }
+
+    /// Load a model saved by [`Ant::save`]. The weights must be the ones `tree.json`
+    /// names (same checksum): a `tree.json` beside another model's weights is refused.
+    pub fn load(dir: impl AsRef<Path>, device: &Device) -> Result<Ant> {
+        let (file, wp, bytes) = read_model_files(dir.as_ref())?;
+        Ant::assemble(file, &wp, bytes, device)
+    }
+
+    /// A model from the bytes of a `tree.json` and of its weights file, checked as
+    /// [`Ant::load`] checks files, but for the weights' checksum (that ties two files
+    /// together; here the caller holds both).
+    pub fn from_bytes(tree_json: &[u8], weights: &[u8], device: &Device) -> Result<Ant> {
+        let file = parse_tree_file(tree_json, Path::new(TREE_FILE))?;
+        Ant::assemble(file, Path::new("weights"), weights.to_vec(), device)
+    }
+
+    /// The model `file` describes with the weights `bytes` (read from `wp`).
+    fn assemble(file: TreeFile, wp: &Path, bytes: Vec<u8>, device: &Device) -> Result<Ant> {
+        let TreeFile { meta, topology, .. } = file;
+        // Checked before any allocation: a small file cannot ask for a huge model.
+        let params = topology.num_params();
+        if bytes.len() / 4 < params {
+            let msg = format!(
+                "holds {} bytes, too few for the {params} weights tree.json describes",
+                bytes.len()
+            );
+            return Err(AntError::data(wp, msg));
+        }
+        let device = device.clone().without_autodiff();
+        let mut modules = TreeModules::init(&topology, &device);
+        let mut store = SafetensorsStore::from_bytes(Some(bytes)).skip_enum_variants(true);
+        let res = modules
+            .load_from(&mut store)
+            .map_err(|e| AntError::data(wp, format!("bad weights: {e}")))?;
+        if !res.missing.is_empty() || !res.errors.is_empty() {
+            return Err(AntError::data(
+                wp,
+                format!(
+                    "weights do not match tree.json (missing {:?}, errors {:?})",
+                    res.missing, res.errors
+                ),
+            ));
+        }
+        if !all_finite(&modules) {
+            return Err(AntError::data(
+                wp,
+                "holds weights that are not finite (NaN or inf)",
+            ));
+        }
+        let tree = Tree::new(topology, modules);
+        Ok(Ant { tree, meta, device })
+    }
+}
+
+/// `tree.json`, checked: anything it says must be possible.
+fn parse_tree_file(text: &[u8], tp: &Path) -> Result<TreeFile> {
+    let not_model = |e: serde_json::Error| AntError::data(tp, format!("not a model file: {e}"));
+    let meta: ModelMeta = serde_json::from_slice(text).map_err(not_model)?;
+    if meta.format != FORMAT {
+        return Err(AntError::data(
+            tp,
+            format!("unknown format {:?}", meta.format),
+        ));
+    }
+    let rest: TreeFileRest = serde_json::from_slice(text).map_err(not_model)?;
+    meta.check(&rest.topology, tp)?;
+    Ok(TreeFile {
+        meta,
+        topology: rest.topology,
+        weights: rest.weights,
+    })
+}
+
+/// `tree.json` (checked) and the bytes of the weights file it belongs with, and that
+/// file's path. A save that switches the model meanwhile may remove the weights the
+/// `tree.json` read first names: the files are then read again.
+fn read_model_files(dir: &Path) -> Result<(TreeFile, std::path::PathBuf, Vec<u8>)> {
+    let tp = dir.join(TREE_FILE);
+    let mut text = std::fs::read(&tp).map_err(|e| AntError::io(&tp, e))?;
+    let mut attempt = 0;
+    loop {
+        attempt += 1;
+        let file = parse_tree_file(&text, &tp)?;
+        let Some(w) = file.weights.clone() else {
+            let wp = dir.join(LEGACY_WEIGHTS_FILE);
+            let bytes = std::fs::read(&wp).map_err(|e| AntError::io(&wp, e))?;
+            return Ok((file, wp, bytes));
+        };
+        if !WeightsRef::is_weights_name(&w.file) || w.file.contains(['/', '\\']) {
+            let msg = format!(
+                "names {:?} as its weights file: not a weights file name",
+                w.file
+            );
+            return Err(AntError::data(&tp, msg));
+        }
+        let wp = dir.join(&w.file);
+        let bytes = match std::fs::read(&wp) {
+            Ok(b) => b,
+            Err(e) if e.kind() == std::io::ErrorKind::NotFound && attempt <= 3 => {
+                let again = std::fs::read(&tp).map_err(|e| AntError::io(&tp, e))?;
+                if again == text {
+                    let msg = format!(
+                        "the weights file {} that tree.json names is missing",
+                        w.file
+                    );
+                    return Err(AntError::data(&tp, msg));
+                }
+                text = again;
+                continue;
+            }
+            Err(e) => return Err(AntError::io(&wp, e)),
+        };
+        let md5 = crate::data::md5_hex(&bytes);
+        if md5 != w.md5 {
+            let msg = format!(
+                "does not belong with {}: its checksum is {md5}, tree.json expects {}",
+                tp.display(),
+                w.md5
+            );
+            return Err(AntError::data(&wp, msg));
+        }
+        return Ok((file, wp, bytes));
+    }
+}
+
+/// Whether every weight of `modules` is a finite number.
+fn all_finite(modules: &TreeModules) -> bool {
+    struct Finite(bool);
+    impl burn::module::ModuleVisitor for Finite {
+        fn visit_float<const D: usize>(&mut self, param: &burn::module::Param<Tensor<D>>) {
+            let t = param.val();
+            self.0 &= !(t.clone().is_nan().any().into_scalar::<bool>()
+                || t.is_inf().any().into_scalar::<bool>());
+        }
+    }
+    let mut v = Finite(true);
+    modules.visit(&mut v);
+    v.0
+}

@@ -1,0 +1,108 @@
+//! `tree.json`'s description of a model, and its checks.
+
+use std::path::Path;
+
+use serde::{Deserialize, Serialize};
+
+use crate::data::split::{Provenance, TestSplit, ValidSplit};
+use crate::error::{AntError, Result};
+use crate::normalise::Normalisation;
+use crate::observe::Decision;
+use crate::params::TrainConfig;
+use crate::preset::{Preset, Task};
+use crate::spec::Shape;
+use crate::tree::Topology;
+
+/// Everything in `tree.json` but the topology (the tree's, [`crate::tree::Topology`]).
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
+pub struct ModelMeta {
+    pub format: String,
+    pub preset: Preset,
+    pub task: Task,
+    pub normalisation: Normalisation,
+    pub class_names: Option<Vec<String>>,
+    pub config: TrainConfig,
+    pub provenance: Provenance,
+    pub valid_nll: f64,
+    /// Validation error % or MSE of the kept model.
+    pub valid_metric: f64,
+    pub decisions: Vec<Decision>,
+}
+
+impl ModelMeta {
+    /// How the validation rows were chosen among the training rows.
+    pub fn valid_split(&self) -> ValidSplit {
+        self.provenance
+            .valid_split
+            .clone()
+            .unwrap_or(ValidSplit::Tail {
+                fraction: self.config.valid_fraction,
+            })
+    }
+
+    /// Whatever `tree.json` says must be possible: a file edited by hand (or damaged)
+    /// is one clear error, never a panic later.
+    pub(crate) fn check(&self, topology: &Topology, path: &Path) -> Result<()> {
+        self.check_contents(topology)
+            .map_err(|why| AntError::data(path, format!("{why}")))
+    }
+
+    fn check_contents(
+        &self,
+        topology: &Topology,
+    ) -> std::result::Result<(), Box<dyn std::error::Error>> {
+        topology.validate()?;
+        self.config.params().check()?;
+        let (n, task) = (&self.normalisation, self.task);
+        let channels = match topology.input {
+            Shape::Image { c, .. } => c,
+            Shape::Flat { d } => d,
+        };
+        let y_dim = match task {
+            Task::Regression { dim } => dim,
+            Task::Classification { .. } => 0,
+        };
+        let columns = [
+            ("x_mean", &n.x_mean, channels),
+            ("x_std", &n.x_std, channels),
+            ("y_mean", &n.y_mean, y_dim),
+            ("y_std", &n.y_std, y_dim),
+        ];
+        for (name, v, want) in columns {
+            if v.len() != want {
+                return Err(format!(
+                    "normalisation {name} has {} values, the model needs {want}",
+                    v.len()
+                )
+                .into());
+            }
+            if v.iter().any(|x| !x.is_finite()) {
+                return Err(format!("normalisation {name} is not finite").into());
+            }
+        }
+        if n.x_std.iter().chain(&n.y_std).any(|s| *s <= 0.0) {
+            return Err("normalisation: a standard deviation is not positive".into());
+        }
+        for leaf in topology.leaves() {
+            let node = &topology.nodes[leaf];
+            let out = node.module().out_shape(topology.shape_at(leaf));
+            if out.map(|s| s.numel()) != Some(task.outputs()) {
+                return Err(format!(
+                    "node {leaf}'s solver does not give the task's {} outputs",
+                    task.outputs()
+                )
+                .into());
+            }
+        }
+        if let TestSplit::Fraction { fraction, .. } = self.provenance.test_split
+            && !(fraction > 0.0 && fraction < 1.0)
+        {
+            return Err(format!("test fraction {fraction} is not in (0, 1)").into());
+        }
+        let fraction = self.valid_split().fraction();
+        if !(fraction > 0.0 && fraction < 1.0) {
+            return Err(format!("validation fraction {fraction} is not in (0, 1)").into());
+        }
+        Ok(())
+    }
+}

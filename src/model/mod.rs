@@ -1,0 +1,158 @@
+//! The fitted model: a grown and refined tree plus everything needed to use it on new
+//! data (normalisation, task, provenance), saved as `tree.json` + `model-<md5>.safetensors`
+//! (the weights file is named by its checksum, and `tree.json`, written last, names it).
+//!
+//! By concern: [`files`] (saving and loading), [`meta`] (`tree.json`'s description),
+//! [`inference`] (predictions), [`evaluate`] (scores); training is in `train/setup.rs`.
+
+mod evaluate;
+mod files;
+mod inference;
+mod meta;
+mod rows;
+
+use burn::prelude::*;
+
+use crate::data::Dataset;
+pub use crate::data::split::{Member, Provenance, TestSplit, ValidRows, ValidSplit};
+use crate::error::{AntError, Result};
+use crate::modules::Repr;
+use crate::observe::Observer;
+use crate::params::AntParams;
+use crate::preset::Task;
+use crate::prune::{PruneReport, prune};
+use crate::spec::Shape;
+use crate::train::Checkpoints;
+pub use crate::train::missing_classes_warning;
+use crate::tree::Tree;
+pub use evaluate::Evaluation;
+pub(crate) use evaluate::score;
+pub(crate) use files::FORMAT;
+pub use files::{LEGACY_WEIGHTS_FILE, TREE_FILE, WeightsRef};
+pub(crate) use inference::argmax_rows;
+pub use inference::{Inference, Predictions};
+pub use meta::ModelMeta;
+
+/// A fitted Adaptive Neural Tree.
+#[derive(Clone, Debug)]
+pub struct Ant {
+    tree: Tree,
+    meta: ModelMeta,
+    device: Device,
+}
+
+impl Ant {
+    /// Grow and refine an ANT (or, with [`AntParams::baseline`], train that fixed
+    /// architecture) on `data` (a seeded `valid_fraction` of it, of each class
+    /// for classification, is held out for validation: see [`ValidSplit`]). `device` is a plain device (e.g. `Device::flex()`); autodiff is added
+    /// for training.
+    pub fn fit(
+        params: AntParams,
+        data: &Dataset,
+        device: &Device,
+        observer: &mut dyn Observer,
+    ) -> Result<Ant> {
+        Self::from_training(crate::train::train(params, data, device, observer, None)?)
+    }
+
+    /// [`Ant::fit`], saving its state after every epoch in `checkpoints`. Given the
+    /// checkpoints of an interrupted run ([`Checkpoints::open`]) and the same parameters,
+    /// data and thread count, it continues that run from its last saved epoch and ends
+    /// with the tree the uninterrupted run would have grown.
+    pub fn fit_checkpointed(
+        params: AntParams,
+        data: &Dataset,
+        device: &Device,
+        observer: &mut dyn Observer,
+        checkpoints: &Checkpoints,
+    ) -> Result<Ant> {
+        Self::from_training(crate::train::train(
+            params,
+            data,
+            device,
+            observer,
+            Some(checkpoints),
+        )?)
+    }
+
+    fn from_training(t: crate::train::Trained) -> Result<Ant> {
+        let meta = ModelMeta {
+            format: FORMAT.into(),
+            preset: t.config.preset,
+            task: t.task,
+            normalisation: t.normalisation,
+            class_names: None,
+            config: t.config,
+            provenance: t.provenance,
+            valid_nll: t.valid_nll,
+            valid_metric: t.valid_metric,
+            decisions: t.decisions,
+        };
+        Ok(Ant {
+            tree: t.tree,
+            meta,
+            device: t.device,
+        })
+    }
+
+    /// The tree: its topology (the one record of the model's shape) and its modules.
+    pub fn tree(&self) -> &Tree {
+        &self.tree
+    }
+
+    /// The tree, to change weights in place (the crate's own tests, with `internals`).
+    #[cfg(feature = "internals")]
+    pub fn tree_mut(&mut self) -> &mut Tree {
+        &mut self.tree
+    }
+
+    /// Everything else `tree.json` records.
+    pub fn meta(&self) -> &ModelMeta {
+        &self.meta
+    }
+
+    /// The record, to complete what training could not know (class names, where the
+    /// data came from); the shape of the tree is not in it.
+    pub fn meta_mut(&mut self) -> &mut ModelMeta {
+        &mut self.meta
+    }
+
+    pub fn task(&self) -> Task {
+        self.meta.task
+    }
+
+    pub fn device(&self) -> &Device {
+        &self.device
+    }
+
+    fn input_shape(&self) -> Shape {
+        self.tree.topology.input
+    }
+
+    /// Check that `data` fits the model's input (and targets, when `with_targets`).
+    fn check_data(&self, data: &Dataset, with_targets: bool) -> Result<()> {
+        crate::data::check_fits(data, self.input_shape(), self.task(), with_targets)?;
+        Ok(())
+    }
+
+    /// A copy without the subtrees whose mean reach over `valid` is below `min_reach`.
+    pub fn pruned(&self, valid: &Dataset, min_reach: f64) -> Result<(Ant, PruneReport)> {
+        if !(0.0..=1.0).contains(&min_reach) {
+            let reason = format!("must be in [0, 1], got {min_reach}");
+            return Err(AntError::invalid("min_reach", reason));
+        }
+        let reach = self.node_reach(valid)?;
+        let (tree, report) = prune(&self.tree, &reach, min_reach);
+        let pruned = Ant {
+            tree,
+            meta: self.meta.clone(),
+            device: self.device.clone(),
+        };
+        Ok((pruned, report))
+    }
+
+    fn normalised_inputs(&self, data: &Dataset, input: Shape) -> Repr {
+        let x = self.meta.normalisation.apply_x(&data.x, input);
+        Repr::from_vec(x, data.len(), input, &self.device)
+    }
+}

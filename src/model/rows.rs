@@ -1,0 +1,88 @@
+//! The rows a saved model was trained and tested on, rebuilt from its provenance: the
+//! test rows every command scores it on, and the validation rows pruning decides on.
+
+use std::path::Path;
+
+use super::Ant;
+use crate::data::Dataset;
+use crate::data::source::{load_source, load_test_rows};
+use crate::data::split::TestSplit;
+use crate::error::{AntError, Result};
+
+impl Ant {
+    /// `data` (as [`crate::data::check_fits`] checks it) or an error naming `path`.
+    pub fn check_fits_file(&self, data: &Dataset, path: &Path, with_targets: bool) -> Result<()> {
+        let input = self.tree().topology.input;
+        crate::data::check_fits(data, input, self.task(), with_targets).map_err(|m| m.in_file(path))
+    }
+
+    /// The test rows of the data at `path` that this model is scored on, chosen as in
+    /// its training (the data's own test files, or its recorded seeded fraction), read
+    /// as it read its data and checked to fit it; with a warning for the caller to show
+    /// when those rows cannot be the ones it was tested on.
+    pub fn test_rows(&self, path: &Path) -> Result<(Dataset, Option<String>)> {
+        let m = self.meta();
+        let p = &m.provenance;
+        let names = m.class_names.as_deref();
+        let (test, warning) = load_test_rows(path, &p.test_split, p.target.as_ref(), names)?;
+        self.check_fits_file(&test, path, true)?;
+        Ok((test, warning))
+    }
+
+    /// The validation and test rows this model was trained with, rebuilt from its
+    /// provenance and the data at `path`; an error when that is not the data it was
+    /// trained on (its checksum or row counts differ).
+    pub fn recorded_rows(&self, path: &Path) -> Result<(Dataset, Dataset)> {
+        let prov = &self.meta().provenance;
+        let target = prov.target.as_ref();
+        let src = match &prov.test_split {
+            TestSplit::Fraction { fraction, seed, .. } => {
+                load_source(path, None, *fraction, *seed, target)?
+            }
+            TestSplit::File { path: test } => {
+                load_source(path, Some(Path::new(test)), 0.2, 0, target)?
+            }
+            TestSplit::Files | TestSplit::Unknown => {
+                load_source(path, None, 0.2, self.meta().config.seed, target)?
+            }
+        };
+        let mut train = src.train;
+        if let Some(n) = prov.train_limit {
+            train = train.take_first(n);
+        }
+        if let Some(m) = prov.member {
+            // An ensemble member validated on rows taken in its own order.
+            train = m.rows(&train);
+        }
+        // Only the data the model was trained on gives back its validation rows (a model
+        // fitted through the library records no data path: its rows are taken as they come).
+        let known = !matches!(prov.test_split, TestSplit::Unknown);
+        let other = |why: String| {
+            let msg = format!(
+                "not the data the model was trained on ({why}): its validation rows cannot be rebuilt"
+            );
+            AntError::data(path, msg)
+        };
+        if let Some(sum) = &prov.train_checksum
+            && known
+            && train.checksum() != *sum
+        {
+            let why = format!("the checksum of its training rows is not {sum}");
+            return Err(other(why));
+        }
+        let (_, valid) = self.meta().valid_split().apply(&train);
+        if known && valid.len() != prov.n_valid {
+            let why = format!(
+                "{} validation rows, the model had {}",
+                valid.len(),
+                prov.n_valid
+            );
+            return Err(other(why));
+        }
+        let (test, warning) = self.test_rows(path)?;
+        if let Some(w) = warning {
+            tracing::warn!("{w}");
+        }
+        Ok((valid, test))
+    }
+}

@@ -1,0 +1,277 @@
+//! Training a model from a data set: the checks on the data, the validation rows, the
+//! device sets, then growth and refinement (or a baseline) into an [`Ant`].
+
+use std::sync::Arc;
+
+use burn::prelude::*;
+
+use super::{
+    Augmenter, Checkpoints, DeviceSet, GrowthData, MetricCtx, grow, refine, to_device,
+    train_fixed,
+};
+use crate::data::split::{Provenance, ValidRows, ValidSplit};
+use crate::data::{Dataset, Targets};
+use crate::error::{AntError, Result};
+use crate::normalise::Normalisation;
+use crate::observe::{Decision, Observer};
+use crate::params::{Augment, AntParams, TrainConfig};
+use crate::preset::Task;
+use crate::spec::Shape;
+use crate::tree::Tree;
+
+/// The sample shape, if the preset can take it and there is enough data (of two
+/// classes at least, for classification).
+pub(crate) fn check_training_data(cfg: &TrainConfig, data: &Dataset) -> Result<Shape> {
+    let input = Shape::from_dims(&data.sample_shape).ok_or_else(|| {
+        AntError::param(format!("unsupported sample shape {:?}", data.sample_shape))
+    })?;
+    let preset = cfg.preset;
+    match (preset.wants_images(), input) {
+        (true, Shape::Flat { .. }) => {
+            let msg = format!("preset {preset} needs images, the data has flat rows");
+            return Err(AntError::param(msg));
+        }
+        (false, Shape::Image { .. }) => {
+            let msg = format!("preset {preset} needs flat rows, the data has images");
+            return Err(AntError::param(msg));
+        }
+        _ => {}
+    }
+    if let Some(why) = cfg.baseline.and_then(|b| b.misfit(input)) {
+        return Err(AntError::param(why));
+    }
+    if data.len() < 10 {
+        let n = data.len();
+        let msg = format!(
+            "need at least 10 training samples, got {n} sample{}",
+            if n == 1 { "" } else { "s" }
+        );
+        return Err(AntError::param(msg));
+    }
+    if let Targets::Classes { labels, .. } = &data.targets
+        && labels.iter().all(|&l| l == labels[0])
+    {
+        let msg = format!(
+            "the training samples hold a single class ({}); classification needs at least 2",
+            labels[0]
+        );
+        return Err(AntError::param(msg));
+    }
+    if !has_validation_rows(cfg, data) {
+        let msg = format!(
+            "no validation samples: a seeded {} of the {} training samples (of each class \
+             of two samples or more) is held out for validation, and that is none of them",
+            cfg.valid_fraction,
+            data.len()
+        );
+        return Err(AntError::param(msg));
+    }
+    Ok(input)
+}
+
+/// Whether the validation rows [`ValidSplit::for_training`] takes from `data` are not
+/// none: a class of two samples gives one; regression and the last rows hold out
+/// `round(fraction * n)`.
+fn has_validation_rows(cfg: &TrainConfig, data: &Dataset) -> bool {
+    match &data.targets {
+        Targets::Classes { labels, n_classes } if cfg.valid_rows == ValidRows::Drawn => {
+            let mut count = vec![0usize; *n_classes];
+            labels.iter().for_each(|&l| count[l as usize] += 1);
+            count.iter().any(|&m| m >= 2)
+        }
+        _ => (cfg.valid_fraction * data.len() as f64).round() >= 1.0,
+    }
+}
+
+/// The training split on the device, with the paper's augmentation when asked for.
+fn training_set(
+    cfg: &TrainConfig,
+    train: &Dataset,
+    norm: &Normalisation,
+    input: Shape,
+    device: &Device,
+) -> DeviceSet {
+    let mut set = to_device(train, norm, input, device);
+    if let (Augment::CropFlip, Shape::Image { c, h, w }) = (cfg.augment(), input) {
+        let x = norm.apply_x(&train.x, input);
+        set.augment = Some(Arc::new(Augmenter::new(x, c, h, w, 4, cfg.seed ^ 0xA5A5)));
+    }
+    set
+}
+
+fn task_of(data: &Dataset) -> Task {
+    match &data.targets {
+        Targets::Classes { n_classes, .. } => Task::Classification {
+            classes: *n_classes,
+        },
+        Targets::Values { dim, .. } => Task::Regression { dim: *dim },
+    }
+}
+
+/// What training made: the tree and everything `tree.json` records about it.
+pub(crate) struct Trained {
+    pub tree: Tree,
+    pub task: Task,
+    pub normalisation: Normalisation,
+    pub config: TrainConfig,
+    pub provenance: Provenance,
+    pub valid_nll: f64,
+    pub valid_metric: f64,
+    pub decisions: Vec<Decision>,
+    /// The plain device the tree lives on.
+    pub device: Device,
+}
+
+/// Checks `params` and `data`, holds out the validation rows, then grows and refines
+/// an ANT (or trains the baseline) on `device`, checkpointing into `checkpoints`.
+pub(crate) fn train(
+    params: AntParams,
+    data: &Dataset,
+    device: &Device,
+    observer: &mut dyn Observer,
+    checkpoints: Option<&Checkpoints>,
+) -> Result<Trained> {
+        let cfg = params.check()?;
+        let input = check_training_data(&cfg, data)?;
+        let task = task_of(data);
+        let (provenance, train, valid) = validation_rows(&cfg, data, observer);
+        let norm = Normalisation::fit(&train, input, cfg.image_norm);
+        let metric = MetricCtx {
+            task,
+            y_std: norm.y_std.clone(),
+        };
+        let base = device.clone().without_autodiff();
+        let tset = training_set(&cfg, &train, &norm, input, &base);
+        let vset = to_device(&valid, &norm, input, &base);
+        let ad = base.clone().autodiff();
+        crate::device::seed_draws(cfg.seed);
+        let data = GrowthData {
+            task,
+            train: &tset,
+            valid: &vset,
+            metric: &metric,
+            device: &ad,
+            checkpoints,
+        };
+        if let Some(c) = checkpoints {
+            c.track_augmenter(tset.augment.clone());
+        }
+        let ((tree, valid_nll, valid_metric), decisions) = match cfg.baseline {
+            Some(b) => {
+                let fixed = train_fixed(&cfg, input, data, observer)?;
+                let why = || format!("baseline {b} does not fit inputs of shape {input}");
+                (fixed.ok_or_else(|| AntError::param(why()))?, vec![])
+            }
+            None => {
+                let grown = grow(&cfg, data, input, observer)?;
+                let decisions = grown.decisions.clone();
+                (refine(&cfg, grown, data, observer)?, decisions)
+            }
+        };
+        if !valid_nll.is_finite() {
+            return Err(AntError::Diverged { valid_nll });
+        }
+        Ok(Trained {
+            tree: Tree::new(tree.topology, tree.modules.valid()),
+            task,
+            normalisation: norm,
+            config: cfg,
+            provenance,
+            valid_nll,
+            valid_metric,
+            decisions,
+            device: base,
+        })
+}
+
+/// The training and validation rows training splits `data` into, and the provenance
+/// that records how; a validation set without some of the classes is warned about.
+fn validation_rows(
+    cfg: &TrainConfig,
+    data: &Dataset,
+    observer: &mut dyn Observer,
+) -> (Provenance, Dataset, Dataset) {
+    let rule = ValidSplit::for_training(cfg.valid_rows, cfg.valid_fraction, cfg.seed, data);
+    let (train, valid) = rule.apply(data);
+    if let Some(msg) = missing_classes_warning(&train, &valid, "validation", None) {
+        tracing::warn!("{msg}");
+        observer.warning(&msg);
+    }
+    let provenance = Provenance::library(data, train.len(), valid.len(), rule);
+    (provenance, train, valid)
+}
+
+/// A warning when `set` (named `what`) lacks classes that `train` has: its scores then
+/// say nothing about them. `names` are the class names, when known.
+pub fn missing_classes_warning(
+    train: &Dataset,
+    set: &Dataset,
+    what: &str,
+    names: Option<&[String]>,
+) -> Option<String> {
+    let missing = train.classes_missing_from(set);
+    if missing.is_empty() {
+        return None;
+    }
+    let names: Vec<String> = missing
+        .iter()
+        .map(|&c| match names.and_then(|n| n.get(c)) {
+            Some(name) if *name != c.to_string() => format!("{c} ({name})"),
+            _ => c.to_string(),
+        })
+        .collect();
+    Some(format!(
+        "the {what} set ({} samples) has no samples of class {} that the training set has: its scores say nothing about them",
+        set.len(),
+        names.join(", ")
+    ))
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::{AntParams, Preset};
+
+    /// Sample i is [i]; label i % 2.
+    fn rows(n: usize) -> Dataset {
+        let labels = (0..n).map(|i| (i % 2) as u32).collect();
+        let targets = Targets::Classes {
+            labels,
+            n_classes: 2,
+        };
+        Dataset::new((0..n).map(|i| i as f32).collect(), vec![1], targets).unwrap()
+    }
+
+    #[test]
+    fn validation_rows_are_drawn_or_the_last_ones_as_asked() {
+        let data = rows(40);
+        let firsts =
+            |d: &Dataset| -> Vec<usize> { (0..d.len()).map(|i| d.sample(i)[0] as usize).collect() };
+        let cfg = |v| {
+            AntParams::new(Preset::Tabular)
+                .with_valid_rows(v)
+                .check()
+                .unwrap()
+        };
+        let rule = |v| {
+            let c = cfg(v);
+            ValidSplit::for_training(c.valid_rows, c.valid_fraction, c.seed, &data)
+        };
+        let last = rule(ValidRows::Last);
+        assert_eq!(last, ValidSplit::Tail { fraction: 0.1 });
+        let (train, valid) = last.apply(&data);
+        assert_eq!(firsts(&valid), vec![36, 37, 38, 39]);
+        assert_eq!(train.len(), 36);
+        let drawn = rule(ValidRows::Drawn);
+        assert_eq!(
+            drawn,
+            ValidSplit::Stratified {
+                fraction: 0.1,
+                seed: 0
+            }
+        );
+        let (_, valid) = drawn.apply(&data);
+        assert_eq!(valid.len(), 4);
+        assert_ne!(firsts(&valid), vec![36, 37, 38, 39], "a draw, not the tail");
+    }
+}
