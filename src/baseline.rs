@@ -24,6 +24,7 @@ pub const MAX_MLP_LAYERS: usize = 100;
 /// [`MAX_MLP_LAYERS`], so the names are parsed ([`FromStr`]) rather than listed as a `Named` enum's.
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize, Deserialize)]
 #[serde(into = "String", try_from = "String")]
+#[non_exhaustive]
 pub enum Baseline {
     /// The preset's linear solver on the normalised input (flattened, for images).
     Linear,

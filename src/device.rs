@@ -21,6 +21,7 @@ use crate::error::{AntError, Result};
 /// A compute device as the command line names it: `cpu`, `torch`, `cuda` or `cuda:N`.
 #[derive(Clone, Copy, Debug, Default, PartialEq, Eq, Serialize, Deserialize)]
 #[serde(try_from = "String", into = "String")]
+#[non_exhaustive]
 pub enum ComputeDevice {
     /// burn-flex: pure Rust, multi-threaded with rayon.
     #[default]
@@ -100,10 +101,7 @@ impl FromStr for ComputeDevice {
     type Err = AntError;
 
     fn from_str(s: &str) -> Result<Self> {
-        let bad = || AntError::InvalidParam {
-            name: "device",
-            reason: format!("`{s}` is not a device: use one of {}", Self::NAMES),
-        };
+        let bad = || AntError::invalid("device", format!("`{s}` is not a device: use one of {}", Self::NAMES));
         match s {
             "cpu" => Ok(ComputeDevice::Cpu),
             "torch" => Ok(ComputeDevice::Torch),

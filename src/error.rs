@@ -2,6 +2,7 @@
 
 use std::path::PathBuf;
 
+#[non_exhaustive]
 #[derive(Debug, thiserror::Error)]
 pub enum AntError {
     #[error("{path}: {source}")]
@@ -13,11 +14,13 @@ pub enum AntError {
     /// A data file is malformed: names the file and the problem.
     #[error("{path}: {msg}")]
     Data { path: PathBuf, msg: String },
-    /// A parameter of the library's API (named as in [`crate::AntParams`]) is out of range.
-    #[error("invalid parameter: {name} {reason}")]
-    InvalidParam { name: &'static str, reason: String },
-    #[error("invalid parameter: {0}")]
-    Param(String),
+    /// A parameter or argument is out of range or inconsistent; `name` is the parameter
+    /// to blame (as named in [`crate::AntParams`]), when there is one.
+    #[error("invalid parameter: {}{reason}", .name.map(|n| format!("{n} ")).unwrap_or_default())]
+    InvalidParam {
+        name: Option<&'static str>,
+        reason: String,
+    },
     /// Training produced no finite score (e.g. a learning rate far too large).
     #[error("training diverged: the validation NLL is {valid_nll}; try a smaller learning rate")]
     Diverged { valid_nll: f64 },
@@ -68,15 +71,18 @@ impl AntError {
         }
     }
 
-    /// An invalid user-supplied parameter.
+    /// An invalid user-supplied argument, no one parameter to blame.
     pub fn param(msg: impl Into<String>) -> Self {
-        AntError::Param(msg.into())
+        AntError::InvalidParam {
+            name: None,
+            reason: msg.into(),
+        }
     }
 
     /// Parameter `name` is out of range; `reason` says how ("must be at least 1").
     pub fn invalid(name: &'static str, reason: impl Into<String>) -> Self {
         AntError::InvalidParam {
-            name,
+            name: Some(name),
             reason: reason.into(),
         }
     }

@@ -336,7 +336,10 @@ fn main() -> ExitCode {
     };
     match res {
         Ok(()) => ExitCode::SUCCESS,
-        Err(AntError::InvalidParam { name, reason }) => {
+        Err(AntError::InvalidParam {
+            name: Some(name),
+            reason,
+        }) => {
             // The library names its parameters; here they are flags.
             note!(
                 "error: invalid parameter: --{} {reason}",

@@ -13,6 +13,7 @@ use crate::named::named;
 /// How the two children of a split start.
 #[derive(Clone, Copy, Debug, Default, PartialEq, Eq, Serialize, Deserialize)]
 #[serde(rename_all = "kebab-case")]
+#[non_exhaustive]
 pub enum Init {
     /// Both children start from the parent's solver (with a little noise, so the router
     /// gets a gradient). Such a split must also beat the parent's solver trained on
@@ -26,6 +27,7 @@ pub enum Init {
 /// How a split's new router starts.
 #[derive(Clone, Copy, Debug, Default, PartialEq, Eq, Serialize, Deserialize)]
 #[serde(rename_all = "kebab-case")]
+#[non_exhaustive]
 pub enum RouterInit {
     /// Standard random initialisation (as the paper).
     #[default]
@@ -48,6 +50,7 @@ named!(RouterInit {
 /// Which augmentation to apply to training batches.
 #[derive(Clone, Copy, Debug, Default, PartialEq, Eq, Serialize, Deserialize)]
 #[serde(rename_all = "kebab-case")]
+#[non_exhaustive]
 pub enum Augment {
     #[default]
     None,
@@ -63,6 +66,7 @@ named!(Augment {
 /// How training images are scaled.
 #[derive(Clone, Copy, Debug, Default, PartialEq, Eq, Serialize, Deserialize)]
 #[serde(rename_all = "kebab-case")]
+#[non_exhaustive]
 pub enum ImageNorm {
     /// Subtract each channel's mean (the paper: MNIST "preprocessed by subtracting the
     /// mean").
@@ -81,6 +85,7 @@ named!(ImageNorm {
 /// Which validation score picks the best epoch of a loop.
 #[derive(Clone, Copy, Debug, Default, PartialEq, Eq, Serialize, Deserialize)]
 #[serde(rename_all = "kebab-case")]
+#[non_exhaustive]
 pub enum Select {
     /// The lowest validation NLL (the loss that is trained).
     #[default]

@@ -23,6 +23,7 @@ use crate::spec::{BlockSpec, LayerSpec, Shape};
 /// A named set of module families (paper, Table 2).
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize, Deserialize)]
 #[serde(rename_all = "kebab-case")]
+#[non_exhaustive]
 pub enum Preset {
     /// SARCOS: FC(width) + tanh transformers, FC routers, linear regressors.
     Sarcos,
@@ -39,6 +40,7 @@ pub enum Preset {
 /// Which growth options exist (paper, section 4 ablations).
 #[derive(Clone, Copy, Debug, Default, PartialEq, Eq, Serialize, Deserialize)]
 #[serde(rename_all = "kebab-case")]
+#[non_exhaustive]
 pub enum Ablation {
     /// The full ANT: split and deepen.
     #[default]

@@ -16,7 +16,6 @@ pub fn to_py(e: AntError) -> PyErr {
     match e {
         AntError::Io { path, source } => os_error(&source, &path),
         AntError::InvalidParam { .. }
-        | AntError::Param(_)
         | AntError::Data { .. }
         | AntError::Diverged { .. }
         | AntError::Device { .. } => PyValueError::new_err(e.to_string()),

@@ -15,6 +15,7 @@ use crate::data::{Dataset, Targets};
 /// How the test set of a data source was chosen (so `eval` picks the same rows).
 #[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
 #[serde(tag = "kind", rename_all = "snake_case")]
+#[non_exhaustive]
 pub enum TestSplit {
     /// The data's own test files (IDX / CIFAR).
     Files,
@@ -34,6 +35,7 @@ pub enum TestSplit {
 /// anything else) rebuilds exactly them.
 #[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
 #[serde(tag = "kind", rename_all = "snake_case")]
+#[non_exhaustive]
 pub enum ValidSplit {
     /// The last `fraction` of the rows (models saved before validation rows were drawn).
     Tail { fraction: f64 },
@@ -46,6 +48,7 @@ pub enum ValidSplit {
 /// Which training rows a run holds out for validation.
 #[derive(Clone, Copy, Debug, Default, PartialEq, Eq, Serialize, Deserialize)]
 #[serde(rename_all = "kebab-case")]
+#[non_exhaustive]
 pub enum ValidRows {
     /// A seeded draw, stratified by class for classification.
     #[default]

@@ -16,6 +16,7 @@ use crate::tree::{Routing, chosen_outputs, least_likely_leaves};
 /// How a prediction is made.
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize, Deserialize)]
 #[serde(rename_all = "kebab-case")]
+#[non_exhaustive]
 pub enum Inference {
     /// Every leaf, weighted by its reach probability (the paper's multi-path).
     MultiPath,
