@@ -101,7 +101,12 @@ impl FromStr for ComputeDevice {
     type Err = AntError;
 
     fn from_str(s: &str) -> Result<Self> {
-        let bad = || AntError::invalid("device", format!("`{s}` is not a device: use one of {}", Self::NAMES));
+        let bad = || {
+            AntError::invalid(
+                "device",
+                format!("`{s}` is not a device: use one of {}", Self::NAMES),
+            )
+        };
         match s {
             "cpu" => Ok(ComputeDevice::Cpu),
             "torch" => Ok(ComputeDevice::Torch),

@@ -352,7 +352,9 @@ mod tests {
     fn bad_values_are_refused() {
         let p = || AntParams::new(Preset::MnistC);
         let name = |p: AntParams| match p.check() {
-            Err(AntError::InvalidParam { name: Some(name), .. }) => name,
+            Err(AntError::InvalidParam {
+                name: Some(name), ..
+            }) => name,
             other => panic!("{other:?}"),
         };
         assert_eq!(name(p().with_lr(-1.0)), "lr");

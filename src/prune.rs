@@ -3,7 +3,9 @@
 
 use serde::Serialize;
 
-use crate::tree::{InternalModules, Node, NodeKind, NodeModules, Topology, Tree, TreeModules};
+use crate::tree::{
+    InternalModules, Node, NodeKind, NodeModules, Topology, Tree, TreeModules, depth_first,
+};
 
 /// Where a node of a pruned tree came from in the original one.
 #[derive(Clone, Debug)]
@@ -106,18 +108,19 @@ pub fn prune(tree: &Tree, reach: &[f64], min_reach: f64) -> (Tree, PruneReport) 
     let topo = &tree.topology;
     // Top-down: a starved child is cut whole; its descendants need no visit.
     let mut cuts = vec![];
-    let mut stack = vec![0usize];
-    while let Some(i) = stack.pop() {
-        if let Some([l, r]) = topo.nodes[i].children() {
-            let (lo, hi) = if reach[l] <= reach[r] { (l, r) } else { (r, l) };
-            if reach[lo] < min_reach {
-                cuts.push(lo);
-                stack.push(hi);
-            } else {
-                stack.extend([l, r]);
-            }
+    depth_first((), |i, ()| {
+        let Some([l, r]) = topo.nodes[i].children() else {
+            return vec![];
+        };
+        let (lo, hi) = if reach[l] <= reach[r] { (l, r) } else { (r, l) };
+        if reach[lo] < min_reach {
+            cuts.push(lo);
+            vec![(hi, ())]
+        } else {
+            // The right child first: the order cuts were always found in.
+            vec![(r, ()), (l, ())]
         }
-    }
+    });
     let mut report = PruneReport::default();
     let (mut t, mut m) = (topo.clone(), tree.modules.clone());
     // Map original indices through each rebuild.

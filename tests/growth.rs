@@ -365,7 +365,10 @@ fn a_single_class_is_refused() {
         &mut Collect::default(),
     )
     .unwrap_err();
-    assert!(matches!(e, AntError::InvalidParam { name: None, .. }), "{e:?}");
+    assert!(
+        matches!(e, AntError::InvalidParam { name: None, .. }),
+        "{e:?}"
+    );
     assert!(e.to_string().contains("a single class (1)"), "{e}");
 }
 
@@ -382,7 +385,10 @@ fn data_that_leaves_no_validation_rows_is_refused() {
     };
     let singletons = Dataset::new(uniform(10, 2, 5), vec![2], targets).unwrap();
     let e = fit(&singletons, AntParams::new(Preset::Tabular));
-    assert!(matches!(e, AntError::InvalidParam { name: None, .. }), "{e:?}");
+    assert!(
+        matches!(e, AntError::InvalidParam { name: None, .. }),
+        "{e:?}"
+    );
     assert!(e.to_string().contains("no validation samples"), "{e}");
     // Regression: 1% of 20 rows rounds to none.
     let rows = regression(uniform(20, 2, 5), 2, |r| r[0]);

@@ -129,7 +129,10 @@ mod tests {
         );
         let msg = e.clone().in_file(Path::new("/d/x.csv")).to_string();
         assert!(msg.starts_with("/d/x.csv: the data's targets"), "{msg}");
-        assert!(matches!(AntError::from(e), AntError::InvalidParam { name: None, .. }));
+        assert!(matches!(
+            AntError::from(e),
+            AntError::InvalidParam { name: None, .. }
+        ));
         let v = Dataset::new(
             vec![0.0; 2],
             vec![2],

@@ -8,4 +8,4 @@ mod topology;
 pub use modules::{InternalModules, LeafModules, NodeModules, Tree, TreeModules, TreeView};
 pub use multi_path::{LeafOutput, least_likely_leaves, reach_probs};
 pub use single_path::{PathOutput, Routing, chosen_outputs};
-pub use topology::{Node, NodeKind, Topology, TopologyError};
+pub use topology::{Node, NodeKind, Topology, TopologyError, depth_first};

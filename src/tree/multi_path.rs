@@ -7,6 +7,7 @@ use burn::tensor::activation;
 
 use super::TreeView;
 use super::modules::NodeStep;
+use super::topology::depth_first;
 use crate::modules::Repr;
 use crate::modules::router::router_logit;
 
@@ -34,10 +35,10 @@ impl TreeView<'_> {
     pub fn forward_leaves(&self, x: Repr, keep: Option<usize>) -> (Vec<LeafOutput>, Option<Repr>) {
         let mut out = Vec::new();
         let mut kept = None;
-        // Depth-first over an explicit stack; results sorted into arena order below.
-        let mut stack: Vec<(usize, Repr, Option<Tensor<2>>)> = vec![(0, x, None)];
-        while let Some((i, x, lp)) = stack.pop() {
-            match self.step(i, x) {
+        // Depth-first; results sorted into arena order below.
+        depth_first(
+            (x, None),
+            |i, (x, lp): (Repr, Option<Tensor<2>>)| match self.step(i, x) {
                 (
                     h,
                     NodeStep::Route {
@@ -48,8 +49,7 @@ impl TreeView<'_> {
                     let z = router_logit(router, h.clone());
                     let pl = add_log(&lp, activation::log_sigmoid(z.clone()));
                     let pr = add_log(&lp, activation::log_sigmoid(z.neg()));
-                    stack.push((r, h.clone(), Some(pr)));
-                    stack.push((l, h, Some(pl)));
+                    vec![(l, (h.clone(), Some(pl))), (r, (h, Some(pr)))]
                 }
                 (h, NodeStep::Solve(solver)) => {
                     if keep == Some(i) {
@@ -60,9 +60,10 @@ impl TreeView<'_> {
                         log_reach: lp,
                         out: solver.forward(h).into_flat(),
                     });
+                    vec![]
                 }
-            }
-        }
+            },
+        );
         out.sort_by_key(|o| o.node);
         (out, kept)
     }

@@ -10,8 +10,9 @@ use rand_chacha::ChaCha8Rng;
 use super::TreeView;
 use super::modules::{NodeModules, NodeStep};
 use super::multi_path::LeafOutput;
+use super::topology::depth_first;
 use crate::modules::router::router_logit;
-use crate::modules::{Repr, index_tensor};
+use crate::modules::{Repr, index_tensor, to_vec};
 
 /// How a sample chooses its branch at a router.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
@@ -53,9 +54,9 @@ impl TreeView<'_> {
         let mut leaf = vec![0usize; n];
         let mut out: Vec<f32> = vec![];
         let mut k = 0;
-        // (node, inputs of the samples routed here, their positions in the batch)
-        let mut stack: Vec<(usize, Repr, Vec<usize>)> = vec![(0, x, (0..n).collect())];
-        while let Some((i, x, pos)) = stack.pop() {
+        // Each node's state: the inputs of the samples routed there, their positions in
+        // the batch.
+        depth_first((x, (0..n).collect::<Vec<usize>>()), |i, (x, pos)| {
             match self.step(i, x) {
                 (
                     h,
@@ -74,8 +75,8 @@ impl TreeView<'_> {
                         };
                         if left { li.push(j) } else { ri.push(j) }
                     }
-                    // Right pushed first so the left subtree runs first (deterministic order).
-                    for (child, rows) in [(r, ri), (l, li)] {
+                    let mut next = vec![];
+                    for (child, rows) in [(l, li), (r, ri)] {
                         if rows.is_empty() {
                             continue; // an empty partition costs nothing
                         }
@@ -84,8 +85,9 @@ impl TreeView<'_> {
                         } else {
                             h.select(index_tensor(&rows, &device))
                         };
-                        stack.push((child, sub, rows.iter().map(|&j| pos[j]).collect()));
+                        next.push((child, (sub, rows.iter().map(|&j| pos[j]).collect())));
                     }
+                    next
                 }
                 (h, NodeStep::Solve(solver)) => {
                     let o = post(solver.forward(h).into_flat());
@@ -100,9 +102,10 @@ impl TreeView<'_> {
                         leaf[p] = i;
                         out[p * k..(p + 1) * k].copy_from_slice(&o[j * k..(j + 1) * k]);
                     }
+                    vec![]
                 }
             }
-        }
+        });
         PathOutput { leaf, out, k }
     }
 
@@ -110,22 +113,19 @@ impl TreeView<'_> {
     pub fn greedy_leaves(&self, x: Repr) -> Vec<usize> {
         let n = x.batch();
         let mut logits: Vec<Option<Vec<f32>>> = vec![None; self.topology.nodes.len()];
-        let mut stack = vec![(0usize, x)];
-        while let Some((i, x)) = stack.pop() {
-            if let (
+        depth_first(x, |i, x| match self.step(i, x) {
+            (
                 h,
                 NodeStep::Route {
                     router,
                     children: [l, r],
                 },
-            ) = self.step(i, x)
-            {
-                let z = router_logit(router, h.clone());
-                logits[i] = Some(z.into_data().try_to_vec::<f32>().expect("f32 logits"));
-                stack.push((r, h.clone()));
-                stack.push((l, h));
+            ) => {
+                logits[i] = Some(to_vec(router_logit(router, h.clone())));
+                vec![(l, h.clone()), (r, h)]
             }
-        }
+            _ => vec![],
+        });
         (0..n)
             .map(|b| {
                 let mut i = 0;

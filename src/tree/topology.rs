@@ -128,6 +128,18 @@ pub struct Topology {
     pub nodes: Vec<Node>,
 }
 
+/// The one tree walk: depth-first from the root, a node's left subtree before its right,
+/// over an explicit stack (a deep tree cannot overflow the call stack). `visit(node,
+/// state)` returns the children to visit next, each with its state; none for a leaf, or
+/// for a subtree not worth visiting.
+pub fn depth_first<S>(start: S, mut visit: impl FnMut(usize, S) -> Vec<(usize, S)>) {
+    let mut stack = vec![(0, start)];
+    while let Some((i, s)) = stack.pop() {
+        // Reversed onto the stack, so the first child returned is visited first.
+        stack.extend(visit(i, s).into_iter().rev());
+    }
+}
+
 impl Topology {
     /// A root-only tree.
     pub fn root(input: Shape, edge: Vec<BlockSpec>, solver: BlockSpec) -> Self {
@@ -246,8 +258,7 @@ impl Topology {
     /// One line per node, indented by depth: edge, router or solver, output shape.
     pub fn outline(&self) -> String {
         let mut s = String::new();
-        let mut stack = vec![(0usize, 0usize)];
-        while let Some((i, depth)) = stack.pop() {
+        depth_first(0usize, |i, depth| {
             let n = &self.nodes[i];
             s.push_str(&format!(
                 "{}node {i}: edge [{}] {} {} -> {}\n",
@@ -257,10 +268,9 @@ impl Topology {
                 n.module().label(),
                 self.shape_at(i)
             ));
-            if let Some([l, r]) = n.children() {
-                stack.extend([(r, depth + 1), (l, depth + 1)]);
-            }
-        }
+            n.children()
+                .map_or(vec![], |[l, r]| vec![(l, depth + 1), (r, depth + 1)])
+        });
         s
     }
 
