@@ -51,6 +51,16 @@ pub enum AntError {
 
 pub type Result<T> = std::result::Result<T, AntError>;
 
+/// `text` for an error message, quoted: whole when short, else its first characters
+/// and its length, so that a huge field from a file never floods the terminal.
+pub fn quoted(text: &str) -> String {
+    const MAX: usize = 40;
+    match text.char_indices().nth(MAX) {
+        None => format!("'{text}'"),
+        Some((end, _)) => format!("'{}...' ({} bytes)", &text[..end], text.len()),
+    }
+}
+
 impl AntError {
     /// An I/O failure on `path`.
     pub fn io(path: impl Into<PathBuf>, source: std::io::Error) -> Self {
