@@ -96,6 +96,7 @@ pub mod metrics;
 pub mod model;
 pub mod named;
 pub mod observe;
+pub mod outputs;
 pub mod params;
 pub mod persist;
 pub mod predict;

@@ -532,3 +532,58 @@ fn what_cannot_train_is_refused_before_anything_is_written() {
         &["out", "holds no interrupted run", "nothing to resume"],
     );
 }
+
+/// A copy of the tiny model's directory (and its files) in `to`.
+fn copy_model(to: &Path) -> PathBuf {
+    let m = to.join("model");
+    std::fs::create_dir_all(&m).unwrap();
+    for e in std::fs::read_dir(tiny_model()).unwrap().flatten() {
+        if e.file_type().unwrap().is_file() {
+            std::fs::copy(e.path(), m.join(e.file_name())).unwrap();
+        }
+    }
+    m
+}
+
+#[test]
+fn prune_keeps_a_model_in_its_out_unless_forced_and_then_leaves_no_stale_report() {
+    let t = tempfile::tempdir().unwrap();
+    let data = tiny_model().parent().unwrap().join("train.csv");
+    let other = copy_model(t.path());
+    assert!(other.join("report.json").is_file() && other.join("records.jsonl").is_file());
+    let before = std::fs::read(other.join("tree.json")).unwrap();
+    let prune = |out: &Path, extra: &[&str]| {
+        let mut args = vec![
+            "prune",
+            "--model",
+            s(tiny_model()),
+            "--data",
+            s(&data),
+            "--min-reach",
+            "0.01",
+            "--out",
+            s(out),
+        ];
+        args.extend_from_slice(extra);
+        ant(&args)
+    };
+    let r = prune(&other, &[]);
+    assert_clean_error(&r, &["holds a trained model", "--force"]);
+    assert_eq!(std::fs::read(other.join("tree.json")).unwrap(), before);
+    // Its own directory is an input: refused even with --force.
+    let r = prune(tiny_model(), &["--force"]);
+    assert_clean_error(&r, &["is the input"]);
+    let r = prune(&other, &["--force"]);
+    assert!(r.status.success(), "{}", common::stderr(&r));
+    // The old model's records and report went with it; prune.json describes the new.
+    assert!(!other.join("report.json").exists());
+    assert!(!other.join("records.jsonl").exists());
+    assert!(other.join("prune.json").is_file());
+    // An ensemble's directory is never a single model's --out.
+    let ens = t.path().join("ens");
+    std::fs::create_dir(&ens).unwrap();
+    std::fs::write(ens.join("ensemble.json"), "{}").unwrap();
+    let r = prune(&ens, &["--force"]);
+    assert_clean_error(&r, &["holds an ensemble"]);
+    assert!(!ens.join("tree.json").exists());
+}

@@ -72,12 +72,10 @@ pub fn model_stats(model: &Ant, data: &Dataset, bins: usize) -> Result<Vec<stats
     ))
 }
 
-/// Write `bytes` to `path` atomically, creating its directory.
+/// Write `bytes` to `path` atomically, creating its directory (`-`: stdout; a path
+/// that is not a regular file is refused, see [`crate::outputs`]).
 pub fn write_output(path: &Path, bytes: &[u8]) -> Result<()> {
-    if let Some(dir) = path.parent().filter(|d| !d.as_os_str().is_empty()) {
-        std::fs::create_dir_all(dir).map_err(|e| AntError::io(dir, e))?;
-    }
-    crate::persist::write_atomic(path, bytes)
+    crate::outputs::write_file(path, bytes, &[])
 }
 
 /// The tree picture of `model` in `format`: with `data`, the per-node statistics of its
