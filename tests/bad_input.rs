@@ -587,3 +587,52 @@ fn prune_keeps_a_model_in_its_out_unless_forced_and_then_leaves_no_stale_report(
     assert_clean_error(&r, &["holds an ensemble"]);
     assert!(!ens.join("tree.json").exists());
 }
+
+#[test]
+fn a_huge_field_is_quoted_in_part() {
+    let t = tempfile::tempdir().unwrap();
+    let csv = t.path().join("huge.csv");
+    let huge = "7".repeat(20 << 20) + "x";
+    let rows: String = (0..20)
+        .map(|i| format!("{i},{},{}\n", i % 3, i % 2))
+        .collect();
+    std::fs::write(&csv, format!("a,b,y\n{rows}1,{huge},0\n")).unwrap();
+    let r = train(
+        &csv,
+        &[
+            "--preset",
+            "tabular",
+            "--target",
+            "y",
+            "--task",
+            "classification",
+        ],
+    );
+    assert_clean_error(
+        &r,
+        &["huge.csv", "line 22", "is not a number", "20971521 bytes"],
+    );
+    assert!(r.stderr.len() < 2000, "{} bytes on stderr", r.stderr.len());
+}
+
+#[test]
+fn an_ambiguous_target_name_is_an_error() {
+    let t = tempfile::tempdir().unwrap();
+    let csv = t.path().join("dup.csv");
+    let rows: String = (0..40)
+        .map(|i| format!("{},{},{},{}\n", i % 2, i, i % 3, i % 2))
+        .collect();
+    std::fs::write(&csv, format!("a,a,c,y\n{rows}")).unwrap();
+    let r = train(
+        &csv,
+        &[
+            "--preset",
+            "tabular",
+            "--target",
+            "a",
+            "--task",
+            "classification",
+        ],
+    );
+    assert_clean_error(&r, &["dup.csv", "'a' is ambiguous", "columns 0, 1"]);
+}
