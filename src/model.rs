@@ -20,7 +20,7 @@ use crate::modules::Repr;
 use crate::normalise::{Normalisation, to_device};
 use crate::observe::{Decision, Observer};
 use crate::params::{AntParams, TrainConfig};
-use crate::persist::write_atomic;
+use crate::persist::{read_bounded, write_atomic};
 use crate::preset::{Preset, Task, TaskKind};
 use crate::prune::{PruneReport, prune};
 use crate::spec::Shape;
@@ -284,6 +284,7 @@ impl ModelMeta {
         {
             return Err(format!("test fraction {fraction} is not in (0, 1)").into());
         }
+        crate::data::check_class_names(self.class_names.as_deref(), task)?;
         let fraction = self.valid_split().fraction();
         if !(fraction > 0.0 && fraction < 1.0) {
             return Err(format!("validation fraction {fraction} is not in (0, 1)").into());
@@ -558,7 +559,7 @@ impl Ant {
                 (refine(&cfg, grown, data, observer)?, decisions)
             }
         };
-        if !valid_nll.is_finite() {
+        if !valid_nll.is_finite() || !valid_metric.is_finite() {
             return Err(AntError::Diverged { valid_nll });
         }
         let meta = ModelMeta {
@@ -926,12 +927,22 @@ fn parse_meta(text: &[u8], tp: &Path) -> Result<ModelMeta> {
     Ok(meta)
 }
 
+/// The most bytes a `tree.json` can take (its topology and growth decisions, with room).
+const MAX_TREE_BYTES: u64 = 256 << 20;
+
+/// The most bytes the weights of `meta`'s tree can take: its weights as f32 (f64 at
+/// most) and the safetensors header, with room.
+fn max_weights_bytes(meta: &ModelMeta) -> u64 {
+    (meta.topology.num_params() as u64).saturating_mul(8) + (64 << 20)
+}
+
 /// `tree.json` (checked) and the bytes of the weights file it belongs with, and that
 /// file's path. A save that switches the model meanwhile may remove the weights the
 /// `tree.json` read first names: the files are then read again.
 fn read_model_files(dir: &Path) -> Result<(ModelMeta, std::path::PathBuf, Vec<u8>)> {
     let tp = dir.join(TREE_FILE);
-    let mut text = std::fs::read(&tp).map_err(|e| AntError::io(&tp, e))?;
+    let read_tree = |tp: &Path| read_bounded(tp, MAX_TREE_BYTES).map_err(|e| AntError::io(tp, e));
+    let mut text = read_tree(&tp)?;
     let mut attempt = 0;
     loop {
         attempt += 1;
@@ -941,7 +952,8 @@ fn read_model_files(dir: &Path) -> Result<(ModelMeta, std::path::PathBuf, Vec<u8
             .weights;
         let Some(w) = weights else {
             let wp = dir.join(LEGACY_WEIGHTS_FILE);
-            let bytes = std::fs::read(&wp).map_err(|e| AntError::io(&wp, e))?;
+            let bytes =
+                read_bounded(&wp, max_weights_bytes(&meta)).map_err(|e| AntError::io(&wp, e))?;
             return Ok((meta, wp, bytes));
         };
         if !WeightsRef::is_weights_name(&w.file) || w.file.contains(['/', '\\']) {
@@ -952,10 +964,10 @@ fn read_model_files(dir: &Path) -> Result<(ModelMeta, std::path::PathBuf, Vec<u8
             return Err(AntError::data(&tp, msg));
         }
         let wp = dir.join(&w.file);
-        let bytes = match std::fs::read(&wp) {
+        let bytes = match read_bounded(&wp, max_weights_bytes(&meta)) {
             Ok(b) => b,
             Err(e) if e.kind() == std::io::ErrorKind::NotFound && attempt <= 3 => {
-                let again = std::fs::read(&tp).map_err(|e| AntError::io(&tp, e))?;
+                let again = read_tree(&tp)?;
                 if again == text {
                     let msg = format!(
                         "the weights file {} that tree.json names is missing",
