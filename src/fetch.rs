@@ -587,6 +587,7 @@ pub fn fetch(
     let agent = agent(opts);
     for f in set.files() {
         fetch_file(&agent, base, f, dir, opts, progress)?;
+        check_unpacked_copy(f, dir, progress)?;
     }
     if set == Known::Cifar10 {
         let archive = dir.join(CIFAR[0].name);
@@ -597,6 +598,39 @@ pub fn fetch(
         progress.step(&dir.join("cifar-10-batches-bin"), Step::Unpacked);
     }
     Ok(())
+}
+
+/// A gzipped IDX file's unpacked copy beside it (`NAME` for `NAME.gz`) is what the
+/// data loader reads first: it must pass the same check, else it is an error (it is
+/// the user's file, so it is left in place).
+fn check_unpacked_copy(f: &Remote, dir: &Path, progress: &mut dyn FetchProgress) -> Result<()> {
+    let (Check::Unpacked(_), Some(name)) = (&f.check, f.name.strip_suffix(".gz")) else {
+        return Ok(());
+    };
+    let path = dir.join(name);
+    if std::fs::symlink_metadata(&path).is_err() {
+        return Ok(());
+    }
+    if !path.is_file() {
+        let msg = format!(
+            "is not a file, and stands where `ant train` looks for {name} before {}: remove it",
+            f.name
+        );
+        return Err(AntError::data(&path, msg));
+    }
+    match verify(&path, f)? {
+        Verdict::Verified => {
+            progress.step(&path, Step::Present);
+            Ok(())
+        }
+        Verdict::Mismatch(why) => {
+            let msg = format!(
+                "fails its check ({why}), and `ant train` would read it instead of the verified {}: remove it (or replace it by that file unpacked)",
+                f.name
+            );
+            Err(AntError::data(&path, msg))
+        }
+    }
 }
 
 /// The HTTP client with `opts`' timeouts. Redirects are followed by `request`, which
