@@ -583,6 +583,7 @@ pub fn fetch(
     if let Err(e) = url::Url::parse(base) {
         return Err(download_error(base, format!("not a valid URL: {e}")));
     }
+    crate::outputs::check(dir, crate::outputs::Kind::Dir, &[])?;
     std::fs::create_dir_all(dir).map_err(|e| AntError::io(dir, e))?;
     let agent = agent(opts);
     for f in set.files() {

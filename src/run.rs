@@ -40,6 +40,10 @@ pub const RECORDS_FILE: &str = "records.jsonl";
 pub const REPORT_FILE: &str = "report.json";
 /// Held (an OS file lock) by the run that owns the directory.
 pub const LOCK_FILE: &str = "run.lock";
+/// The most bytes `records.jsonl` is read as (a few hundred bytes an epoch).
+pub const MAX_RECORDS_BYTES: u64 = 1 << 30;
+/// The most bytes `run.json` is read as.
+const MAX_RUN_FILE_BYTES: u64 = 16 << 20;
 
 /// What [`Run::start`] does with a directory that holds a finished model.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
@@ -281,7 +285,7 @@ impl Run {
     pub fn resume(out: &Path) -> Result<Run> {
         let ckdir = out.join(CHECKPOINT_DIR);
         let path = ckdir.join(RUN_FILE);
-        let text = std::fs::read(&path).map_err(|e| {
+        let text = crate::persist::read_bounded(&path, MAX_RUN_FILE_BYTES).map_err(|e| {
             if out.join(crate::model::TREE_FILE).exists() && !ckdir.exists() {
                 AntError::data(
                     out,
@@ -351,7 +355,9 @@ impl Run {
         let path = self.out.join(RECORDS_FILE);
         let keep = self.checkpoints.records();
         if self.resumed && keep > 0 {
-            let text = std::fs::read_to_string(&path).map_err(|e| AntError::io(&path, e))?;
+            let bytes = crate::persist::read_bounded(&path, MAX_RECORDS_BYTES)
+                .map_err(|e| AntError::io(&path, e))?;
+            let text = String::from_utf8_lossy(&bytes);
             let lines: Vec<&str> = text.lines().take(keep).collect();
             if lines.len() < keep {
                 let msg = format!("has {} records, the checkpoint {keep}", lines.len());
@@ -409,6 +415,10 @@ impl Run {
             p.target = source.target;
             p.member = spec.member;
             model.meta.class_names = source.class_names;
+            // What described a model replaced here (--force) goes before it does.
+            for stale in [REPORT_FILE, "prune.json"] {
+                crate::persist::remove_file(&out.join(stale))?;
+            }
             model.save(&out)?;
             let evaluation = model.evaluate(&source.test)?;
             let seconds = checkpoints.seconds_before() + started.elapsed().as_secs_f64();

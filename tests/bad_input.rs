@@ -781,3 +781,26 @@ fn class_names_must_name_each_class_once() {
     let r = ant(&["inspect", "--model", s(&m)]);
     assert_clean_error(&r, &["tree.json", "'odd' twice"]);
 }
+
+#[test]
+fn picture_counts_are_bounded() {
+    let t = tempfile::tempdir().unwrap();
+    let data = tiny_model().parent().unwrap().join("train.csv");
+    let out = t.path().join("t.svg");
+    let r = common::ant_bounded(
+        &[
+            "plot",
+            "--model",
+            s(tiny_model()),
+            "--data",
+            s(&data),
+            "--out",
+            s(&out),
+            "--bins",
+            "1000000000000",
+        ],
+        60,
+    );
+    assert_clean_error(&r, &["--bins must be at most 1000"]);
+    assert!(!out.exists());
+}

@@ -571,3 +571,16 @@ fn an_unpacked_copy_that_fails_its_check_is_an_error_not_read_in_place_of_the_ve
         "{log}"
     );
 }
+
+#[cfg(unix)]
+#[test]
+fn a_dir_that_is_a_link_to_nowhere_is_named_as_such() {
+    let d = tempfile::tempdir().unwrap();
+    let link = d.path().join("link");
+    std::os::unix::fs::symlink(d.path().join("nowhere"), &link).unwrap();
+    let e = one_error(&fetch(&link, "http://127.0.0.1:9/"));
+    assert!(
+        e.contains("symbolic link") && e.contains("leads to nothing"),
+        "{e}"
+    );
+}
