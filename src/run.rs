@@ -623,14 +623,14 @@ fn memory_limit() -> Option<(u64, &'static str)> {
                 .unwrap_or(0)
                 // SAFETY: sysconf only reads a system setting.
                 .saturating_mul(unsafe { libc::sysconf(libc::_SC_PAGESIZE) }.max(0) as u64);
-            let left = (rl.rlim_cur as u64).saturating_sub(used);
+            let left = rl.rlim_cur.saturating_sub(used);
             limits.push((left, "this process may still map (ulimit -v)"));
         }
         // SAFETY: sysinfo fills the zeroed struct.
         let mut si: libc::sysinfo = unsafe { std::mem::zeroed() };
         if unsafe { libc::sysinfo(&mut si) } == 0 {
             let unit = u64::from(si.mem_unit.max(1));
-            let total = (si.totalram as u64).saturating_add(si.totalswap as u64);
+            let total = si.totalram.saturating_add(si.totalswap);
             limits.push((
                 total.saturating_mul(unit),
                 "of memory and swap this machine has",
