@@ -18,9 +18,12 @@ pub enum AntError {
     InvalidParam { name: &'static str, reason: String },
     #[error("invalid parameter: {0}")]
     Param(String),
-    /// Training produced no finite score (e.g. a learning rate far too large).
-    #[error("training diverged: the validation NLL is {valid_nll}; try a smaller learning rate")]
-    Diverged { valid_nll: f64 },
+    /// Training produced no finite score (e.g. a learning rate far too large, or
+    /// regression targets so large that their squared errors overflow).
+    #[error(
+        "training diverged: the validation NLL is {valid_nll} and the validation error or MSE {valid_metric}, and both must be finite; try a smaller learning rate, or rescale very large targets"
+    )]
+    Diverged { valid_nll: f64, valid_metric: f64 },
     /// A download failed: the server, the connection or the file it sent.
     #[error("{url}: {reason}")]
     Download { url: String, reason: String },

@@ -560,7 +560,10 @@ impl Ant {
             }
         };
         if !valid_nll.is_finite() || !valid_metric.is_finite() {
-            return Err(AntError::Diverged { valid_nll });
+            return Err(AntError::Diverged {
+                valid_nll,
+                valid_metric,
+            });
         }
         let meta = ModelMeta {
             format: FORMAT.into(),

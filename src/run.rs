@@ -404,6 +404,8 @@ impl Run {
                 Err(e @ AntError::Diverged { .. }) => {
                     drop(checkpoints);
                     remove_dir_atomic(&ckdir)?;
+                    // No run goes on here: its lock says nothing any more.
+                    crate::persist::remove_file(&out.join(LOCK_FILE))?;
                     return Err(e);
                 }
                 other => other?,

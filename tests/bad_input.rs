@@ -619,9 +619,10 @@ fn a_score_that_is_not_finite_is_an_error_before_anything_is_saved() {
             "8",
         ],
     );
-    assert_clean_error(&r, &["diverged"]);
+    assert_clean_error(&r, &["diverged", "MSE inf"]);
     assert!(!out.join("tree.json").exists());
     assert!(!out.join("checkpoint").exists());
+    assert!(!out.join("run.lock").exists());
 }
 
 #[test]
