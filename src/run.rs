@@ -42,6 +42,9 @@ pub const REPORT_FILE: &str = "report.json";
 pub const LOCK_FILE: &str = "run.lock";
 /// The most bytes `records.jsonl` is read as (a few hundred bytes an epoch).
 pub const MAX_RECORDS_BYTES: u64 = 1 << 30;
+/// Inside the checkpoint folder of a run that replaces a model (`--force`): that
+/// model's `records.jsonl`, put back if the run diverges and the model stays.
+const REPLACED_RECORDS: &str = "replaced-records.jsonl";
 /// The most bytes `run.json` is read as.
 const MAX_RUN_FILE_BYTES: u64 = 16 << 20;
 
@@ -267,8 +270,19 @@ impl Run {
             checksums: Some(DataChecksums::of(&source, &train)),
         };
         let json = serde_json::to_vec_pretty(&file).map_err(|e| AntError::model(e.to_string()))?;
+        // The records of a model this run replaces: the run starts its own.
+        let replaced = match existing {
+            Existing::Replace if out.join(crate::model::TREE_FILE).is_file() => {
+                crate::persist::read_bounded(&out.join(RECORDS_FILE), MAX_RECORDS_BYTES).ok()
+            }
+            _ => None,
+        };
+        let mut files: Vec<(&str, &[u8])> = vec![(RUN_FILE, &json)];
+        if let Some(r) = &replaced {
+            files.push((REPLACED_RECORDS, r));
+        }
         // The checkpoint directory exists only with its run.json: it can be resumed.
-        let checkpoints = Checkpoints::create_with(&ckdir, &[(RUN_FILE, &json)])?;
+        let checkpoints = Checkpoints::create_with(&ckdir, &files)?;
         Ok(Run {
             out: out.to_path_buf(),
             _lock: lock,
@@ -403,6 +417,13 @@ impl Run {
                 // Resuming would diverge the same way: nothing there is worth keeping.
                 Err(e @ AntError::Diverged { .. }) => {
                     drop(checkpoints);
+                    // A model this run was to replace stays: so do its records.
+                    let saved = ckdir.join(REPLACED_RECORDS);
+                    if out.join(crate::model::TREE_FILE).is_file()
+                        && let Ok(records) = crate::persist::read_bounded(&saved, MAX_RECORDS_BYTES)
+                    {
+                        write_atomic(&out.join(RECORDS_FILE), &records)?;
+                    }
                     remove_dir_atomic(&ckdir)?;
                     // No run goes on here: its lock says nothing any more.
                     crate::persist::remove_file(&out.join(LOCK_FILE))?;

@@ -149,6 +149,25 @@ fn diverged_training_is_an_error_that_leaves_nothing() {
     assert!(!e.contains("panicked"), "{e}");
     assert!(!tmp.path().join("tree.json").exists());
     assert!(!tmp.path().join("checkpoint").exists());
+    assert!(!tmp.path().join("run.lock").exists());
+    // Over a model (--force): the model stays, and so do its records and report.
+    let r = ant(&train_args(&data, &out, &["--epochs-node", "2"]));
+    assert!(r.status.success(), "{}", stderr(&r));
+    let files = ["tree.json", "records.jsonl", "report.json"];
+    let before: Vec<Vec<u8>> = files
+        .iter()
+        .map(|f| std::fs::read(tmp.path().join(f)).unwrap())
+        .collect();
+    let r = ant(&train_args(
+        &data,
+        &out,
+        &["--epochs-node", "2", "--lr", "1e300", "--force"],
+    ));
+    assert!(stderr(&r).contains("diverged"), "{}", stderr(&r));
+    for (f, b) in files.iter().zip(&before) {
+        assert_eq!(&std::fs::read(tmp.path().join(f)).unwrap(), b, "{f}");
+    }
+    assert!(!tmp.path().join("checkpoint").exists());
 }
 
 /// The weights file the tree.json in `dir` names.
