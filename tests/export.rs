@@ -200,6 +200,13 @@ fn an_export_never_replaces_an_input_and_refuses_what_is_not_a_file() {
     assert_eq!(r.stdout, std::fs::read(&file).unwrap());
     let r = export("onnx", "/dev/null");
     assert_clean_error(&r, &["/dev/null", "not a regular file", "- for stdout"]);
+    // /dev/stdout is a link to this process's stdout, here a pipe: refused, not replaced.
+    #[cfg(target_os = "linux")]
+    {
+        let r = export("onnx", "/dev/stdout");
+        assert_clean_error(&r, &["/dev/stdout", "not a regular file"]);
+        assert!(r.stdout.is_empty());
+    }
     // A link that leads nowhere is named as such.
     #[cfg(unix)]
     {
