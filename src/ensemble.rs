@@ -27,6 +27,11 @@ use crate::preset::{Preset, Task};
 use crate::run::{CHECKPOINT_DIR, RUN_FILE, RunSpec};
 
 pub const ENSEMBLE_FILE: &str = "ensemble.json";
+/// The most members an ensemble may have (the paper's have 8): a count from a flag or
+/// a file is checked against it before anything is allocated for it.
+pub const MAX_MEMBERS: usize = 1000;
+/// The most bytes an `ensemble.json` of [`MAX_MEMBERS`] members can take, with room.
+const MAX_FILE_BYTES: u64 = 16 << 20;
 const FORMAT: &str = "ant-ensemble-1";
 
 /// Member `k`'s run directory.
@@ -86,6 +91,10 @@ impl EnsembleFile {
         if size == 0 {
             return Err(AntError::invalid("ensemble", "must be at least 1"));
         }
+        if size > MAX_MEMBERS {
+            let reason = format!("must be at most {MAX_MEMBERS} (members of one ensemble)");
+            return Err(AntError::invalid("ensemble", reason));
+        }
         let data = cwd.join(&spec.data.path);
         // A missing file is left to the data loader, whose error says more.
         let data_md5 = if data.is_file() {
@@ -113,11 +122,20 @@ impl EnsembleFile {
     /// The `ensemble.json` of `dir`.
     pub fn open(dir: &Path) -> Result<EnsembleFile> {
         let path = dir.join(ENSEMBLE_FILE);
-        let text = std::fs::read(&path).map_err(|e| AntError::io(&path, e))?;
+        let text = crate::persist::read_bounded(&path, MAX_FILE_BYTES)
+            .map_err(|e| AntError::io(&path, e))?;
         let file: EnsembleFile = serde_json::from_slice(&text)
             .map_err(|e| AntError::data(&path, format!("not an ensemble file: {e}")))?;
         if file.format != FORMAT {
             let msg = format!("unknown format {:?}", file.format);
+            return Err(AntError::data(&path, msg));
+        }
+        if file.size == 0 || file.size > MAX_MEMBERS || file.member_seeds.len() != file.size {
+            let msg = format!(
+                "its size {} is not a member count (1 to {MAX_MEMBERS}) matching its {} member seeds",
+                file.size,
+                file.member_seeds.len()
+            );
             return Err(AntError::data(&path, msg));
         }
         let seeds: Vec<u64> = (0..file.size)
@@ -170,6 +188,7 @@ impl EnsembleFile {
     /// An ensemble of another size, preset, data or parameters, an `ensemble.json` that
     /// does not parse and a single model in `dir` are errors.
     pub fn matches_dir(&self, dir: &Path) -> Result<bool> {
+        crate::outputs::check(dir, crate::outputs::Kind::Dir, &[])?;
         if !dir.join(ENSEMBLE_FILE).exists() {
             if dir.join(TREE_FILE).exists() {
                 let msg = "holds a single model, not an ensemble: choose another directory";

@@ -21,9 +21,12 @@ pub enum AntError {
         name: Option<&'static str>,
         reason: String,
     },
-    /// Training produced no finite score (e.g. a learning rate far too large).
-    #[error("training diverged: the validation NLL is {valid_nll}; try a smaller learning rate")]
-    Diverged { valid_nll: f64 },
+    /// Training produced no finite score (e.g. a learning rate far too large, or
+    /// regression targets so large that their squared errors overflow).
+    #[error(
+        "training diverged: the validation NLL is {valid_nll} and the validation error or MSE {valid_metric}, and both must be finite; try a smaller learning rate, or rescale very large targets"
+    )]
+    Diverged { valid_nll: f64, valid_metric: f64 },
     /// A download failed: the server, the connection or the file it sent.
     #[error("{url}: {reason}")]
     Download { url: String, reason: String },
@@ -53,6 +56,16 @@ pub enum AntError {
 }
 
 pub type Result<T> = std::result::Result<T, AntError>;
+
+/// `text` for an error message, quoted: whole when short, else its first characters
+/// and its length, so that a huge field from a file never floods the terminal.
+pub fn quoted(text: &str) -> String {
+    const MAX: usize = 40;
+    match text.char_indices().nth(MAX) {
+        None => format!("'{text}'"),
+        Some((end, _)) => format!("'{}...' ({} bytes)", &text[..end], text.len()),
+    }
+}
 
 impl AntError {
     /// An I/O failure on `path`.

@@ -583,18 +583,91 @@ pub fn fetch(
     if let Err(e) = url::Url::parse(base) {
         return Err(download_error(base, format!("not a valid URL: {e}")));
     }
+    crate::outputs::check(dir, crate::outputs::Kind::Dir, &[])?;
     std::fs::create_dir_all(dir).map_err(|e| AntError::io(dir, e))?;
     let agent = agent(opts);
     for f in set.files() {
         fetch_file(&agent, base, f, dir, opts, progress)?;
+        check_unpacked_copy(f, dir, progress)?;
     }
     if set == Known::Cifar10 {
-        let archive = dir.join(CIFAR[0].name);
-        let file = File::open(&archive).map_err(|e| AntError::io(&archive, e))?;
-        tar::Archive::new(flate2::read::GzDecoder::new(file))
-            .unpack(dir)
-            .map_err(|e| AntError::data(&archive, format!("cannot unpack: {e}")))?;
+        unpack_into(&dir.join(CIFAR[0].name), dir)?;
         progress.step(&dir.join("cifar-10-batches-bin"), Step::Unpacked);
+    }
+    Ok(())
+}
+
+/// A gzipped IDX file's unpacked copy beside it (`NAME` for `NAME.gz`) is what the
+/// data loader reads first: it must pass the same check, else it is an error (it is
+/// the user's file, so it is left in place).
+fn check_unpacked_copy(f: &Remote, dir: &Path, progress: &mut dyn FetchProgress) -> Result<()> {
+    let (Check::Unpacked(_), Some(name)) = (&f.check, f.name.strip_suffix(".gz")) else {
+        return Ok(());
+    };
+    let path = dir.join(name);
+    if std::fs::symlink_metadata(&path).is_err() {
+        return Ok(());
+    }
+    if !path.is_file() {
+        let msg = format!(
+            "is not a file, and stands where `ant train` looks for {name} before {}: remove it",
+            f.name
+        );
+        return Err(AntError::data(&path, msg));
+    }
+    match verify(&path, f)? {
+        Verdict::Verified => {
+            progress.step(&path, Step::Present);
+            Ok(())
+        }
+        Verdict::Mismatch(why) => {
+            let msg = format!(
+                "fails its check ({why}), and `ant train` would read it instead of the verified {}: remove it (or replace it by that file unpacked)",
+                f.name
+            );
+            Err(AntError::data(&path, msg))
+        }
+    }
+}
+
+/// Unpacks the gzipped tar `archive` into `dir`: into a temporary directory beside what
+/// it makes first, then moved in, so that a directory that was not there appears
+/// whole (an interrupted unpack leaves none of it); in one that was, each file is
+/// replaced whole and the user's other files stay. Leftovers of an interrupted unpack
+/// (`.unpack.PID.tmp`) are removed by the next.
+fn unpack_into(archive: &Path, dir: &Path) -> Result<()> {
+    crate::persist::remove_stale_siblings(&dir.join("unpack"))?;
+    let tmp = dir.join(format!(".unpack.{}.tmp", std::process::id()));
+    if tmp.exists() {
+        std::fs::remove_dir_all(&tmp).map_err(|e| AntError::io(&tmp, e))?;
+    }
+    std::fs::create_dir_all(&tmp).map_err(|e| AntError::io(&tmp, e))?;
+    let res = (|| {
+        let file = File::open(archive).map_err(|e| AntError::io(archive, e))?;
+        tar::Archive::new(flate2::read::GzDecoder::new(file))
+            .unpack(&tmp)
+            .map_err(|e| AntError::data(archive, format!("cannot unpack: {e}")))?;
+        move_into(&tmp, dir)
+    })();
+    let _ = std::fs::remove_dir_all(&tmp);
+    res
+}
+
+/// Moves everything in `from` into `to` by renames: a directory missing in `to` moves
+/// whole, one there is merged into, a file replaces its namesake.
+fn move_into(from: &Path, to: &Path) -> Result<()> {
+    for e in std::fs::read_dir(from).map_err(|e| AntError::io(from, e))? {
+        let e = e.map_err(|e| AntError::io(from, e))?;
+        let dest = to.join(e.file_name());
+        let is_dir = e
+            .file_type()
+            .map_err(|err| AntError::io(e.path(), err))?
+            .is_dir();
+        if is_dir && dest.is_dir() {
+            move_into(&e.path(), &dest)?;
+        } else {
+            std::fs::rename(e.path(), &dest).map_err(|err| AntError::io(&dest, err))?;
+        }
     }
     Ok(())
 }
@@ -679,6 +752,44 @@ fn fetch_file(
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn an_archive_is_unpacked_beside_then_moved_in_keeping_other_files() {
+        let d = tempfile::tempdir().unwrap();
+        let mut tar = tar::Builder::new(flate2::write::GzEncoder::new(
+            Vec::new(),
+            flate2::Compression::fast(),
+        ));
+        for (name, body) in [("top/a.bin", b"new a"), ("top/b.bin", b"new b")] {
+            let mut h = tar::Header::new_gnu();
+            h.set_size(body.len() as u64);
+            h.set_mode(0o644);
+            h.set_cksum();
+            tar.append_data(&mut h, name, &body[..]).unwrap();
+        }
+        let archive = d.path().join("x.tar.gz");
+        std::fs::write(&archive, tar.into_inner().unwrap().finish().unwrap()).unwrap();
+        // Into a directory holding an older file of it and one of the user's.
+        let top = d.path().join("top");
+        std::fs::create_dir(&top).unwrap();
+        std::fs::write(top.join("a.bin"), "old a").unwrap();
+        std::fs::write(top.join("mine.txt"), "mine").unwrap();
+        std::fs::create_dir(d.path().join(".unpack.999999999.tmp")).unwrap();
+        unpack_into(&archive, d.path()).unwrap();
+        assert_eq!(std::fs::read(top.join("a.bin")).unwrap(), b"new a");
+        assert_eq!(std::fs::read(top.join("b.bin")).unwrap(), b"new b");
+        assert_eq!(std::fs::read(top.join("mine.txt")).unwrap(), b"mine");
+        let mut left: Vec<String> = std::fs::read_dir(d.path())
+            .unwrap()
+            .map(|e| e.unwrap().file_name().to_string_lossy().into_owned())
+            .collect();
+        left.sort();
+        assert_eq!(left, ["top", "x.tar.gz"]);
+        // A directory that was not there appears whole.
+        std::fs::remove_dir_all(&top).unwrap();
+        unpack_into(&archive, d.path()).unwrap();
+        assert_eq!(std::fs::read(top.join("a.bin")).unwrap(), b"new a");
+    }
 
     #[test]
     fn caps_fit_the_known_files() {

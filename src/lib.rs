@@ -97,6 +97,7 @@ pub mod model;
 pub mod named;
 pub mod observe;
 pub mod options;
+pub mod outputs;
 pub mod params;
 pub mod persist;
 pub mod pool;

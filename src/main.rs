@@ -84,7 +84,9 @@ fn eval(a: EvalArgs) -> Result<()> {
 }
 
 fn prune(a: PruneArgs) -> Result<()> {
-    match Model::load(&a.model, &a.device.burn()?)? {
+    let device = a.device.burn()?;
+    ant::outputs::check_prune_out(&a.model, &a.data, &a.out, a.force)?;
+    match Model::load(&a.model, &device)? {
         Model::Single(model) => print_json(&prune_model(&model, &a.data, a.min_reach, &a.out)?),
         // An ensemble: each member pruned into OUT/member-K, ensemble.json copied.
         Model::Ensemble(ens) => {
@@ -107,6 +109,7 @@ fn prune_model(model: &Ant, data: &Path, min_reach: f64, out: &Path) -> Result<s
     let (valid, test) = model.recorded_rows(data)?;
     let (pruned, report) = model.pruned(&valid, min_reach)?;
     pruned.save(out)?;
+    ant::outputs::remove_old_descriptions(out)?;
     let (v0, v1) = (model.evaluate(&valid)?, pruned.evaluate(&valid)?);
     let (t0, t1) = (model.evaluate(&test)?, pruned.evaluate(&test)?);
     let summary = serde_json::json!({
@@ -148,7 +151,7 @@ fn plot(a: PlotArgs) -> Result<()> {
 
 /// Draws `model` into `out` as `a` asks.
 fn plot_model(a: &PlotArgs, model: &Ant, out: &Path) -> Result<()> {
-    use ant::viz::{Format, render_tree, write_output};
+    use ant::viz::{Format, render_tree};
     // The format follows --out (X.svg), not the member's file name.
     let format = Format::choose(a.format.as_deref(), &a.out)?;
     let test = match &a.data {
@@ -164,7 +167,7 @@ fn plot_model(a: &PlotArgs, model: &Ant, out: &Path) -> Result<()> {
         return Err(AntError::param("--width must be at least 100"));
     }
     let bytes = render_tree(model, test.as_ref(), format, a.width, a.bins.max(1))?;
-    write_output(out, &bytes)?;
+    ant::outputs::write_output(out, &bytes, &a.model, a.data.as_deref())?;
     note!("wrote {}", out.display());
     Ok(())
 }
@@ -175,8 +178,11 @@ fn export(a: ExportArgs) -> Result<()> {
         return Err(AntError::data(&a.model, msg));
     };
     match a.format {
-        ExportFormat::Onnx => write_atomic(&a.out, &ant::export::to_onnx(&model)?)?,
+        ExportFormat::Onnx => {
+            ant::outputs::write_output(&a.out, &ant::export::to_onnx(&model)?, &a.model, None)?
+        }
         ExportFormat::Web => {
+            ant::outputs::check_site_out(&a.out, &a.model, a.data.as_deref())?;
             let examples = match &a.data {
                 Some(d) => Some(model.test_rows(d)?.0),
                 None => None,
@@ -248,13 +254,13 @@ fn baseline_line(model: &Ant) -> String {
 }
 
 fn curves(a: CurvesArgs) -> Result<()> {
-    use ant::viz::{Format, render_curves, write_output};
+    use ant::viz::{Format, render_curves};
     let format = Format::choose(a.format.as_deref(), &a.out)?;
     if a.width < 300 {
         return Err(AntError::param("--width must be at least 300"));
     }
     let bytes = render_curves(&a.run, format, a.width)?;
-    write_output(&a.out, &bytes)?;
+    ant::outputs::write_output(&a.out, &bytes, &a.run, None)?;
     note!("wrote {}", a.out.display());
     Ok(())
 }
@@ -293,7 +299,7 @@ fn predict(a: PredictArgs) -> Result<()> {
     };
     match &a.output {
         Some(o) => {
-            write_atomic(o, text.as_bytes())?;
+            ant::outputs::write_output(o, text.as_bytes(), &a.model, Some(&a.input))?;
             note!("{n} predictions written to {}", o.display());
         }
         None => print_out(&text)?,

@@ -41,6 +41,51 @@ pub fn write_atomic(path: &Path, bytes: &[u8]) -> Result<()> {
     Ok(())
 }
 
+/// The bytes of the file `path`, at most `limit` of them: what a format allows. A file
+/// that holds more (or a stream that goes on, such as a pipe) is an error once `limit`
+/// bytes have been read, and a device (`/dev/zero`) is refused before reading.
+pub fn read_bounded(path: &Path, limit: u64) -> std::io::Result<Vec<u8>> {
+    use std::io::Read;
+    let file = std::fs::File::open(path)?;
+    let meta = file.metadata()?;
+    #[cfg(unix)]
+    {
+        use std::os::unix::fs::FileTypeExt;
+        let t = meta.file_type();
+        if t.is_char_device() || t.is_block_device() {
+            return Err(std::io::Error::new(
+                std::io::ErrorKind::InvalidInput,
+                "is a device, not a file",
+            ));
+        }
+    }
+    if meta.is_dir() {
+        return Err(std::io::Error::new(
+            std::io::ErrorKind::IsADirectory,
+            "is a directory, not a file",
+        ));
+    }
+    let too_big = || {
+        std::io::Error::new(
+            std::io::ErrorKind::InvalidData,
+            format!("holds more than the {limit} bytes such a file can have"),
+        )
+    };
+    if meta.is_file() && meta.len() > limit {
+        return Err(too_big());
+    }
+    let mut bytes = Vec::with_capacity(if meta.is_file() {
+        meta.len() as usize
+    } else {
+        0
+    });
+    file.take(limit.saturating_add(1)).read_to_end(&mut bytes)?;
+    if bytes.len() as u64 > limit {
+        return Err(too_big());
+    }
+    Ok(bytes)
+}
+
 /// Append `line` and a newline to `file` (one write), for logs that grow line by line.
 pub fn append_line(file: &mut std::fs::File, path: &Path, line: &str) -> Result<()> {
     let mut bytes = Vec::with_capacity(line.len() + 1);
@@ -96,6 +141,141 @@ pub fn create_dir_atomic(dir: &Path, files: &[(&str, &[u8])]) -> Result<()> {
     sync_dir(parent_of(dir));
     step();
     Ok(())
+}
+
+/// Make directory `dir` hold `files` (name, bytes) as one step, whether or not it
+/// exists: they are written into a temporary directory beside it, which then takes its
+/// place (an atomic exchange of the two names where the OS has one, else two renames),
+/// and the old directory is removed after. An interrupted call leaves the old directory
+/// or the new one under `dir`, whole; its temporary rest is removed by the next call
+/// for the same `dir` ([`remove_stale_siblings`]). The caller checks that the old
+/// directory holds only what may be replaced.
+pub fn replace_dir_atomic(dir: &Path, files: &[(&str, &[u8])]) -> Result<()> {
+    remove_stale_siblings(dir)?;
+    if std::fs::symlink_metadata(dir).is_err() {
+        return create_dir_atomic(dir, files);
+    }
+    let tmp = temp_path(dir);
+    if tmp.exists() {
+        std::fs::remove_dir_all(&tmp).map_err(|e| AntError::io(&tmp, e))?;
+    }
+    let res = (|| {
+        std::fs::create_dir_all(&tmp).map_err(|e| AntError::io(&tmp, e))?;
+        for (name, bytes) in files {
+            write_atomic(&tmp.join(name), bytes).map_err(|e| match e {
+                AntError::Io { source, .. } => AntError::io(dir.join(name), source),
+                e => e,
+            })?;
+        }
+        exchange(&tmp, dir).map_err(|e| AntError::io(dir, e))
+    })();
+    if let Err(e) = res {
+        let _ = std::fs::remove_dir_all(&tmp);
+        return Err(e);
+    }
+    sync_dir(parent_of(dir));
+    step();
+    // The old directory, now under the temporary name.
+    std::fs::remove_dir_all(&tmp).map_err(|e| AntError::io(&tmp, e))?;
+    step();
+    Ok(())
+}
+
+/// Swaps the names of directories `a` and `b` (both exist).
+fn exchange(a: &Path, b: &Path) -> std::io::Result<()> {
+    #[cfg(all(target_os = "linux", target_env = "gnu"))]
+    {
+        use std::os::unix::ffi::OsStrExt;
+        let c = |p: &Path| std::ffi::CString::new(p.as_os_str().as_bytes());
+        let (ca, cb) = (c(a)?, c(b)?);
+        // SAFETY: two valid NUL-terminated paths; renameat2 only renames them.
+        let rc = unsafe {
+            libc::renameat2(
+                libc::AT_FDCWD,
+                ca.as_ptr(),
+                libc::AT_FDCWD,
+                cb.as_ptr(),
+                libc::RENAME_EXCHANGE,
+            )
+        };
+        if rc == 0 {
+            return Ok(());
+        }
+        let e = std::io::Error::last_os_error();
+        // A file system without the exchange: the renames below.
+        if !matches!(
+            e.raw_os_error(),
+            Some(libc::EINVAL | libc::ENOSYS | libc::ENOTSUP)
+        ) {
+            return Err(e);
+        }
+    }
+    let old = parent_of(b).join(format!(
+        ".{}.{}.old.tmp",
+        b.file_name().unwrap_or_default().to_string_lossy(),
+        std::process::id()
+    ));
+    std::fs::rename(b, &old)?;
+    if let Err(e) = std::fs::rename(a, b) {
+        let _ = std::fs::rename(&old, b);
+        return Err(e);
+    }
+    std::fs::rename(&old, a)
+}
+
+/// Removes the temporary directories (`.NAME.PID.tmp`, `.NAME.PID.old.tmp`) that
+/// interrupted [`replace_dir_atomic`] and [`create_dir_atomic`] calls for `dir` left
+/// beside it, when the process that made them is gone.
+pub fn remove_stale_siblings(dir: &Path) -> Result<()> {
+    let Some(name) = dir.file_name().map(|n| n.to_string_lossy().into_owned()) else {
+        return Ok(());
+    };
+    let parent = parent_of(dir);
+    let Ok(entries) = std::fs::read_dir(parent) else {
+        return Ok(());
+    };
+    let prefix = format!(".{name}.");
+    for e in entries.flatten() {
+        let entry = e.file_name().to_string_lossy().into_owned();
+        let Some(rest) = entry.strip_prefix(&prefix) else {
+            continue;
+        };
+        let pid = rest
+            .strip_suffix(".old.tmp")
+            .or_else(|| rest.strip_suffix(".tmp"));
+        let Some(pid) = pid.and_then(|p| p.parse::<u32>().ok()) else {
+            continue;
+        };
+        if pid != std::process::id() && process_alive(pid) {
+            continue;
+        }
+        let p = e.path();
+        match std::fs::remove_dir_all(&p) {
+            Err(e) if e.kind() != std::io::ErrorKind::NotFound => {
+                return Err(AntError::io(&p, e));
+            }
+            _ => {}
+        }
+    }
+    Ok(())
+}
+
+/// Whether process `pid` is running (where that cannot be known: assumed not).
+fn process_alive(pid: u32) -> bool {
+    #[cfg(all(target_os = "linux", target_env = "gnu"))]
+    {
+        let Ok(pid) = libc::pid_t::try_from(pid) else {
+            return false;
+        };
+        // SAFETY: signal 0 only checks that the process exists.
+        let rc = unsafe { libc::kill(pid, 0) };
+        rc == 0 || std::io::Error::last_os_error().raw_os_error() == Some(libc::EPERM)
+    }
+    #[cfg(not(all(target_os = "linux", target_env = "gnu")))]
+    {
+        let _ = pid;
+        false
+    }
 }
 
 /// Remove `path` (a file), counting it as one step; a missing file is not an error.
@@ -260,6 +440,30 @@ mod tests {
         remove_dir_atomic(&c).unwrap();
         assert!(names(d.path()).is_empty());
         remove_dir_atomic(&c).unwrap();
+    }
+
+    #[test]
+    fn a_directory_is_replaced_whole_and_leftovers_cleaned() {
+        let d = tempfile::tempdir().unwrap();
+        let site = d.path().join("site");
+        replace_dir_atomic(&site, &[("a", b"1"), ("b", b"2")]).unwrap();
+        assert_eq!(names(&site), ["a", "b"]);
+        replace_dir_atomic(&site, &[("a", b"3")]).unwrap();
+        assert_eq!(names(&site), ["a"]);
+        assert_eq!(std::fs::read(site.join("a")).unwrap(), b"3");
+        // Leftovers of a process that is gone go; those of a live one (init) stay.
+        std::fs::create_dir(d.path().join(".site.999999999.tmp")).unwrap();
+        std::fs::create_dir(d.path().join(".site.999999999.old.tmp")).unwrap();
+        std::fs::create_dir(d.path().join(".site.1.tmp")).unwrap();
+        std::fs::create_dir(d.path().join(".other.999999999.tmp")).unwrap();
+        replace_dir_atomic(&site, &[("a", b"4")]).unwrap();
+        let mut left = names(d.path());
+        left.sort();
+        let mut want = vec![".other.999999999.tmp", "site"];
+        if process_alive(1) {
+            want.insert(1, ".site.1.tmp");
+        }
+        assert_eq!(left, want);
     }
 
     #[test]

@@ -40,6 +40,13 @@ pub const RECORDS_FILE: &str = "records.jsonl";
 pub const REPORT_FILE: &str = "report.json";
 /// Held (an OS file lock) by the run that owns the directory.
 pub const LOCK_FILE: &str = "run.lock";
+/// The most bytes `records.jsonl` is read as (a few hundred bytes an epoch).
+pub const MAX_RECORDS_BYTES: u64 = 1 << 30;
+/// Inside the checkpoint folder of a run that replaces a model (`--force`): that
+/// model's `records.jsonl`, put back if the run diverges and the model stays.
+const REPLACED_RECORDS: &str = "replaced-records.jsonl";
+/// The most bytes `run.json` is read as.
+const MAX_RUN_FILE_BYTES: u64 = 16 << 20;
 
 /// What [`Run::start`] does with a directory that holds a finished model.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
@@ -227,6 +234,7 @@ impl Run {
     /// [`Run::start`] with the spec's relative paths taken from `cwd` (an ensemble
     /// trains a missing member from the directory it was started in).
     pub fn start_from(out: &Path, spec: RunSpec, existing: Existing, cwd: PathBuf) -> Result<Run> {
+        crate::outputs::check(out, crate::outputs::Kind::Dir, &[])?;
         // A directory in use is refused first: its checkpoints are that run's.
         let held = if out.is_dir() { Some(lock(out)?) } else { None };
         if let Err(e) = check_free(out, existing) {
@@ -264,8 +272,19 @@ impl Run {
             checksums: Some(DataChecksums::of(&source, &train)),
         };
         let json = serde_json::to_vec_pretty(&file).map_err(|e| AntError::model(e.to_string()))?;
+        // The records of a model this run replaces: the run starts its own.
+        let replaced = match existing {
+            Existing::Replace if out.join(crate::model::TREE_FILE).is_file() => {
+                crate::persist::read_bounded(&out.join(RECORDS_FILE), MAX_RECORDS_BYTES).ok()
+            }
+            _ => None,
+        };
+        let mut files: Vec<(&str, &[u8])> = vec![(RUN_FILE, &json)];
+        if let Some(r) = &replaced {
+            files.push((REPLACED_RECORDS, r));
+        }
         // The checkpoint directory exists only with its run.json: it can be resumed.
-        let checkpoints = Checkpoints::create_with(&ckdir, &[(RUN_FILE, &json)])?;
+        let checkpoints = Checkpoints::create_with(&ckdir, &files)?;
         Ok(Run {
             out: out.to_path_buf(),
             _lock: lock,
@@ -282,7 +301,7 @@ impl Run {
     pub fn resume(out: &Path) -> Result<Run> {
         let ckdir = out.join(CHECKPOINT_DIR);
         let path = ckdir.join(RUN_FILE);
-        let text = std::fs::read(&path).map_err(|e| {
+        let text = crate::persist::read_bounded(&path, MAX_RUN_FILE_BYTES).map_err(|e| {
             if out.join(crate::model::TREE_FILE).exists() && !ckdir.exists() {
                 AntError::data(
                     out,
@@ -352,7 +371,9 @@ impl Run {
         let path = self.out.join(RECORDS_FILE);
         let keep = self.checkpoints.records();
         if self.resumed && keep > 0 {
-            let text = std::fs::read_to_string(&path).map_err(|e| AntError::io(&path, e))?;
+            let bytes = crate::persist::read_bounded(&path, MAX_RECORDS_BYTES)
+                .map_err(|e| AntError::io(&path, e))?;
+            let text = String::from_utf8_lossy(&bytes);
             let lines: Vec<&str> = text.lines().take(keep).collect();
             if lines.len() < keep {
                 let msg = format!("has {} records, the checkpoint {keep}", lines.len());
@@ -398,7 +419,16 @@ impl Run {
                 // Resuming would diverge the same way: nothing there is worth keeping.
                 Err(e @ AntError::Diverged { .. }) => {
                     drop(checkpoints);
+                    // A model this run was to replace stays: so do its records.
+                    let saved = ckdir.join(REPLACED_RECORDS);
+                    if out.join(crate::model::TREE_FILE).is_file()
+                        && let Ok(records) = crate::persist::read_bounded(&saved, MAX_RECORDS_BYTES)
+                    {
+                        write_atomic(&out.join(RECORDS_FILE), &records)?;
+                    }
                     remove_dir_atomic(&ckdir)?;
+                    // No run goes on here: its lock says nothing any more.
+                    crate::persist::remove_file(&out.join(LOCK_FILE))?;
                     return Err(e);
                 }
                 other => other?,
@@ -410,6 +440,10 @@ impl Run {
             p.target = source.target;
             p.member = spec.member;
             model.meta_mut().class_names = source.class_names;
+            // What described a model replaced here (--force) goes before it does.
+            for stale in [REPORT_FILE, "prune.json"] {
+                crate::persist::remove_file(&out.join(stale))?;
+            }
             model.save(&out)?;
             let evaluation = model.evaluate(&source.test)?;
             let seconds = checkpoints.seconds_before() + started.elapsed().as_secs_f64();
@@ -420,8 +454,7 @@ impl Run {
             write_atomic(&out.join(REPORT_FILE), text.as_bytes())?;
             drop(checkpoints);
             remove_dir_atomic(&ckdir)?;
-            let lock = out.join(LOCK_FILE);
-            std::fs::remove_file(&lock).map_err(|e| AntError::io(&lock, e))?;
+            crate::persist::remove_file(&out.join(LOCK_FILE))?;
             Ok(Finished {
                 model,
                 evaluation,
@@ -456,6 +489,12 @@ fn check_free(out: &Path, existing: Existing) -> Result<()> {
                 out.display(),
                 ckdir.display()
             ),
+        ));
+    }
+    if out.join(crate::ensemble::ENSEMBLE_FILE).exists() {
+        return Err(AntError::data(
+            out,
+            "holds an ensemble (ensemble.json), which would hide a model trained here: choose another directory, or train a member with --ensemble N --member K",
         ));
     }
     if existing == Existing::Refuse && out.join(crate::model::TREE_FILE).exists() {
@@ -497,15 +536,29 @@ fn check_same_data(
     ))
 }
 
-/// Take the directory's lock, or say that another run holds it.
+/// Take the directory's lock, or say that another run holds it. The OS lock is held on
+/// the directory itself (where the OS can lock one), so that deleting `run.lock` does
+/// not let a second run in; `run.lock` says who holds it.
 fn lock(out: &Path) -> Result<File> {
     let path = out.join(LOCK_FILE);
+    #[cfg(unix)]
+    let file = File::open(out).map_err(|e| AntError::io(out, e))?;
+    #[cfg(not(unix))]
     let file = File::create(&path).map_err(|e| AntError::io(&path, e))?;
-    match file.try_lock() {
+    let held = file.try_lock();
+    #[cfg(unix)]
+    if held.is_ok() {
+        let text = format!(
+            "held by ant (process {}) while it trains into this directory: no other run may write here until it ends\n",
+            std::process::id()
+        );
+        std::fs::write(&path, text).map_err(|e| AntError::io(&path, e))?;
+    }
+    match held {
         Ok(()) => Ok(file),
         Err(std::fs::TryLockError::WouldBlock) => Err(AntError::data(
             out,
-            "another run is using this directory (its run.lock is held)",
+            "another run is using this directory (it holds the directory's lock: see its run.lock)",
         )),
         Err(std::fs::TryLockError::Error(e)) => Err(AntError::io(&path, e)),
     }
@@ -543,7 +596,75 @@ fn load(spec: &RunSpec, cwd: &Path) -> Result<(Source, Dataset)> {
         None => train,
     };
     crate::train::check_training_data(&cfg, &train)?;
+    check_memory(&cfg, &train)?;
     Ok((source, train))
+}
+
+/// Refuses a width whose layers cannot fit in the memory this process may use (its
+/// address-space limit, `ulimit -v`, less what it already uses, and the machine's
+/// memory and swap): allocating them would abort the process. Counted low (one FC
+/// transformer of `width` inputs and outputs: its weights, their gradient, Adam's two
+/// moments and one temporary copy, in f32), so that only a run that cannot fit is
+/// refused.
+fn check_memory(cfg: &crate::params::TrainConfig, train: &Dataset) -> Result<()> {
+    let flat = train.sample_shape.len() == 1;
+    if !flat || !matches!(cfg.preset, crate::Preset::Sarcos | crate::Preset::Tabular) {
+        return Ok(()); // Image presets do not use the width.
+    }
+    let (w, d) = (cfg.width as u64, train.sample_shape[0] as u64);
+    let need = w.saturating_mul(w.max(d)).saturating_mul(4 * 5);
+    let Some((limit, what)) = memory_limit() else {
+        return Ok(());
+    };
+    if need <= limit {
+        return Ok(());
+    }
+    let gib = |b: u64| b as f64 / (1u64 << 30) as f64;
+    let reason = format!(
+        "{w} needs at least {:.1} GiB for one {w}-wide layer (weights, gradients, Adam's moments), more than the {:.1} GiB {what}: choose a smaller width",
+        gib(need),
+        gib(limit)
+    );
+    Err(AntError::invalid("width", reason))
+}
+
+/// The most memory this process can have, and what sets it.
+fn memory_limit() -> Option<(u64, &'static str)> {
+    #[cfg(all(target_os = "linux", target_env = "gnu"))]
+    {
+        let mut limits = Vec::new();
+        let mut rl = libc::rlimit {
+            rlim_cur: 0,
+            rlim_max: 0,
+        };
+        // SAFETY: getrlimit writes the limit into `rl`.
+        if unsafe { libc::getrlimit(libc::RLIMIT_AS, &mut rl) } == 0
+            && rl.rlim_cur != libc::RLIM_INFINITY
+        {
+            // What the process has mapped already (its first field, in pages).
+            let used = std::fs::read_to_string("/proc/self/statm")
+                .ok()
+                .and_then(|s| s.split_whitespace().next()?.parse::<u64>().ok())
+                .unwrap_or(0)
+                // SAFETY: sysconf only reads a system setting.
+                .saturating_mul(unsafe { libc::sysconf(libc::_SC_PAGESIZE) }.max(0) as u64);
+            let left = rl.rlim_cur.saturating_sub(used);
+            limits.push((left, "this process may still map (ulimit -v)"));
+        }
+        // SAFETY: sysinfo fills the zeroed struct.
+        let mut si: libc::sysinfo = unsafe { std::mem::zeroed() };
+        if unsafe { libc::sysinfo(&mut si) } == 0 {
+            let unit = u64::from(si.mem_unit.max(1));
+            let total = si.totalram.saturating_add(si.totalswap);
+            limits.push((
+                total.saturating_mul(unit),
+                "of memory and swap this machine has",
+            ));
+        }
+        limits.into_iter().min_by_key(|(l, _)| *l)
+    }
+    #[cfg(not(all(target_os = "linux", target_env = "gnu")))]
+    None
 }
 
 /// Appends every epoch record to `records.jsonl` as one JSON line; a line that cannot

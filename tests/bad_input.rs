@@ -532,3 +532,276 @@ fn what_cannot_train_is_refused_before_anything_is_written() {
         &["out", "holds no interrupted run", "nothing to resume"],
     );
 }
+
+/// A copy of the tiny model's directory (and its files) in `to`.
+fn copy_model(to: &Path) -> PathBuf {
+    let m = to.join("model");
+    std::fs::create_dir_all(&m).unwrap();
+    for e in std::fs::read_dir(tiny_model()).unwrap().flatten() {
+        if e.file_type().unwrap().is_file() {
+            std::fs::copy(e.path(), m.join(e.file_name())).unwrap();
+        }
+    }
+    m
+}
+
+/// `tree.json` of the model in `dir`, edited.
+fn edit_tree(dir: &Path, edit: impl Fn(&mut serde_json::Value)) {
+    let p = dir.join("tree.json");
+    let mut v: serde_json::Value = serde_json::from_slice(&std::fs::read(&p).unwrap()).unwrap();
+    edit(&mut v);
+    std::fs::write(&p, serde_json::to_vec(&v).unwrap()).unwrap();
+}
+
+#[test]
+fn prune_keeps_a_model_in_its_out_unless_forced_and_then_leaves_no_stale_report() {
+    let t = tempfile::tempdir().unwrap();
+    let data = tiny_model().parent().unwrap().join("train.csv");
+    let other = copy_model(t.path());
+    assert!(other.join("report.json").is_file() && other.join("records.jsonl").is_file());
+    let before = std::fs::read(other.join("tree.json")).unwrap();
+    let prune = |out: &Path, extra: &[&str]| {
+        let mut args = vec![
+            "prune",
+            "--model",
+            s(tiny_model()),
+            "--data",
+            s(&data),
+            "--min-reach",
+            "0.01",
+            "--out",
+            s(out),
+        ];
+        args.extend_from_slice(extra);
+        ant(&args)
+    };
+    let r = prune(&other, &[]);
+    assert_clean_error(&r, &["holds a trained model", "--force"]);
+    assert_eq!(std::fs::read(other.join("tree.json")).unwrap(), before);
+    // Its own directory is an input: refused even with --force.
+    let r = prune(tiny_model(), &["--force"]);
+    assert_clean_error(&r, &["is the input"]);
+    let r = prune(&other, &["--force"]);
+    assert!(r.status.success(), "{}", common::stderr(&r));
+    // The old model's records and report went with it; prune.json describes the new.
+    assert!(!other.join("report.json").exists());
+    assert!(!other.join("records.jsonl").exists());
+    assert!(other.join("prune.json").is_file());
+    // An ensemble's directory is never a single model's --out.
+    let ens = t.path().join("ens");
+    std::fs::create_dir(&ens).unwrap();
+    std::fs::write(ens.join("ensemble.json"), "{}").unwrap();
+    let r = prune(&ens, &["--force"]);
+    assert_clean_error(&r, &["holds an ensemble"]);
+    assert!(!ens.join("tree.json").exists());
+}
+
+#[test]
+fn a_score_that_is_not_finite_is_an_error_before_anything_is_saved() {
+    let t = tempfile::tempdir().unwrap();
+    let csv = t.path().join("big.csv");
+    let rows: String = (0..80)
+        .map(|i| format!("{},{},{}e37\n", i % 7, i % 3, 1 + i % 3))
+        .collect();
+    std::fs::write(&csv, format!("a,b,y\n{rows}")).unwrap();
+    let out = t.path().join("out");
+    let r = train_into(
+        &csv,
+        &out,
+        &[
+            "--preset",
+            "tabular",
+            "--target",
+            "y",
+            "--task",
+            "regression",
+            "--width",
+            "8",
+        ],
+    );
+    assert_clean_error(&r, &["diverged", "MSE inf"]);
+    assert!(!out.join("tree.json").exists());
+    assert!(!out.join("checkpoint").exists());
+    assert!(!out.join("run.lock").exists());
+}
+
+#[test]
+fn counts_from_flags_and_files_are_bounded() {
+    let t = tempfile::tempdir().unwrap();
+    let data = tiny_model().parent().unwrap().join("train.csv");
+    let out = t.path().join("ens");
+    let flags = [
+        "--preset",
+        "tabular",
+        "--target",
+        "y",
+        "--task",
+        "classification",
+    ];
+    let mut args = flags.to_vec();
+    args.extend(["--ensemble", "18446744073709551615", "--member", "0"]);
+    let r = common::ant_bounded(
+        &[&["train", "--data", s(&data), "--out", s(&out)], &args[..]].concat(),
+        60,
+    );
+    assert_clean_error(&r, &["--ensemble must be at most 1000"]);
+    assert!(!out.exists());
+    // A tampered ensemble.json: its size is checked before anything is made of it.
+    std::fs::create_dir(&out).unwrap();
+    let spec = ant::run::RunSpec {
+        data: ant::run::DataSpec {
+            path: data.clone(),
+            test_data: None,
+            test_fraction: 0.2,
+            target: None,
+            train_limit: None,
+        },
+        params: ant::AntParams::new(ant::Preset::Tabular),
+        member: None,
+    };
+    let file = ant::ensemble::EnsembleFile::new(spec, 2, t.path().to_path_buf()).unwrap();
+    file.save(&out).unwrap();
+    let p = out.join("ensemble.json");
+    let mut v: serde_json::Value = serde_json::from_slice(&std::fs::read(&p).unwrap()).unwrap();
+    v["size"] = serde_json::json!(1_000_000_000_000u64);
+    std::fs::write(&p, serde_json::to_vec(&v).unwrap()).unwrap();
+    for cmd in [
+        &["inspect", "--model", s(&out)][..],
+        &["train", "--resume", s(&out)],
+    ] {
+        let r = common::ant_bounded(cmd, 60);
+        assert_clean_error(&r, &["ensemble.json", "1000000000000", "member count"]);
+    }
+    // --skip-rows far past the end of the file ends with the file.
+    let mut args = flags.to_vec();
+    args.extend(["--skip-rows", "18446744073709551615"]);
+    let r = common::ant_bounded(
+        &[
+            &["train", "--data", s(&data), "--out", s(&t.path().join("o"))],
+            &args[..],
+        ]
+        .concat(),
+        20,
+    );
+    assert_clean_error(&r, &["train.csv", "contains no rows after skipping"]);
+}
+
+#[cfg(unix)]
+#[test]
+fn endless_inputs_are_refused_without_reading_them_whole() {
+    let t = tempfile::tempdir().unwrap();
+    // Weights that are a link to /dev/zero.
+    let m = copy_model(t.path());
+    let weights = std::fs::read_dir(&m)
+        .unwrap()
+        .flatten()
+        .map(|e| e.path())
+        .find(|p| p.extension().is_some_and(|e| e == "safetensors"))
+        .unwrap();
+    std::fs::remove_file(&weights).unwrap();
+    std::os::unix::fs::symlink("/dev/zero", &weights).unwrap();
+    let r = common::ant_bounded(&["inspect", "--model", s(&m)], 60);
+    assert_clean_error(&r, &["safetensors", "is a device, not a file"]);
+    // Inputs to predict that never end.
+    let r = common::ant_bounded(
+        &[
+            "predict",
+            "--model",
+            s(tiny_model()),
+            "--input",
+            "/dev/zero",
+        ],
+        60,
+    );
+    assert_clean_error(&r, &["/dev/zero", "is a device, not a file"]);
+}
+
+#[test]
+fn a_huge_field_is_quoted_in_part() {
+    let t = tempfile::tempdir().unwrap();
+    let csv = t.path().join("huge.csv");
+    let huge = "7".repeat(20 << 20) + "x";
+    let rows: String = (0..20)
+        .map(|i| format!("{i},{},{}\n", i % 3, i % 2))
+        .collect();
+    std::fs::write(&csv, format!("a,b,y\n{rows}1,{huge},0\n")).unwrap();
+    let r = train(
+        &csv,
+        &[
+            "--preset",
+            "tabular",
+            "--target",
+            "y",
+            "--task",
+            "classification",
+        ],
+    );
+    assert_clean_error(
+        &r,
+        &["huge.csv", "line 22", "is not a number", "20971521 bytes"],
+    );
+    assert!(r.stderr.len() < 2000, "{} bytes on stderr", r.stderr.len());
+}
+
+#[test]
+fn an_ambiguous_target_name_is_an_error() {
+    let t = tempfile::tempdir().unwrap();
+    let csv = t.path().join("dup.csv");
+    let rows: String = (0..40)
+        .map(|i| format!("{},{},{},{}\n", i % 2, i, i % 3, i % 2))
+        .collect();
+    std::fs::write(&csv, format!("a,a,c,y\n{rows}")).unwrap();
+    let r = train(
+        &csv,
+        &[
+            "--preset",
+            "tabular",
+            "--target",
+            "a",
+            "--task",
+            "classification",
+        ],
+    );
+    assert_clean_error(&r, &["dup.csv", "'a' is ambiguous", "columns 0, 1"]);
+}
+
+#[test]
+fn class_names_must_name_each_class_once() {
+    let t = tempfile::tempdir().unwrap();
+    let m = copy_model(t.path());
+    edit_tree(&m, |v| v["class_names"] = serde_json::json!(["even"]));
+    let r = ant(&["inspect", "--model", s(&m)]);
+    assert_clean_error(
+        &r,
+        &[
+            "tree.json",
+            "class_names has 1 names for the model's 2 classes",
+        ],
+    );
+    edit_tree(&m, |v| v["class_names"] = serde_json::json!(["odd", "odd"]));
+    let r = ant(&["inspect", "--model", s(&m)]);
+    assert_clean_error(&r, &["tree.json", "'odd' twice"]);
+}
+
+#[test]
+fn picture_counts_are_bounded() {
+    let t = tempfile::tempdir().unwrap();
+    let data = tiny_model().parent().unwrap().join("train.csv");
+    let out = t.path().join("t.svg");
+    let r = common::ant_bounded(
+        &[
+            "plot",
+            "--model",
+            s(tiny_model()),
+            "--data",
+            s(&data),
+            "--out",
+            s(&out),
+            "--bins",
+            "1000000000000",
+        ],
+        60,
+    );
+    assert_clean_error(&r, &["--bins must be at most 1000"]);
+    assert!(!out.exists());
+}

@@ -175,3 +175,136 @@ fn model_nodes(dir: &std::path::Path) -> usize {
         serde_json::from_slice(&std::fs::read(dir.join("tree.json")).unwrap()).unwrap();
     v["topology"]["nodes"].as_array().unwrap().len()
 }
+
+#[test]
+fn an_export_never_replaces_an_input_and_refuses_what_is_not_a_file() {
+    let model = split_model();
+    let m = model.path();
+    let tree = std::fs::read(m.join("tree.json")).unwrap();
+    let export = |format: &str, out: &str| {
+        ant(&["export", "--model", s(m), "--format", format, "--out", out])
+    };
+    for f in ["onnx", "web"] {
+        let r = export(f, s(&m.join("tree.json")));
+        assert_clean_error(&r, &["tree.json", "never replaces what the command reads"]);
+        let r = export(f, s(m));
+        assert_clean_error(&r, &["is the input"]);
+    }
+    assert_eq!(std::fs::read(m.join("tree.json")).unwrap(), tree);
+    assert!(Ant::load(m, &ant::default_device()).is_ok());
+    // `-` is stdout; a device is not a file to replace.
+    let file = m.join("m.onnx");
+    assert!(export("onnx", s(&file)).status.success());
+    let r = export("onnx", "-");
+    assert!(r.status.success(), "{}", stderr(&r));
+    assert_eq!(r.stdout, std::fs::read(&file).unwrap());
+    let r = export("onnx", "/dev/null");
+    assert_clean_error(&r, &["/dev/null", "not a regular file", "- for stdout"]);
+    // /dev/stdout is a link to this process's stdout, here a pipe: refused, not replaced.
+    #[cfg(target_os = "linux")]
+    {
+        let r = export("onnx", "/dev/stdout");
+        assert_clean_error(&r, &["/dev/stdout", "not a regular file"]);
+        assert!(r.stdout.is_empty());
+    }
+    // A link that leads nowhere is named as such.
+    #[cfg(unix)]
+    {
+        let link = m.join("dangling");
+        std::os::unix::fs::symlink(m.join("nowhere"), &link).unwrap();
+        for f in ["onnx", "web"] {
+            let r = export(f, s(&link));
+            assert_clean_error(&r, &["dangling", "symbolic link", "leads to nothing"]);
+        }
+    }
+}
+
+#[test]
+fn a_web_export_deletes_nothing_it_did_not_write_and_is_replaced_whole() {
+    let model = split_model();
+    let m = s(model.path());
+    let site = model.path().join("site");
+    let export = |env: Option<usize>| {
+        let mut c = std::process::Command::new(env!("CARGO_BIN_EXE_ant"));
+        c.args(["export", "--model", m, "--format", "web", "--out", s(&site)]);
+        if let Some(n) = env {
+            c.env("ANT_FAULT_AFTER_WRITES", n.to_string());
+        }
+        c.output().unwrap()
+    };
+    assert!(export(None).status.success());
+    let names = |d: &std::path::Path| {
+        let mut v: Vec<String> = std::fs::read_dir(d)
+            .unwrap()
+            .flatten()
+            .map(|e| e.file_name().to_string_lossy().into_owned())
+            .collect();
+        v.sort();
+        v
+    };
+    let whole = names(&site);
+    assert!(whole.contains(&"model.js".to_string()), "{whole:?}");
+    // Killed at every step of a re-export: the site is there, whole, every time.
+    for n in 1.. {
+        let r = export(Some(n));
+        assert_eq!(names(&site), whole, "killed after step {n}");
+        if r.status.success() {
+            break;
+        }
+        assert!(n < 100, "the export never ends");
+    }
+    // ... and the next export cleans what the killed ones left beside it.
+    let leftovers = || {
+        names(model.path())
+            .into_iter()
+            .filter(|n| n.starts_with(".site."))
+            .collect::<Vec<_>>()
+    };
+    assert!(export(Some(3)).status.code() != Some(0));
+    assert!(!leftovers().is_empty());
+    assert!(export(None).status.success());
+    assert_eq!(leftovers(), Vec::<String>::new());
+    // A file of the user's in an earlier export: refused, and the file kept.
+    std::fs::write(site.join("notes.txt"), "mine").unwrap();
+    let r = export(None);
+    assert_clean_error(&r, &["notes.txt", "did not write"]);
+    assert_eq!(std::fs::read(site.join("notes.txt")).unwrap(), b"mine");
+    // A directory that only looks like an export (the same names, and the user's).
+    let other = model.path().join("other");
+    std::fs::create_dir(&other).unwrap();
+    for f in [
+        "index.html",
+        "model.js",
+        "viewer.js",
+        "style.css",
+        "thesis.tex",
+    ] {
+        std::fs::write(other.join(f), f).unwrap();
+    }
+    let r = ant(&[
+        "export",
+        "--model",
+        m,
+        "--format",
+        "web",
+        "--out",
+        s(&other),
+    ]);
+    assert_clean_error(&r, &["thesis.tex"]);
+    std::fs::remove_file(other.join("thesis.tex")).unwrap();
+    let r = ant(&[
+        "export",
+        "--model",
+        m,
+        "--format",
+        "web",
+        "--out",
+        s(&other),
+    ]);
+    assert_clean_error(&r, &["not an earlier web export"]);
+    assert_eq!(names(&other).len(), 4);
+    assert_eq!(
+        std::fs::read(other.join("index.html")).unwrap(),
+        b"index.html"
+    );
+}

@@ -536,3 +536,51 @@ fn a_bad_file_in_place_is_fetched_again_and_kept_until_replaced() {
     assert!(o.status.success(), "{}", String::from_utf8_lossy(&o.stderr));
     assert_complete(d.path());
 }
+
+#[test]
+fn an_unpacked_copy_that_fails_its_check_is_an_error_not_read_in_place_of_the_verified_file() {
+    let d = tempfile::tempdir().unwrap();
+    for f in FILES {
+        std::fs::copy(root().join(f), d.path().join(f)).unwrap();
+    }
+    // The loader reads `NAME` before `NAME.gz`: a corrupted one would be trained on.
+    let mut raw = ant::data::read_maybe_gz(&root().join("train-labels-idx1-ubyte.gz")).unwrap();
+    let unpacked = d.path().join("train-labels-idx1-ubyte");
+    raw[100] ^= 1;
+    std::fs::write(&unpacked, &raw).unwrap();
+    // Nothing needs downloading: no server.
+    let o = fetch(d.path(), "http://127.0.0.1:9/");
+    let e = one_error(&o);
+    assert!(
+        e.contains("train-labels-idx1-ubyte:") && e.contains("fails its check"),
+        "{e}"
+    );
+    assert_eq!(
+        std::fs::read(&unpacked).unwrap(),
+        raw,
+        "the user's file stays"
+    );
+    // A good unpacked copy is verified like the rest.
+    raw[100] ^= 1;
+    std::fs::write(&unpacked, &raw).unwrap();
+    let o = fetch(d.path(), "http://127.0.0.1:9/");
+    let log = String::from_utf8_lossy(&o.stderr);
+    assert!(o.status.success(), "{log}");
+    assert!(
+        log.contains("train-labels-idx1-ubyte: present and verified"),
+        "{log}"
+    );
+}
+
+#[cfg(unix)]
+#[test]
+fn a_dir_that_is_a_link_to_nowhere_is_named_as_such() {
+    let d = tempfile::tempdir().unwrap();
+    let link = d.path().join("link");
+    std::os::unix::fs::symlink(d.path().join("nowhere"), &link).unwrap();
+    let e = one_error(&fetch(&link, "http://127.0.0.1:9/"));
+    assert!(
+        e.contains("symbolic link") && e.contains("leads to nothing"),
+        "{e}"
+    );
+}

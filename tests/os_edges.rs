@@ -7,6 +7,8 @@ use std::os::unix::ffi::OsStrExt;
 use std::path::{Path, PathBuf};
 use std::process::{Command, Output, Stdio};
 
+mod common;
+
 /// A table of 60 rows: three features, text labels in column `y`.
 fn table(dir: &Path, name: &OsStr, rows: usize) -> PathBuf {
     let mut csv = String::from("a,b,c,y\n");
@@ -161,4 +163,25 @@ fn paths_that_are_not_utf8_work() {
         text.contains(&format!("\"cwd\": {:?}", file.cwd.to_str().unwrap())),
         "{text}"
     );
+}
+
+#[test]
+fn a_width_beyond_the_memory_the_process_may_use_is_refused_not_an_abort() {
+    let t = tempfile::tempdir().unwrap();
+    let data = table(t.path(), OsStr::new("train.csv"), 60);
+    let out = t.path().join("out");
+    let mut args: Vec<&str> = quick_train(data.as_os_str(), out.as_os_str())
+        .iter()
+        .map(|a| a.to_str().unwrap())
+        .collect();
+    // The documented maximum, under `ulimit -v` 4 GiB (ant_bounded).
+    args.extend(["--width", "16384"]);
+    let o = common::ant_bounded(&args, 120);
+    let e = stderr(&o);
+    assert_eq!(o.status.code(), Some(2), "{e}");
+    assert!(
+        e.contains("--width 16384 needs at least") && e.contains("ulimit -v"),
+        "{e}"
+    );
+    assert!(!out.exists());
 }

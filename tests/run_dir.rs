@@ -119,10 +119,16 @@ fn a_directory_in_use_is_refused() {
         std::thread::sleep(Duration::from_millis(10));
     }
     let second = ant(&train_args(&data, &out, &["--epochs-node", "2", "--force"]));
+    // Deleting run.lock does not let a second writer in: the lock is the directory's.
+    std::fs::remove_file(tmp.path().join("run.lock")).unwrap();
+    let resumed = common::ant_bounded(&["train", "--resume", &out], 60);
     first.kill().unwrap();
     first.wait().unwrap();
     assert_eq!(second.status.code(), Some(2));
     let e = stderr(&second);
+    assert!(e.contains("another run is using this directory"), "{e}");
+    let e = stderr(&resumed);
+    assert_eq!(resumed.status.code(), Some(2), "{e}");
     assert!(e.contains("another run is using this directory"), "{e}");
     // The first run's checkpoints were left alone, for `--resume`.
     assert!(tmp.path().join("checkpoint/run.json").exists());
@@ -142,6 +148,25 @@ fn diverged_training_is_an_error_that_leaves_nothing() {
     assert!(e.contains("diverged"), "{e}");
     assert!(!e.contains("panicked"), "{e}");
     assert!(!tmp.path().join("tree.json").exists());
+    assert!(!tmp.path().join("checkpoint").exists());
+    assert!(!tmp.path().join("run.lock").exists());
+    // Over a model (--force): the model stays, and so do its records and report.
+    let r = ant(&train_args(&data, &out, &["--epochs-node", "2"]));
+    assert!(r.status.success(), "{}", stderr(&r));
+    let files = ["tree.json", "records.jsonl", "report.json"];
+    let before: Vec<Vec<u8>> = files
+        .iter()
+        .map(|f| std::fs::read(tmp.path().join(f)).unwrap())
+        .collect();
+    let r = ant(&train_args(
+        &data,
+        &out,
+        &["--epochs-node", "2", "--lr", "1e300", "--force"],
+    ));
+    assert!(stderr(&r).contains("diverged"), "{}", stderr(&r));
+    for (f, b) in files.iter().zip(&before) {
+        assert_eq!(&std::fs::read(tmp.path().join(f)).unwrap(), b, "{f}");
+    }
     assert!(!tmp.path().join("checkpoint").exists());
 }
 
@@ -217,6 +242,7 @@ fn a_model_file_that_cannot_be_right_is_one_clear_error() {
     for (what, edit) in edits {
         let bad = edited_copy(tmp.path(), edit);
         let m = bad.path().to_str().unwrap();
+        let pruned = format!("{m}-pruned");
         for cmd in [
             vec!["eval", "--model", m, "--data", &data],
             vec![
@@ -228,7 +254,7 @@ fn a_model_file_that_cannot_be_right_is_one_clear_error() {
                 "--min-reach",
                 "0.1",
                 "--out",
-                m,
+                &pruned,
             ],
         ] {
             let r = ant(&cmd);
@@ -263,4 +289,46 @@ fn weights_that_are_not_finite_are_refused() {
     let e = stderr(&r);
     assert_eq!(r.status.code(), Some(2), "{e}");
     assert!(e.contains(&weights) && e.contains("not finite"), "{e}");
+}
+
+#[test]
+fn an_ensemble_or_a_link_to_nowhere_is_no_run_directory() {
+    let tmp = tempfile::tempdir().unwrap();
+    let data = sarcos();
+    // An ensemble's directory: a model trained there would be hidden by ensemble.json.
+    let ens = tmp.path().join("ens");
+    std::fs::create_dir(&ens).unwrap();
+    std::fs::write(ens.join("ensemble.json"), "{}").unwrap();
+    for force in [&[][..], &["--force"]] {
+        let mut extra = vec!["--epochs-node", "1"];
+        extra.extend_from_slice(force);
+        let r = ant(&train_args(&data, ens.to_str().unwrap(), &extra));
+        let e = stderr(&r);
+        assert_eq!(r.status.code(), Some(2), "{e}");
+        assert!(e.contains("holds an ensemble"), "{e}");
+    }
+    let left: Vec<_> = std::fs::read_dir(&ens)
+        .unwrap()
+        .flatten()
+        .map(|e| e.file_name())
+        .collect();
+    assert_eq!(left, ["ensemble.json"]);
+    // A dangling symbolic link: said so, not "File exists".
+    #[cfg(unix)]
+    {
+        let link = tmp.path().join("link");
+        std::os::unix::fs::symlink(tmp.path().join("nowhere"), &link).unwrap();
+        let r = ant(&train_args(
+            &data,
+            link.to_str().unwrap(),
+            &["--epochs-node", "1"],
+        ));
+        let e = stderr(&r);
+        assert_eq!(r.status.code(), Some(2), "{e}");
+        assert!(
+            e.contains("symbolic link") && e.contains("leads to nothing"),
+            "{e}"
+        );
+        assert!(!e.contains("os error 17"), "{e}");
+    }
 }

@@ -79,6 +79,9 @@ pub(crate) struct PruneArgs {
     pub(crate) min_reach: f64,
     #[arg(long)]
     pub(crate) out: PathBuf,
+    /// Replace the model in --out if there is one (otherwise such a directory is refused).
+    #[arg(long)]
+    pub(crate) force: bool,
     #[command(flatten)]
     pub(crate) device: DeviceArg,
 }

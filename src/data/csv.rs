@@ -188,9 +188,13 @@ pub fn parse_table(text: &str, path: &Path, opts: &CsvOptions) -> Result<Table> 
 fn skip_lines(text: &str, n: usize) -> (usize, &str) {
     let mut rest = text;
     for _ in 0..n {
-        rest = rest.split_once('\n').map_or("", |(_, r)| r);
+        // The loop ends with the text, whatever `n` is.
+        let Some((_, r)) = rest.split_once('\n') else {
+            return (n.saturating_add(1), "");
+        };
+        rest = r;
     }
-    (n + 1, rest)
+    (n.saturating_add(1), rest)
 }
 
 /// One non-blank record of the text.
@@ -331,7 +335,11 @@ pub fn parse_f64(table: &Table, path: &Path) -> Result<Vec<Vec<f64>>> {
                     cell.trim().parse::<f64>().map_err(|_| {
                         AntError::data(
                             path,
-                            format!("line {line}, column {}: '{cell}' is not a number", j + 1),
+                            format!(
+                                "line {line}, column {}: {} is not a number",
+                                j + 1,
+                                crate::error::quoted(cell)
+                            ),
                         )
                     })
                 })

@@ -93,7 +93,8 @@ impl MatMatrix {
 /// Other variables (cell, struct, char, sparse, complex, N-d with N > 2, objects)
 /// are skipped, i.e. absent from the result.
 pub fn read_mat(path: &Path) -> Result<Vec<MatMatrix>> {
-    let bytes = std::fs::read(path).map_err(|e| AntError::io(path, e))?;
+    let bytes = crate::persist::read_bounded(path, super::MAX_DATA_BYTES)
+        .map_err(|e| AntError::io(path, e))?;
     parse_mat(&bytes, path)
 }
 

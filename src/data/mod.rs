@@ -426,17 +426,61 @@ pub(crate) const GZIP_MAGIC: [u8; 2] = [0x1f, 0x8b];
 /// Reads a whole file, transparently gunzipping it when it starts with the gzip
 /// magic bytes (the extension is not consulted). A corrupt or truncated gzip
 /// stream is a [`AntError::Data`] error.
+/// Read and unpacked alike, at most this many bytes (a device such as `/dev/zero` is
+/// refused; a stream or a gzip bomb stops here).
 pub fn read_maybe_gz(path: &Path) -> Result<Vec<u8>> {
-    let raw = std::fs::read(path).map_err(|e| AntError::io(path, e))?;
+    let raw =
+        crate::persist::read_bounded(path, MAX_DATA_BYTES).map_err(|e| AntError::io(path, e))?;
     if !raw.starts_with(&GZIP_MAGIC) {
         return Ok(raw);
     }
     let mut out = Vec::new();
     // Multi-member aware: some tools write concatenated gzip members.
     flate2::read::MultiGzDecoder::new(raw.as_slice())
+        .take(MAX_DATA_BYTES + 1)
         .read_to_end(&mut out)
         .map_err(|e| AntError::data(path, format!("corrupt gzip stream: {e}")))?;
+    if out.len() as u64 > MAX_DATA_BYTES {
+        let msg =
+            format!("unpacks to more than {MAX_DATA_BYTES} bytes, the most a data file may hold");
+        return Err(AntError::data(path, msg));
+    }
     Ok(out)
+}
+
+/// The most bytes a data file is read into memory as (raw, or unpacked): 4 GiB.
+pub const MAX_DATA_BYTES: u64 = 4 << 30;
+
+/// A model's class names (`tree.json`'s `class_names`) must name each class once:
+/// as many names as classes, all distinct (none for a regression model).
+pub fn check_class_names(
+    names: Option<&[String]>,
+    task: crate::preset::Task,
+) -> std::result::Result<(), String> {
+    let Some(names) = names else {
+        return Ok(());
+    };
+    let classes = match task {
+        crate::preset::Task::Classification { classes } => classes,
+        crate::preset::Task::Regression { .. } if names.is_empty() => return Ok(()),
+        crate::preset::Task::Regression { .. } => {
+            return Err("class_names are given for a regression model".into());
+        }
+    };
+    if names.len() != classes {
+        return Err(format!(
+            "class_names has {} names for the model's {classes} classes",
+            names.len()
+        ));
+    }
+    let mut seen = std::collections::HashSet::new();
+    if let Some(twice) = names.iter().find(|n| !seen.insert(n.as_str())) {
+        let twice = crate::error::quoted(twice);
+        return Err(format!(
+            "class_names names {twice} twice: each class needs its own name"
+        ));
+    }
+    Ok(())
 }
 
 #[cfg(test)]

@@ -13,7 +13,21 @@ use serde::{Deserialize, Serialize};
 pub use super::csv::Separator;
 use super::csv::{CsvOptions, HeaderMode, Table, first_row_is_header, parse_bytes};
 use super::{Dataset, Targets, read_maybe_gz};
-use crate::error::{AntError, Result};
+use crate::error::{AntError, Result, quoted};
+
+/// `items` joined by commas, the first 20 of them (and how many more).
+fn list(items: &[String]) -> String {
+    let mut text = items
+        .iter()
+        .take(20)
+        .cloned()
+        .collect::<Vec<_>>()
+        .join(", ");
+    if items.len() > 20 {
+        text.push_str(&format!(" and {} more", items.len() - 20));
+    }
+    text
+}
 
 /// What the target column holds.
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize, Deserialize)]
@@ -112,24 +126,38 @@ fn resolve_target(t: &Table, spec: &TargetSpec, path: &Path) -> Result<(usize, b
         }
         return Ok((j, first_row_is_header(first, |k| k != j)));
     }
-    if let Some(j) = first.iter().position(|c| c.trim() == wanted) {
-        return Ok((j, true));
+    let named: Vec<usize> = (0..n).filter(|&k| first[k].trim() == wanted).collect();
+    match named[..] {
+        [j] => return Ok((j, true)),
+        [_, _, ..] => {
+            let at: Vec<String> = named.iter().map(|k| k.to_string()).collect();
+            return Err(AntError::data(
+                path,
+                format!(
+                    "the target name {} is ambiguous: columns {} have it; give a 0-based column index, or rename them",
+                    quoted(wanted),
+                    at.join(", ")
+                ),
+            ));
+        }
+        [] => {}
     }
     let hint = if first_row_is_header(first, |_| true) {
-        format!("columns are: {}", first.join(", "))
+        let names: Vec<String> = first.iter().map(|c| quoted(c)).collect();
+        format!("columns are: {}", list(&names))
     } else {
         "the file has no header row; give a 0-based column index".to_string()
     };
     Err(AntError::data(
         path,
-        format!("no column named '{wanted}' ({hint})"),
+        format!("no column named {} ({hint})", quoted(wanted)),
     ))
 }
 
 /// Names a column in messages: its 0-based index, and its header name if any.
 fn column_label(header: Option<&[String]>, j: usize) -> String {
     match header.and_then(|h| h.get(j)) {
-        Some(name) => format!("column {j} ('{name}')"),
+        Some(name) => format!("column {j} ({})", quoted(name)),
         None => format!("column {j}"),
     }
 }
@@ -154,8 +182,9 @@ fn features(
                 AntError::data(
                     path,
                     format!(
-                        "line {line}, {}: '{cell}' is not a number",
-                        column_label(header, j)
+                        "line {line}, {}: {} is not a number",
+                        column_label(header, j),
+                        quoted(cell)
                     ),
                 )
             })?;
@@ -165,8 +194,9 @@ fn features(
                 return Err(AntError::data(
                     path,
                     format!(
-                        "line {line}, {}: non-finite value '{cell}'",
-                        column_label(header, j)
+                        "line {line}, {}: non-finite value {}",
+                        column_label(header, j),
+                        quoted(cell)
                     ),
                 ));
             }
@@ -297,13 +327,16 @@ impl TargetColumn<'_> {
         for &(line, cell) in &self.cells {
             match cell.trim().parse::<f64>().map(|v| v as f32) {
                 Ok(v) if v.is_finite() => values.push(v),
-                Ok(_) => return Err(self.err(line, format!("non-finite target '{cell}'"))),
+                Ok(_) => {
+                    return Err(self.err(line, format!("non-finite target {}", quoted(cell))));
+                }
                 Err(_) => {
                     return Err(self.err(
                         line,
                         format!(
-                            "target '{cell}' is not a number \
-                             (use --task classification for labels)"
+                            "target {} is not a number \
+                             (use --task classification for labels)",
+                            quoted(cell)
                         ),
                     ));
                 }
@@ -345,8 +378,9 @@ impl TargetColumn<'_> {
             return Err(AntError::data(
                 self.path,
                 format!(
-                    "{} has a single class '{}'; classification needs at least 2",
-                    self.label, names[0]
+                    "{} has a single class {}; classification needs at least 2",
+                    self.label,
+                    quoted(&names[0])
                 ),
             ));
         }
@@ -366,8 +400,9 @@ impl TargetColumn<'_> {
                 return Err(self.err(
                     *line,
                     format!(
-                        "label '{k}' is not one of the model's classes [{}]",
-                        names.join(", ")
+                        "label {} is not one of the model's classes [{}]",
+                        quoted(k),
+                        list(names)
                     ),
                 ));
             };
@@ -455,10 +490,24 @@ fn find_target(first: &[String], s: &TargetSpec, n: usize, path: &Path) -> Resul
     let col = s.column.trim();
     let j = match col.parse::<usize>() {
         Ok(j) => Some(j),
-        Err(_) => first.iter().position(|c| c.trim() == col).or(s.index),
+        Err(_) => {
+            let named: Vec<usize> = (0..n).filter(|&k| first[k].trim() == col).collect();
+            match named[..] {
+                [j] => Some(j),
+                // Ambiguous: where it was in training, if that is one of them.
+                [_, _, ..] => s.index.filter(|j| named.contains(j)),
+                [] => s.index,
+            }
+        }
     }
     .filter(|&j| j < n);
-    j.ok_or_else(|| AntError::data(path, format!("cannot find target column '{}'", s.column)))
+    j.ok_or_else(|| {
+        let msg = format!(
+            "cannot find target column {} (or it is ambiguous)",
+            quoted(&s.column)
+        );
+        AntError::data(path, msg)
+    })
 }
 
 /// A copy of the table with only the columns where `keep` holds.
@@ -620,7 +669,7 @@ mod tests {
             (
                 "a,b\n1,0\n2,1\n",
                 cls("c"),
-                "no column named 'c' (columns are: a, b)",
+                "no column named 'c' (columns are: 'a', 'b')",
             ),
             ("1,0\n2,1\n", cls("5"), "index 5 out of range"),
             (

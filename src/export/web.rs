@@ -18,7 +18,7 @@ use crate::error::{AntError, Result};
 use crate::model::Ant;
 use crate::modules::Block;
 use crate::normalise::Normalisation;
-use crate::persist::{create_dir_atomic, remove_dir_atomic};
+use crate::persist::replace_dir_atomic;
 use crate::preset::Task;
 use crate::spec::LayerSpec;
 use crate::tree::NodeModules;
@@ -30,28 +30,82 @@ const STYLE_CSS: &str = include_str!("web/style.css");
 /// How many samples of `--data`'s test set the page offers to pick.
 pub const EXAMPLES: usize = 10;
 
-/// Writes the site into `dir` as one step. A directory holding an earlier export is
-/// replaced; any other existing path is refused.
+/// Marks a directory as made by `ant export --format web` (holds the format's name).
+pub const MARKER: &str = ".ant-web-export";
+const MARKER_TEXT: &str = "ant-web-1\n";
+/// What an export writes, besides [`MARKER`].
+pub const SITE_FILES: [&str; 4] = ["index.html", "viewer.js", "style.css", "model.js"];
+const MODEL_JS_HEAD: &str = "// Written by `ant export --format web`.\n";
+
+/// Writes the site into `dir` as one step (built beside it, then swapped in): an
+/// interrupted export leaves the earlier site or the new one. A directory holding an
+/// earlier export, and nothing else, is replaced; an empty one is used; any other
+/// existing path is refused: an export never deletes what it did not write.
 pub fn write_site(model: &Ant, examples: Option<&Dataset>, dir: &Path) -> Result<()> {
-    if dir.exists() {
-        if !dir.join("viewer.js").is_file() || !dir.join("model.js").is_file() {
-            let msg = "exists and is not an earlier web export: choose another --out";
-            return Err(AntError::data(dir, msg));
-        }
-        remove_dir_atomic(dir)?;
-    }
+    let dir = &crate::outputs::check(dir, crate::outputs::Kind::Dir, &[])?;
+    check_replaceable(dir)?;
     let model_js = format!(
-        "// Written by `ant export --format web`.\nwindow.ANT_MODEL = {};\n",
+        "{MODEL_JS_HEAD}window.ANT_MODEL = {};\n",
         serde_json::to_string(&WebModel::of(model, examples))
             .map_err(|e| AntError::model(e.to_string()))?
     );
-    let files: [(&str, &[u8]); 4] = [
+    let files: [(&str, &[u8]); 5] = [
         ("index.html", INDEX_HTML.as_bytes()),
         ("viewer.js", VIEWER_JS.as_bytes()),
         ("style.css", STYLE_CSS.as_bytes()),
         ("model.js", model_js.as_bytes()),
+        (MARKER, MARKER_TEXT.as_bytes()),
     ];
-    create_dir_atomic(dir, &files)
+    replace_dir_atomic(dir, &files)
+}
+
+/// Refuses an existing `dir` that is not an export (its marker, or for exports made
+/// before the marker, a `model.js` an export wrote) or holds anything an export does
+/// not write.
+fn check_replaceable(dir: &Path) -> Result<()> {
+    let Ok(entries) = std::fs::read_dir(dir) else {
+        return Ok(()); // Not there: nothing to replace.
+    };
+    let mut foreign = Vec::new();
+    let mut any = false;
+    for e in entries {
+        let e = e.map_err(|e| AntError::io(dir, e))?;
+        any = true;
+        let name = e.file_name().to_string_lossy().into_owned();
+        let ours = name == MARKER || SITE_FILES.contains(&name.as_str());
+        if !ours || !e.file_type().is_ok_and(|t| t.is_file()) {
+            foreign.push(name);
+        }
+    }
+    if !foreign.is_empty() {
+        foreign.sort();
+        let shown: Vec<&str> = foreign.iter().take(5).map(String::as_str).collect();
+        let more = match foreign.len() {
+            n if n > 5 => format!(" and {} more", n - 5),
+            _ => String::new(),
+        };
+        let msg = format!(
+            "is not an earlier web export alone: it holds what an export did not write ({}{more}), and an export replaces only a directory it made; move them, or choose another --out",
+            shown.join(", ")
+        );
+        return Err(AntError::data(dir, msg));
+    }
+    let marked = std::fs::read(dir.join(MARKER)).is_ok_and(|m| m == MARKER_TEXT.as_bytes());
+    if any && !marked && !earlier_export(dir) {
+        let msg = "exists and is not an earlier web export (no .ant-web-export marker): choose another --out";
+        return Err(AntError::data(dir, msg));
+    }
+    Ok(())
+}
+
+/// A directory an export made before exports were marked: its `model.js` says so.
+fn earlier_export(dir: &Path) -> bool {
+    use std::io::Read;
+    let mut head = [0u8; MODEL_JS_HEAD.len()];
+    std::fs::File::open(dir.join("model.js"))
+        .and_then(|mut f| f.read_exact(&mut head))
+        .is_ok_and(|()| head == MODEL_JS_HEAD.as_bytes())
+        && SITE_FILES.iter().all(|f| dir.join(f).is_file())
 }
 
 /// Everything the page needs: the tree's modules with their weights, the task, the

@@ -11,7 +11,7 @@ use serde::{Deserialize, Serialize};
 
 use super::{Ant, ModelMeta};
 use crate::error::{AntError, Result};
-use crate::persist::write_atomic;
+use crate::persist::{read_bounded, write_atomic};
 use crate::tree::{Topology, Tree, TreeModules};
 
 pub const TREE_FILE: &str = "tree.json";
@@ -193,6 +193,15 @@ impl Ant {
     }
 }
 
+/// The most bytes a `tree.json` can take (its topology and growth decisions, with room).
+const MAX_TREE_BYTES: u64 = 256 << 20;
+
+/// The most bytes the weights of a tree of `topology` can take: its weights as f32 (f64
+/// at most) and the safetensors header, with room.
+fn max_weights_bytes(topology: &Topology) -> u64 {
+    (topology.num_params() as u64).saturating_mul(8) + (64 << 20)
+}
+
 /// `tree.json`, checked: anything it says must be possible.
 fn parse_tree_file(text: &[u8], tp: &Path) -> Result<TreeFile> {
     let not_model = |e: serde_json::Error| AntError::data(tp, format!("not a model file: {e}"));
@@ -217,14 +226,16 @@ fn parse_tree_file(text: &[u8], tp: &Path) -> Result<TreeFile> {
 /// `tree.json` read first names: the files are then read again.
 fn read_model_files(dir: &Path) -> Result<(TreeFile, std::path::PathBuf, Vec<u8>)> {
     let tp = dir.join(TREE_FILE);
-    let mut text = std::fs::read(&tp).map_err(|e| AntError::io(&tp, e))?;
+    let read_tree = |tp: &Path| read_bounded(tp, MAX_TREE_BYTES).map_err(|e| AntError::io(tp, e));
+    let mut text = read_tree(&tp)?;
     let mut attempt = 0;
     loop {
         attempt += 1;
         let file = parse_tree_file(&text, &tp)?;
         let Some(w) = file.weights.clone() else {
             let wp = dir.join(LEGACY_WEIGHTS_FILE);
-            let bytes = std::fs::read(&wp).map_err(|e| AntError::io(&wp, e))?;
+            let bytes = read_bounded(&wp, max_weights_bytes(&file.topology))
+                .map_err(|e| AntError::io(&wp, e))?;
             return Ok((file, wp, bytes));
         };
         if !WeightsRef::is_weights_name(&w.file) || w.file.contains(['/', '\\']) {
@@ -235,10 +246,10 @@ fn read_model_files(dir: &Path) -> Result<(TreeFile, std::path::PathBuf, Vec<u8>
             return Err(AntError::data(&tp, msg));
         }
         let wp = dir.join(&w.file);
-        let bytes = match std::fs::read(&wp) {
+        let bytes = match read_bounded(&wp, max_weights_bytes(&file.topology)) {
             Ok(b) => b,
             Err(e) if e.kind() == std::io::ErrorKind::NotFound && attempt <= 3 => {
-                let again = std::fs::read(&tp).map_err(|e| AntError::io(&tp, e))?;
+                let again = read_tree(&tp)?;
                 if again == text {
                     let msg = format!(
                         "the weights file {} that tree.json names is missing",

@@ -94,6 +94,7 @@ impl ModelMeta {
                 .into());
             }
         }
+        crate::data::check_class_names(self.class_names.as_deref(), task)?;
         if let TestSplit::Fraction { fraction, .. } = self.provenance.test_split
             && !(fraction > 0.0 && fraction < 1.0)
         {

@@ -454,7 +454,8 @@ fn write_container(path: &Path, parts: &[&[u8]]) -> Result<()> {
 }
 
 fn read_container(path: &Path) -> Result<Vec<Vec<u8>>> {
-    let bytes = std::fs::read(path).map_err(|e| AntError::io(path, e))?;
+    // A checkpoint is never a device or an endless stream (its size is the model's).
+    let bytes = crate::persist::read_bounded(path, u64::MAX).map_err(|e| AntError::io(path, e))?;
     let bad = |m: &str| AntError::data(path, format!("corrupt checkpoint: {m}"));
     if bytes.len() < 16 || &bytes[..8] != MAGIC {
         return Err(bad("not an ant checkpoint"));

@@ -168,8 +168,11 @@ pub(crate) fn train(
                 (refine(&cfg, grown, data, observer)?, decisions)
             }
         };
-        if !valid_nll.is_finite() {
-            return Err(AntError::Diverged { valid_nll });
+        if !valid_nll.is_finite() || !valid_metric.is_finite() {
+            return Err(AntError::Diverged {
+                valid_nll,
+                valid_metric,
+            });
         }
         Ok(Trained {
             tree: Tree::new(tree.topology, tree.modules.valid()),

@@ -33,7 +33,14 @@ pub struct Segment {
 
 /// Read `records.jsonl` (one [`EpochRecord`] per line; blank lines skipped).
 pub fn read_records(path: &Path) -> Result<Vec<EpochRecord>> {
-    let text = std::fs::read_to_string(path).map_err(|e| AntError::io(path, e))?;
+    let bytes = crate::persist::read_bounded(path, crate::run::MAX_RECORDS_BYTES)
+        .map_err(|e| AntError::io(path, e))?;
+    let text = String::from_utf8(bytes).map_err(|e| {
+        AntError::data(
+            path,
+            format!("not UTF-8 text (byte {})", e.utf8_error().valid_up_to()),
+        )
+    })?;
     text.lines()
         .enumerate()
         .filter(|(_, l)| !l.trim().is_empty())

@@ -61,6 +61,10 @@ impl Format {
 /// Per-node statistics of `model` on `data`: reach-weighted class histograms (or target
 /// moments), router left-probability histograms and single-path leaf shares.
 pub fn model_stats(model: &Ant, data: &Dataset, bins: usize) -> Result<Vec<stats::NodeStats>> {
+    if bins > MAX_BINS {
+        let reason = format!("must be at most {MAX_BINS}, got {bins}");
+        return Err(AntError::invalid("bins", reason));
+    }
     let reach = model.node_reach_per_sample(data)?;
     let single = model.predict(data, Inference::SinglePath)?;
     Ok(stats::node_stats(
@@ -72,12 +76,13 @@ pub fn model_stats(model: &Ant, data: &Dataset, bins: usize) -> Result<Vec<stats
     ))
 }
 
-/// Write `bytes` to `path` atomically, creating its directory.
+/// The most bins a router's left-probability histogram may have.
+pub const MAX_BINS: usize = 1000;
+
+/// Write `bytes` to `path` atomically, creating its directory (`-`: stdout; a path
+/// that is not a regular file is refused, see [`crate::outputs`]).
 pub fn write_output(path: &Path, bytes: &[u8]) -> Result<()> {
-    if let Some(dir) = path.parent().filter(|d| !d.as_os_str().is_empty()) {
-        std::fs::create_dir_all(dir).map_err(|e| AntError::io(dir, e))?;
-    }
-    crate::persist::write_atomic(path, bytes)
+    crate::outputs::write_file(path, bytes, &[])
 }
 
 /// The tree picture of `model` in `format`: with `data`, the per-node statistics of its
@@ -127,9 +132,10 @@ pub fn render_curves(dir: &Path, format: Format, width: u32) -> Result<Vec<u8>> 
     if records.is_empty() {
         return Err(AntError::data(&path, "holds no epochs"));
     }
-    let meta: Option<crate::model::ModelMeta> = std::fs::read_to_string(dir.join("tree.json"))
-        .ok()
-        .and_then(|s| serde_json::from_str(&s).ok());
+    let meta: Option<crate::model::ModelMeta> =
+        crate::persist::read_bounded(&dir.join("tree.json"), 256 << 20)
+            .ok()
+            .and_then(|s| serde_json::from_slice(&s).ok());
     let (metric, decisions, name) = match &meta {
         Some(m) if m.task.is_classification() => {
             ("valid error %", m.decisions.clone(), m.preset.name())

@@ -114,3 +114,47 @@ pub fn small_params() -> AntParams {
         .with_batch_size(64)
         .with_seed(5)
 }
+
+/// Runs the `ant` binary with `args` under a 4 GiB address-space limit (`ulimit -v`),
+/// killed after `secs` seconds (then this panics): for inputs that once made it read
+/// or loop without end, so that a regression fails the test instead of the machine.
+pub fn ant_bounded(args: &[&str], secs: u64) -> std::process::Output {
+    use std::io::Read;
+    let mut child = std::process::Command::new("sh")
+        .arg("-c")
+        .arg("ulimit -v 4194304; exec \"$0\" \"$@\"")
+        .arg(env!("CARGO_BIN_EXE_ant"))
+        .args(args)
+        .stdout(std::process::Stdio::piped())
+        .stderr(std::process::Stdio::piped())
+        .spawn()
+        .expect("runs");
+    let (mut out, mut err) = (child.stdout.take().unwrap(), child.stderr.take().unwrap());
+    let reader = std::thread::spawn(move || {
+        let mut v = Vec::new();
+        let _ = out.read_to_end(&mut v);
+        v
+    });
+    let ereader = std::thread::spawn(move || {
+        let mut v = Vec::new();
+        let _ = err.read_to_end(&mut v);
+        v
+    });
+    let t0 = std::time::Instant::now();
+    let status = loop {
+        if let Some(s) = child.try_wait().unwrap() {
+            break s;
+        }
+        if t0.elapsed() > std::time::Duration::from_secs(secs) {
+            child.kill().unwrap();
+            child.wait().unwrap();
+            panic!("ant {args:?} ran past {secs} s");
+        }
+        std::thread::sleep(std::time::Duration::from_millis(20));
+    };
+    std::process::Output {
+        status,
+        stdout: reader.join().unwrap(),
+        stderr: ereader.join().unwrap(),
+    }
+}

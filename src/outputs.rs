@@ -1,0 +1,388 @@
+//! Where a command may write: every output is checked before anything is written.
+//!
+//! - An output that is one of the command's inputs is refused: the same file as an
+//!   input file (a hard link included), a file inside a data directory it reads, or a
+//!   file a model directory it reads owns (`tree.json`, the weights, `ensemble.json`,
+//!   `records.jsonl`, `report.json`, `checkpoint/`, `member-K/`...).
+//! - An output that exists must be what the command writes: a regular file (or a
+//!   directory, for directory outputs). A device, a pipe or a socket is refused (`-`
+//!   writes to stdout), and so is a symbolic link that leads nowhere. A link to a
+//!   regular file is written through: the file it leads to is replaced, never the link.
+
+use std::path::{Component, Path, PathBuf};
+
+use crate::error::{AntError, Result};
+
+/// What a command reads, for [`check`].
+#[derive(Clone, Copy, Debug)]
+pub enum Input<'a> {
+    /// A data file or directory: every file in a directory is read.
+    Data(&'a Path),
+    /// A model, ensemble or run directory: the files its format owns are read.
+    Model(&'a Path),
+}
+
+/// What a command writes.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum Kind {
+    File,
+    Dir,
+}
+
+/// The names a model, ensemble or run directory owns (what `ant` writes and reads there).
+pub fn is_model_owned(name: &str) -> bool {
+    use crate::run::{CHECKPOINT_DIR, LOCK_FILE, RECORDS_FILE, REPORT_FILE};
+    [
+        crate::model::TREE_FILE,
+        crate::model::LEGACY_WEIGHTS_FILE,
+        crate::ensemble::ENSEMBLE_FILE,
+        RECORDS_FILE,
+        REPORT_FILE,
+        CHECKPOINT_DIR,
+        LOCK_FILE,
+        "prune.json",
+    ]
+    .contains(&name)
+        || (name.starts_with("model-") && name.ends_with(".safetensors"))
+        || name
+            .strip_prefix("member-")
+            .is_some_and(|k| !k.is_empty() && k.bytes().all(|b| b.is_ascii_digit()))
+}
+
+/// Whether `out` means stdout.
+pub fn is_stdout(out: &Path) -> bool {
+    out.as_os_str() == "-"
+}
+
+/// Checks that `out` may be written as a `kind` output of a command that reads `inputs`
+/// (see the module's description). Returns the path to write: `out`, or for a link to
+/// a regular file the file it leads to.
+pub fn check(out: &Path, kind: Kind, inputs: &[Input]) -> Result<PathBuf> {
+    if is_stdout(out) {
+        return check_kind(out, kind);
+    }
+    let resolved = resolve(out);
+    // Only what exists can be overwritten.
+    let existing = std::fs::metadata(&resolved).ok();
+    for input in inputs {
+        let (path, owned): (&Path, fn(&str) -> bool) = match *input {
+            Input::Data(p) => (p, |_| true),
+            Input::Model(p) => (p, is_model_owned),
+        };
+        let Ok(canon) = path.canonicalize() else {
+            continue; // A missing input is the reader's error, and cannot be overwritten.
+        };
+        let refuse = |why: String| {
+            Err(AntError::data(
+                out,
+                format!(
+                    "{why}: an output never replaces what the command reads; choose another path"
+                ),
+            ))
+        };
+        if resolved == canon || same_file(out, &canon) {
+            return refuse(format!("is the input {}", path.display()));
+        }
+        let Some(meta) = &existing else { continue };
+        // In a data directory every file is read; in a model directory what it owns.
+        let read = match input {
+            Input::Data(_) => meta.is_file(),
+            Input::Model(_) => true,
+        };
+        if read
+            && canon.is_dir()
+            && let Ok(rel) = resolved.strip_prefix(&canon)
+            && rel
+                .components()
+                .any(|c| matches!(c, Component::Normal(n) if owned(&n.to_string_lossy())))
+        {
+            return refuse(format!("is part of the input {}", path.display()));
+        }
+    }
+    check_kind(out, kind)
+}
+
+/// Writes the file output `out` atomically (stdout for `-`), once [`check`]ed against
+/// `inputs`.
+pub fn write_file(out: &Path, bytes: &[u8], inputs: &[Input]) -> Result<()> {
+    if is_stdout(out) {
+        use std::io::Write;
+        let mut s = std::io::stdout().lock();
+        return match s.write_all(bytes).and_then(|()| s.flush()) {
+            Err(e) if e.kind() != std::io::ErrorKind::BrokenPipe => {
+                Err(AntError::io("<stdout>", e))
+            }
+            _ => Ok(()),
+        };
+    }
+    let target = check(out, Kind::File, inputs)?;
+    crate::persist::write_atomic(&target, bytes)
+}
+
+/// What a command saves into a directory.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum Saved {
+    /// One model (`tree.json` and its weights).
+    Model,
+    /// An ensemble (`ensemble.json` and `member-K/`).
+    Ensemble,
+}
+
+/// Checks the directory `out` that a command reading `inputs` saves a model or an
+/// ensemble into (as [`check`] does). A directory that holds an interrupted run, or
+/// the other kind of model (which would hide the new one, or be hidden by it), is
+/// refused; one that holds a model of this kind only with `replace` (`--force`), and
+/// never for an ensemble (its members would be replaced one by one).
+pub fn check_model_dir(out: &Path, saved: Saved, replace: bool, inputs: &[Input]) -> Result<()> {
+    use crate::ensemble::ENSEMBLE_FILE;
+    use crate::model::TREE_FILE;
+    use crate::run::CHECKPOINT_DIR;
+    let out = &check(out, Kind::Dir, inputs)?;
+    let has = |name: &str| std::fs::symlink_metadata(out.join(name)).is_ok();
+    let refuse = |msg: &str| Err(AntError::data(out, msg));
+    if has(CHECKPOINT_DIR) {
+        return refuse("holds a run (checkpoint/): finish it, or choose another directory");
+    }
+    match saved {
+        Saved::Model if has(ENSEMBLE_FILE) => refuse(
+            "holds an ensemble (ensemble.json), which would hide a model saved here: choose another directory",
+        ),
+        Saved::Ensemble if has(TREE_FILE) => refuse(
+            "holds a single model (tree.json), which would hide an ensemble saved here: choose another directory",
+        ),
+        Saved::Ensemble if has(ENSEMBLE_FILE) => refuse(
+            "holds an ensemble: choose another directory (an ensemble is not replaced in place; delete it first)",
+        ),
+        Saved::Model if has(TREE_FILE) && !replace => {
+            refuse("holds a trained model: choose another directory, or replace it (--force)")
+        }
+        _ => Ok(()),
+    }
+}
+
+/// After a model has replaced another in `dir`: the files that described the old one
+/// (its training records and test report) are removed, so that none describes the
+/// wrong model.
+pub fn remove_old_descriptions(dir: &Path) -> Result<()> {
+    for name in [crate::run::RECORDS_FILE, crate::run::REPORT_FILE] {
+        crate::persist::remove_file(&dir.join(name))?;
+    }
+    Ok(())
+}
+
+/// The inputs of a command that reads the model (ensemble or run) directory `model`
+/// and, if given, the data path `data`.
+pub fn inputs<'a>(model: &'a Path, data: Option<&'a Path>) -> Vec<Input<'a>> {
+    std::iter::once(Input::Model(model))
+        .chain(data.map(Input::Data))
+        .collect()
+}
+
+/// Writes the file output `out` (see [`write_file`]) of a command that reads the model
+/// directory `model` and, if given, the data path `data`.
+pub fn write_output(out: &Path, bytes: &[u8], model: &Path, data: Option<&Path>) -> Result<()> {
+    write_file(out, bytes, &inputs(model, data))
+}
+
+/// `ant prune --model M --data D --out OUT [--force]`: OUT as [`check_model_dir`]
+/// allows, for a model or an ensemble as M holds.
+pub fn check_prune_out(model: &Path, data: &Path, out: &Path, force: bool) -> Result<()> {
+    let saved = match crate::ensemble::is_ensemble(model) {
+        true => Saved::Ensemble,
+        false => Saved::Model,
+    };
+    check_model_dir(out, saved, force, &inputs(model, Some(data)))
+}
+
+/// `ant export --format web --out DIR`: DIR is no input (the model directory, a data
+/// directory or a directory holding them; an earlier site is checked by
+/// [`crate::export::write_site`]).
+pub fn check_site_out(out: &Path, model: &Path, data: Option<&Path>) -> Result<()> {
+    let dir = resolve(&check(out, Kind::Dir, &inputs(model, data))?);
+    for p in std::iter::once(model).chain(data) {
+        if let Ok(canon) = p.canonicalize()
+            && canon.starts_with(&dir)
+        {
+            let msg = format!(
+                "holds the input {}: an export replaces its directory whole; choose another path",
+                p.display()
+            );
+            return Err(AntError::data(out, msg));
+        }
+    }
+    Ok(())
+}
+
+/// `out` as it may be written for `kind`: refuses an existing path of another type, a
+/// device, pipe or socket, and a link that leads nowhere; a link is followed.
+fn check_kind(out: &Path, kind: Kind) -> Result<PathBuf> {
+    if is_stdout(out) {
+        let msg = match kind {
+            Kind::File => return Ok(out.to_path_buf()),
+            Kind::Dir => "stdout cannot hold a directory: give a directory path",
+        };
+        return Err(AntError::data(out, msg));
+    }
+    let Ok(link) = std::fs::symlink_metadata(out) else {
+        return Ok(out.to_path_buf()); // Nothing there yet.
+    };
+    let meta = match std::fs::metadata(out) {
+        Ok(m) => m,
+        Err(_) if link.file_type().is_symlink() => {
+            let to = std::fs::read_link(out)
+                .map(|t| format!(" to {}", t.display()))
+                .unwrap_or_default();
+            let msg = format!(
+                "is a symbolic link{to}, which leads to nothing: remove the link, or choose another path"
+            );
+            return Err(AntError::data(out, msg));
+        }
+        Err(e) => return Err(AntError::io(out, e)),
+    };
+    let what = match (kind, meta.is_file(), meta.is_dir()) {
+        (Kind::File, true, _) | (Kind::Dir, _, true) => None,
+        (Kind::File, _, true) => Some("is a directory: give a file path"),
+        (Kind::Dir, true, _) => Some("is a file, not a directory: choose another path"),
+        (Kind::File, _, _) => Some(
+            "is not a regular file (a device, pipe or socket): give a file path, or - for stdout",
+        ),
+        (Kind::Dir, _, _) => {
+            Some("is not a directory (a device, pipe or socket): choose another path")
+        }
+    };
+    if let Some(what) = what {
+        return Err(AntError::data(out, what));
+    }
+    if link.file_type().is_symlink() {
+        // Written where it leads: replacing the link itself would leave the file it
+        // names as it was (and could replace a system link such as /dev/stdout).
+        return out.canonicalize().map_err(|e| AntError::io(out, e));
+    }
+    Ok(out.to_path_buf())
+}
+
+/// `p` made absolute with its longest existing ancestor resolved (links, `..`).
+fn resolve(p: &Path) -> PathBuf {
+    let abs = std::path::absolute(p).unwrap_or_else(|_| p.to_path_buf());
+    let mut rest = Vec::new();
+    let mut cur = abs.as_path();
+    loop {
+        if let Ok(c) = cur.canonicalize() {
+            let mut r = c;
+            for part in rest.iter().rev() {
+                r.push(part);
+            }
+            return r;
+        }
+        match (cur.parent(), cur.file_name()) {
+            (Some(parent), Some(name)) => {
+                rest.push(name.to_os_string());
+                cur = parent;
+            }
+            _ => return abs,
+        }
+    }
+}
+
+/// Whether `a` (which may not exist) and `b` are the same file (hard links included).
+fn same_file(a: &Path, b: &Path) -> bool {
+    #[cfg(unix)]
+    {
+        use std::os::unix::fs::MetadataExt;
+        match (std::fs::metadata(a), std::fs::metadata(b)) {
+            (Ok(x), Ok(y)) => x.dev() == y.dev() && x.ino() == y.ino(),
+            _ => false,
+        }
+    }
+    #[cfg(not(unix))]
+    {
+        let _ = (a, b);
+        false
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn err(r: Result<PathBuf>) -> String {
+        r.unwrap_err().to_string()
+    }
+
+    #[test]
+    fn outputs_that_are_inputs_are_refused() {
+        let d = tempfile::tempdir().unwrap();
+        let m = d.path().join("m");
+        std::fs::create_dir(&m).unwrap();
+        std::fs::write(m.join("tree.json"), "{}").unwrap();
+        std::fs::create_dir(m.join("member-0")).unwrap();
+        let data = d.path().join("x.csv");
+        std::fs::write(&data, "a\n").unwrap();
+        let model = [Input::Model(&m), Input::Data(&data)];
+        let e = err(check(&m.join("tree.json"), Kind::File, &model));
+        assert!(e.contains("is part of the input"), "{e}");
+        std::fs::write(m.join("member-0/tree.svg"), "x").unwrap();
+        let e = err(check(&m.join("member-0/tree.svg"), Kind::File, &model));
+        assert!(e.contains("is part of the input"), "{e}");
+        std::fs::write(m.join("model-1.safetensors"), "w").unwrap();
+        let e = err(check(
+            &m.join("../m/model-1.safetensors"),
+            Kind::File,
+            &model,
+        ));
+        assert!(e.contains("is part of the input"), "{e}");
+        let e = err(check(&data, Kind::File, &model));
+        assert!(e.contains("is the input"), "{e}");
+        std::fs::hard_link(&data, d.path().join("y.csv")).unwrap();
+        let e = err(check(&d.path().join("y.csv"), Kind::File, &model));
+        assert!(e.contains("is the input"), "{e}");
+        let e = err(check(&m, Kind::Dir, &model));
+        assert!(e.contains("is the input"), "{e}");
+        // A new file in a model's directory is no part of it.
+        assert!(check(&m.join("member-1/a.svg"), Kind::File, &model).is_ok());
+        // Other files beside a model, and new paths, are fine.
+        assert!(check(&m.join("tree.svg"), Kind::File, &model).is_ok());
+        assert!(check(&d.path().join("new/a.onnx"), Kind::File, &model).is_ok());
+        // Every file of a data directory is read.
+        std::fs::write(m.join("notes"), "x").unwrap();
+        let e = err(check(&m.join("notes"), Kind::File, &[Input::Data(&m)]));
+        assert!(e.contains("is part of the input"), "{e}");
+        assert!(check(&m.join("member-0"), Kind::Dir, &[Input::Data(&m)]).is_ok());
+    }
+
+    #[cfg(unix)]
+    #[test]
+    fn devices_and_links_that_lead_nowhere_are_refused() {
+        let d = tempfile::tempdir().unwrap();
+        let e = err(check(Path::new("/dev/null"), Kind::File, &[]));
+        assert!(e.contains("not a regular file"), "{e}");
+        let e = err(check(Path::new("/dev/null"), Kind::Dir, &[]));
+        assert!(e.contains("not a directory"), "{e}");
+        let link = d.path().join("l");
+        std::os::unix::fs::symlink(d.path().join("nowhere"), &link).unwrap();
+        for kind in [Kind::File, Kind::Dir] {
+            let e = err(check(&link, kind, &[]));
+            assert!(
+                e.contains("symbolic link to") && e.contains("nowhere"),
+                "{e}"
+            );
+        }
+        // A link to a file is written through.
+        let f = d.path().join("f");
+        std::fs::write(&f, "old").unwrap();
+        let link2 = d.path().join("l2");
+        std::os::unix::fs::symlink(&f, &link2).unwrap();
+        write_file(&link2, b"new", &[]).unwrap();
+        assert_eq!(std::fs::read(&f).unwrap(), b"new");
+        assert!(
+            std::fs::symlink_metadata(&link2)
+                .unwrap()
+                .file_type()
+                .is_symlink()
+        );
+        let e = err(check(d.path(), Kind::File, &[]));
+        assert!(e.contains("is a directory"), "{e}");
+        let e = err(check(&f, Kind::Dir, &[]));
+        assert!(e.contains("not a directory"), "{e}");
+    }
+}
