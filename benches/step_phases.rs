@@ -12,7 +12,8 @@
 //! (default `16,512`); `ANT_PHASE_PARTS` (`phases,ops`); `ANT_PHASE_TREES` (`W1,W2`);
 //! `ANT_PHASE_SECONDS` (time spent measuring each row, default 2; at least 3 calls);
 //! `ANT_PHASE_REPS` (exactly this many calls per row after one warm-up call, e.g. to
-//! count kernels per step under `nsys`).
+//! count kernels per step under `nsys`); `ANT_PHASE_CLOCK` (`wall`, default, or `cpu`:
+//! the process's CPU time, for one-thread runs on a loaded machine).
 
 mod common;
 
@@ -86,8 +87,43 @@ impl Timer {
     }
 }
 
-fn ms(t: Instant) -> f64 {
-    t.elapsed().as_secs_f64() * 1e3
+/// Milliseconds on the clock `ANT_PHASE_CLOCK` names: `wall` (default) or `cpu`, the CPU
+/// time of the whole process (every thread), which a loaded machine does not inflate:
+/// meaningful with one thread (`RAYON_NUM_THREADS=1`), where waiting threads spin little.
+fn now() -> f64 {
+    static CPU: std::sync::OnceLock<bool> = std::sync::OnceLock::new();
+    static START: std::sync::OnceLock<Instant> = std::sync::OnceLock::new();
+    let cpu = *CPU.get_or_init(|| match std::env::var("ANT_PHASE_CLOCK").as_deref() {
+        Ok("cpu") => true,
+        Ok("wall") | Err(_) => false,
+        Ok(other) => panic!("ANT_PHASE_CLOCK: wall or cpu, not {other}"),
+    });
+    if cpu {
+        process_cpu_ms()
+    } else {
+        START.get_or_init(Instant::now).elapsed().as_secs_f64() * 1e3
+    }
+}
+
+#[cfg(all(target_os = "linux", target_env = "gnu"))]
+fn process_cpu_ms() -> f64 {
+    let mut t = libc::timespec {
+        tv_sec: 0,
+        tv_nsec: 0,
+    };
+    // SAFETY: clock_gettime writes one timespec through a valid pointer.
+    let rc = unsafe { libc::clock_gettime(libc::CLOCK_PROCESS_CPUTIME_ID, &mut t) };
+    assert_eq!(rc, 0, "clock_gettime");
+    t.tv_sec as f64 * 1e3 + t.tv_nsec as f64 / 1e6
+}
+
+#[cfg(not(all(target_os = "linux", target_env = "gnu")))]
+fn process_cpu_ms() -> f64 {
+    panic!("ANT_PHASE_CLOCK=cpu: only on Linux (glibc)")
+}
+
+fn ms(t: f64) -> f64 {
+    now() - t
 }
 
 fn sync(dev: &Device) {
@@ -110,22 +146,22 @@ fn phases(timer: &Timer, name: &str, b: usize, topo: Topology, x: Repr, y: Targe
     };
     let ([f, bw, o], n) = timer.run(|| {
         let m = model.take().expect("model");
-        let t = Instant::now();
+        let t = now();
         let loss = forward(&m);
         sync(&dev);
         let tf = ms(t);
-        let t = Instant::now();
+        let t = now();
         let grads = GradientsParams::from_grads(loss.backward(), &m);
         sync(&dev);
         let tb = ms(t);
-        let t = Instant::now();
+        let t = now();
         model = Some(optim.step(1e-3, m, grads));
         sync(&dev);
         [tf, tb, ms(t)]
     });
     let ([whole], _) = timer.run(|| {
         let m = model.take().expect("model");
-        let t = Instant::now();
+        let t = now();
         let loss = forward(&m);
         let grads = GradientsParams::from_grads(loss.backward(), &m);
         model = Some(optim.step(1e-3, m, grads));
@@ -142,11 +178,11 @@ fn phases(timer: &Timer, name: &str, b: usize, topo: Topology, x: Repr, y: Targe
 /// clones of its inputs; backward computes every gradient the op has.
 fn op(timer: &Timer, dev: &Device, name: &str, b: usize, shape: &str, fwd: impl Fn() -> Tensor<1>) {
     let ([f, bw], n) = timer.run(|| {
-        let t = Instant::now();
+        let t = now();
         let s = fwd();
         sync(dev);
         let tf = ms(t);
-        let t = Instant::now();
+        let t = now();
         let g = s.backward();
         sync(dev);
         let tb = ms(t);
@@ -248,7 +284,10 @@ fn main() {
         .collect();
     let parts = env_list("ANT_PHASE_PARTS", "phases,ops");
     let trees = env_list("ANT_PHASE_TREES", "W1,W2");
-    println!("# step_phases: ant on {device}, ms per call (medians)");
+    println!(
+        "# step_phases: ant on {device}, ms per call (medians), {} clock",
+        std::env::var("ANT_PHASE_CLOCK").unwrap_or_else(|_| "wall".into())
+    );
     if parts.iter().any(|p| p == "phases") {
         println!();
         println!("## step phases, ant on {device} (device synced after each phase)");

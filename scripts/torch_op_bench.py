@@ -42,6 +42,9 @@ def parse_args():
                     help="time spent measuring each row (at least 3 calls)")
     ap.add_argument("--reps", type=int, default=int(os.environ.get("ANT_PHASE_REPS", 0)),
                     help="exactly this many calls per row after one warm-up (0: by time)")
+    ap.add_argument("--clock", default=os.environ.get("ANT_PHASE_CLOCK", "wall"),
+                    choices=["wall", "cpu"],
+                    help="cpu: the process's CPU time (one thread on a loaded machine)")
     ap.add_argument("--peer", default=os.path.join(HERE, "..", "..", "shared", "peer",
                                                    "torch_step_bench.py"),
                     help="the peer's torch_step_bench.py (its W1Tree and W2Tree)")
@@ -74,8 +77,12 @@ def run(f):
     return [statistics.median(col) for col in zip(*rows)], len(rows)
 
 
+def now():
+    return time.process_time() if A.clock == "cpu" else time.perf_counter()
+
+
 def ms(t):
-    return (time.perf_counter() - t) * 1e3
+    return (now() - t) * 1e3
 
 
 def load_peer():
@@ -103,22 +110,22 @@ def phases(name, b, peer):
     opt = torch.optim.Adam(m.parameters(), lr=1e-3)
 
     def split():
-        t = time.perf_counter()
+        t = now()
         loss = m.loss(x, y)
         sync()
         tf = ms(t)
-        t = time.perf_counter()
+        t = now()
         loss.backward()
         sync()
         tb = ms(t)
-        t = time.perf_counter()
+        t = now()
         opt.step()
         opt.zero_grad(set_to_none=True)
         sync()
         return tf, tb, ms(t)
 
     def whole():
-        t = time.perf_counter()
+        t = now()
         opt.zero_grad(set_to_none=True)
         m.loss(x, y).backward()
         opt.step()
@@ -133,11 +140,11 @@ def phases(name, b, peer):
 
 def op(name, b, shape, fwd, leaves):
     def call():
-        t = time.perf_counter()
+        t = now()
         s = fwd()
         sync()
         tf = ms(t)
-        t = time.perf_counter()
+        t = now()
         s.backward()
         sync()
         tb = ms(t)
@@ -244,7 +251,7 @@ def main():
 
     with contextlib.redirect_stdout(Tee()):
         print(f"# torch_op_bench: PyTorch {torch.__version__} on {A.device}, "
-              f"{torch.get_num_threads()} threads, ms per call (medians)")
+              f"{torch.get_num_threads()} threads, ms per call (medians), {A.clock} clock")
         if "phases" in parts:
             peer = load_peer() if os.path.exists(A.peer) else None
             print(f"\n## step phases, PyTorch on {A.device} (device synced after each phase)\n")
