@@ -218,9 +218,14 @@ fn ops(timer: &Timer, base: &Device, b: usize) {
 
     let c1 = block(vec![conv(1, 40)], dev);
     let x = input([b, 1, 28, 28], false, dev);
-    op(timer, dev, "conv 1->40 k5 (input: data)", b, "[B,1,28,28]", || {
-        sum_img(c1.forward(image(&x)))
-    });
+    op(
+        timer,
+        dev,
+        "conv 1->40 k5 (input: data)",
+        b,
+        "[B,1,28,28]",
+        || sum_img(c1.forward(image(&x))),
+    );
     let c40 = block(vec![conv(40, 40)], dev);
     let x = input([b, 40, 12, 12], true, dev);
     op(timer, dev, "conv 40->40 k5", b, "[B,40,12,12]", || {

@@ -59,7 +59,13 @@ fn train_step(c: &mut Criterion) {
     let (x, y) = w1_batch(b, &base);
     bench_tree(c, &format!("W1 fc tree train step (batch {b})"), w1(), x, y);
     let (x, y) = w2_batch(b, &base);
-    bench_tree(c, &format!("W2 conv tree train step (batch {b})"), w2(), x, y);
+    bench_tree(
+        c,
+        &format!("W2 conv tree train step (batch {b})"),
+        w2(),
+        x,
+        y,
+    );
 }
 
 criterion_group! {

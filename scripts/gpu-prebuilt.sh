@@ -57,6 +57,8 @@ runpy.run_path('$stage/peer/torch_step_bench.py', run_name='__main__')" \
 # kernels, host synchronisations and copies per step (scripts/nsys_counts.py).
 profile() {
     say "profile: step phases and single ops, ant on cuda beside PyTorch on cuda (batch 16, 512)"
+    # One second per row: a GPU row is milliseconds, so hundreds of calls.
+    export ANT_PHASE_SECONDS="${ANT_PHASE_SECONDS:-1}"
     local t=$(date +%s)
     ANT_DEVICE=cuda timeout 240 "$stage/step_phases" >"$out/phases-ant-cuda.txt" 2>&1
     echo "ant: exit $? after $(secs $t) s" | tee -a "$out/summary.txt"

@@ -109,11 +109,7 @@ pub fn w1_batch(b: usize, base: &Device) -> (Repr, Target) {
         Distribution::Normal(0.0, 1.0),
         base,
     ));
-    let y = Target::Values(Tensor::random(
-        [b, 7],
-        Distribution::Normal(0.0, 1.0),
-        base,
-    ));
+    let y = Target::Values(Tensor::random([b, 7], Distribution::Normal(0.0, 1.0), base));
     (x, y)
 }
 
