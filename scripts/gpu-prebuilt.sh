@@ -3,10 +3,11 @@
 # binaries built elsewhere against the same libtorch as that machine's PyTorch
 # (`scripts/gpu-stage.sh` builds and stages them).
 #
-#     bash scripts/gpu-prebuilt.sh TARBALL OUT_DIR [checks|mnist-a|peer-mnist-a]...
+#     bash scripts/gpu-prebuilt.sh TARBALL OUT_DIR [checks|profile|mnist-a|peer-mnist-a]...
 #
-# TARBALL holds `ant`, `devices` (the device tests), `train_step` (the bench) and
-# `peer/` (../shared/peer); the binaries find libtorch through the machine's `python3`.
+# TARBALL holds `ant`, `devices` (the device tests), `train_step` and `step_phases` (the
+# benches) and `peer/` (../shared/peer); the binaries find libtorch through the machine's
+# `python3`. The Python helpers run from this checkout's scripts/ (they need only torch).
 # Each step writes its log to OUT_DIR and a line to OUT_DIR/summary.txt.
 set -uo pipefail
 cd "$(dirname "$0")/.."
@@ -49,6 +50,42 @@ runpy.run_path('$stage/peer/torch_step_bench.py', run_name='__main__')" \
     tail -6 "$out/bench-pytorch-cuda.txt" | tee -a "$out/summary.txt"
 }
 
+# Where a CUDA step goes: W1's and W2's step in phases (forward, backward, Adam, synced
+# between) and W2's op kinds alone, forward and backward, at batch 16 and 512, `ant` and
+# then PyTorch (scripts/torch_op_bench.py, the peer's own trees) on the same GPU, set side
+# by side; then, where nsys is installed, W2's step at batch 16 under nsys for both, with
+# kernels, host synchronisations and copies per step (scripts/nsys_counts.py).
+profile() {
+    say "profile: step phases and single ops, ant on cuda beside PyTorch on cuda (batch 16, 512)"
+    # One second per row: a GPU row is milliseconds, so hundreds of calls.
+    export ANT_PHASE_SECONDS="${ANT_PHASE_SECONDS:-1}"
+    local t=$(date +%s)
+    ANT_DEVICE=cuda timeout 240 "$stage/step_phases" >"$out/phases-ant-cuda.txt" 2>&1
+    echo "ant: exit $? after $(secs $t) s" | tee -a "$out/summary.txt"
+    t=$(date +%s)
+    timeout 180 python3 -W ignore scripts/torch_op_bench.py cuda \
+        --peer "$stage/peer/torch_step_bench.py" --compare "$out/phases-ant-cuda.txt" \
+        >"$out/phases-pytorch-cuda.txt" 2>&1
+    echo "PyTorch: exit $? after $(secs $t) s" | tee -a "$out/summary.txt"
+    sed -n '/^## ant (/,$p' "$out/phases-pytorch-cuda.txt" | tee -a "$out/summary.txt"
+    if ! command -v nsys >/dev/null; then
+        say "nsys: not on this machine (no kernel counts)"
+        return
+    fi
+    # 20 timed steps in phases and 20 whole, each after one warm-up: 42 steps.
+    say "nsys: W2 step at batch 16, 42 steps each, counts per step (ant, then PyTorch)"
+    ANT_DEVICE=cuda ANT_PHASE_PARTS=phases ANT_PHASE_TREES=W2 ANT_PHASE_BATCHES=16 \
+        ANT_PHASE_REPS=20 timeout 200 nsys profile --stats=true --force-overwrite true \
+        -o /tmp/nsys-ant "$stage/step_phases" >"$out/nsys-ant.txt" 2>&1
+    python3 scripts/nsys_counts.py "$out/nsys-ant.txt" 42 "ant, cuda" | tee -a "$out/summary.txt"
+    timeout 200 nsys profile --stats=true --force-overwrite true -o /tmp/nsys-pytorch \
+        python3 -W ignore scripts/torch_op_bench.py cuda --parts phases --trees W2 \
+        --batches 16 --reps 20 --peer "$stage/peer/torch_step_bench.py" \
+        >"$out/nsys-pytorch.txt" 2>&1
+    python3 scripts/nsys_counts.py "$out/nsys-pytorch.txt" 42 "PyTorch, cuda" \
+        | tee -a "$out/summary.txt"
+}
+
 # The paper's mnist-a schedule (growth, then 100 refinement epochs), cut at
 # ANT_GPU_SECONDS; the run directory comes back as a tarball either way.
 mnist_a() {
@@ -58,22 +95,28 @@ mnist_a() {
         --data data/mnist --out "$run" 2>&1 | stamp "$t" >"$out/mnist-a.txt"
     echo "exit ${PIPESTATUS[0]} after $(secs $t) s" | tee -a "$out/summary.txt"
     tail -8 "$out/mnist-a.txt" | tee -a "$out/summary.txt"
+    # Seconds per growth and refinement epoch, per node and per leaf (a cut run too).
+    python3 scripts/epoch_seconds.py ant "$run" "$out/mnist-a.txt" | tee -a "$out/summary.txt"
     tar czf "$out/mnist-a-run.tgz" -C /tmp ant-mnist-a 2>/dev/null
 }
 
 peer_mnist_a() {
     say "peer mnist-a, paper schedule, on cuda (cut at ${ANT_PEER_SECONDS:-200} s)"
+    rm -rf /tmp/peer-mnist-a  # no results.json of an earlier run
     local t=$(date +%s)
     PYTHONUNBUFFERED=1 timeout "${ANT_PEER_SECONDS:-200}" python3 -W ignore \
         "$stage/peer/torch_ant/ant.py" --preset mnist-a --data data/mnist --device cuda \
         --out /tmp/peer-mnist-a 2>&1 | stamp "$t" >"$out/peer-mnist-a.txt"
     echo "exit ${PIPESTATUS[0]} after $(secs $t) s" | tee -a "$out/summary.txt"
     tail -8 "$out/peer-mnist-a.txt" | tee -a "$out/summary.txt"
+    python3 scripts/epoch_seconds.py peer "$out/peer-mnist-a.txt" /tmp/peer-mnist-a/results.json \
+        | tee -a "$out/summary.txt"
 }
 
 for step in "${@:-checks}"; do
     case "$step" in
         checks) checks ;;
+        profile) profile ;;
         mnist-a) mnist_a ;;
         peer-mnist-a) peer_mnist_a ;;
         *) echo "unknown step $step" >&2; exit 2 ;;

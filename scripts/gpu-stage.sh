@@ -1,9 +1,9 @@
 #!/usr/bin/env bash
-# Builds `ant`, the device tests and the train-step bench with the `torch` feature against
+# Builds `ant`, the device tests and the benches (train_step, step_phases) with the `torch` feature against
 # the libtorch of another PyTorch version than scripts/torch-env.sh's 2.9.0 (default
 # 2.11.0+cu130, what this project's lent GPU machines hold), and packs them, stripped,
 # with the PyTorch peer into one tarball for scripts/gpu-prebuilt.sh on a machine that
-# has that PyTorch but no network or Rust (xz: the three binaries are 3x smaller packed).
+# has that PyTorch but no network or Rust (xz: the binaries are 3x smaller packed).
 #
 #     bash scripts/gpu-stage.sh [TARBALL]      # default .gpu/stage.tar.xz (git-ignored)
 #
@@ -22,6 +22,9 @@ fi
 export PATH="$venv/bin:$PATH" LIBTORCH_USE_PYTORCH=1 LIBTORCH_BYPASS_VERSION_CHECK=1
 export CARGO_TARGET_DIR="${ANT_GPU_TARGET:-target-gpu}"
 unset LIBTORCH LIBTORCH_INCLUDE LIBTORCH_LIB
+# On a fresh clone the target directory does not exist until cargo makes it, after the
+# list of what it built is already being written there.
+mkdir -p "$CARGO_TARGET_DIR"
 
 # The executables cargo built, by target name, from its JSON messages.
 built() {
@@ -35,12 +38,13 @@ for line in sys.stdin:
     cargo build --release --features torch --bin ant --message-format=json
     cargo test --release --features torch --test devices --no-run --message-format=json
     cargo bench --features torch --bench train_step --no-run --message-format=json
+    cargo bench --features torch --bench step_phases --no-run --message-format=json
 } | built >"$CARGO_TARGET_DIR/staged.txt"
 
 stage="$(mktemp -d)"
 trap 'rm -rf "$stage"' EXIT
 while read -r name path; do
-    case "$name" in ant | devices | train_step) strip -o "$stage/$name" "$path" ;; esac
+    case "$name" in ant | devices | train_step | step_phases) strip -o "$stage/$name" "$path" ;; esac
 done <"$CARGO_TARGET_DIR/staged.txt"
 [ -d ../shared/peer ] && cp -r ../shared/peer "$stage/peer"
 mkdir -p "$(dirname "$tarball")"
