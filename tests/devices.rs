@@ -54,11 +54,11 @@ mod torch {
         let a = fit_on(ComputeDevice::Cpu, data);
         let b = fit_on(other, data);
         assert_eq!(
-            a.tree.topology.outline(),
-            b.tree.topology.outline(),
+            a.tree().topology.outline(),
+            b.tree().topology.outline(),
             "cpu and {other} grew different trees"
         );
-        for (x, y) in a.meta.decisions.iter().zip(&b.meta.decisions) {
+        for (x, y) in a.meta().decisions.iter().zip(&b.meta().decisions) {
             assert_eq!((x.node, x.action), (y.node, y.action), "{x:?} vs {y:?}");
             assert!(
                 (x.valid_after - y.valid_after).abs() <= 1e-4,
@@ -90,9 +90,9 @@ mod torch {
         let data = quadrants();
         let a = fit_on(ComputeDevice::Cpu, &data);
         assert!(
-            a.tree.topology.leaves().len() > 1,
+            a.tree().topology.leaves().len() > 1,
             "the data must make growth split: {}",
-            a.tree.topology.outline()
+            a.tree().topology.outline()
         );
         for d in others() {
             assert_same_tree(d, &data, false);
