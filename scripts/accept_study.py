@@ -170,7 +170,8 @@ def main():
     ap.add_argument("--ant", default=str(ROOT / "target/release/ant"))
     ap.add_argument("--tag", default="", help="a label for EXTRA, part of each result's key")
     ap.add_argument("extra", nargs="*", help="options for every `ant train` (after --)")
-    a = ap.parse_args()
+    a, rest = ap.parse_known_args()
+    a.extra = a.extra + [x for x in rest if x != "--"]
     d = a.dir.resolve()
     if a.cmd == "prepare":
         prepare(d)

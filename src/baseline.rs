@@ -169,18 +169,7 @@ impl FromStr for Baseline {
     }
 }
 
-impl From<Baseline> for String {
-    fn from(b: Baseline) -> String {
-        b.to_string()
-    }
-}
-
-impl TryFrom<String> for Baseline {
-    type Error = String;
-    fn try_from(s: String) -> Result<Self, String> {
-        s.parse()
-    }
-}
+crate::named::named_by_string!(Baseline);
 
 #[cfg(test)]
 mod tests {

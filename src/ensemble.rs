@@ -26,7 +26,7 @@ use crate::persist::write_atomic;
 use crate::preset::{Preset, Task};
 use crate::run::{CHECKPOINT_DIR, RUN_FILE, RunSpec};
 
-pub const ENSEMBLE_FILE: &str = "ensemble.json";
+pub use crate::layout::ENSEMBLE_FILE;
 /// The most members an ensemble may have (the paper's have 8): a count from a flag or
 /// a file is checked against it before anything is allocated for it.
 pub const MAX_MEMBERS: usize = 1000;

@@ -92,6 +92,7 @@ pub mod error;
 pub mod export;
 #[cfg(feature = "fetch")]
 pub mod fetch;
+pub mod layout;
 pub mod metrics;
 pub mod model;
 pub mod named;

@@ -124,7 +124,7 @@ fn prune_model(model: &Ant, data: &Path, min_reach: f64, out: &Path) -> Result<s
         "test_single_path_before": t0.single_path, "test_single_path_after": t1.single_path,
     });
     write_atomic(
-        &out.join("prune.json"),
+        &out.join(ant::layout::PRUNE_FILE),
         serde_json::to_string_pretty(&summary)
             .expect("json")
             .as_bytes(),

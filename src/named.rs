@@ -52,6 +52,27 @@ macro_rules! named {
 }
 pub(crate) use named;
 
+/// `named_by_string!(Type)`: a value named by a string with a parameter (`mlp-3`,
+/// `authors-1`, `z:1`) is that string in files: with `#[serde(into = "String",
+/// try_from = "String")]`, its `Display` and `FromStr` (whose error is the message).
+macro_rules! named_by_string {
+    ($t:ty) => {
+        impl From<$t> for String {
+            fn from(v: $t) -> String {
+                v.to_string()
+            }
+        }
+
+        impl TryFrom<String> for $t {
+            type Error = String;
+            fn try_from(s: String) -> Result<Self, String> {
+                s.parse()
+            }
+        }
+    };
+}
+pub(crate) use named_by_string;
+
 #[cfg(test)]
 mod tests {
     use super::*;

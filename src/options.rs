@@ -143,15 +143,4 @@ impl FromStr for Accept {
     }
 }
 
-impl From<Accept> for String {
-    fn from(a: Accept) -> String {
-        a.to_string()
-    }
-}
-
-impl TryFrom<String> for Accept {
-    type Error = String;
-    fn try_from(s: String) -> Result<Self, String> {
-        s.parse()
-    }
-}
+crate::named::named_by_string!(Accept);

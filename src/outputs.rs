@@ -29,25 +29,7 @@ pub enum Kind {
     Dir,
 }
 
-/// The names a model, ensemble or run directory owns (what `ant` writes and reads there).
-pub fn is_model_owned(name: &str) -> bool {
-    use crate::run::{CHECKPOINT_DIR, LOCK_FILE, RECORDS_FILE, REPORT_FILE};
-    [
-        crate::model::TREE_FILE,
-        crate::model::LEGACY_WEIGHTS_FILE,
-        crate::ensemble::ENSEMBLE_FILE,
-        RECORDS_FILE,
-        REPORT_FILE,
-        CHECKPOINT_DIR,
-        LOCK_FILE,
-        "prune.json",
-    ]
-    .contains(&name)
-        || (name.starts_with("model-") && name.ends_with(".safetensors"))
-        || name
-            .strip_prefix("member-")
-            .is_some_and(|k| !k.is_empty() && k.bytes().all(|b| b.is_ascii_digit()))
-}
+pub use crate::layout::is_model_owned;
 
 /// Whether `out` means stdout.
 pub fn is_stdout(out: &Path) -> bool {
@@ -134,9 +116,7 @@ pub enum Saved {
 /// refused; one that holds a model of this kind only with `replace` (`--force`), and
 /// never for an ensemble (its members would be replaced one by one).
 pub fn check_model_dir(out: &Path, saved: Saved, replace: bool, inputs: &[Input]) -> Result<()> {
-    use crate::ensemble::ENSEMBLE_FILE;
-    use crate::model::TREE_FILE;
-    use crate::run::CHECKPOINT_DIR;
+    use crate::layout::{CHECKPOINT_DIR, ENSEMBLE_FILE, TREE_FILE};
     let out = &check(out, Kind::Dir, inputs)?;
     let has = |name: &str| std::fs::symlink_metadata(out.join(name)).is_ok();
     let refuse = |msg: &str| Err(AntError::data(out, msg));
@@ -164,7 +144,7 @@ pub fn check_model_dir(out: &Path, saved: Saved, replace: bool, inputs: &[Input]
 /// (its training records and test report) are removed, so that none describes the
 /// wrong model.
 pub fn remove_old_descriptions(dir: &Path) -> Result<()> {
-    for name in [crate::run::RECORDS_FILE, crate::run::REPORT_FILE] {
+    for name in [crate::layout::RECORDS_FILE, crate::layout::REPORT_FILE] {
         crate::persist::remove_file(&dir.join(name))?;
     }
     Ok(())
@@ -187,7 +167,7 @@ pub fn write_output(out: &Path, bytes: &[u8], model: &Path, data: Option<&Path>)
 /// `ant prune --model M --data D --out OUT [--force]`: OUT as [`check_model_dir`]
 /// allows, for a model or an ensemble as M holds.
 pub fn check_prune_out(model: &Path, data: &Path, out: &Path, force: bool) -> Result<()> {
-    let saved = match crate::ensemble::is_ensemble(model) {
+    let saved = match model.join(crate::layout::ENSEMBLE_FILE).is_file() {
         true => Saved::Ensemble,
         false => Saved::Model,
     };

@@ -147,18 +147,7 @@ impl FromStr for PoolRule {
     }
 }
 
-impl From<PoolRule> for String {
-    fn from(r: PoolRule) -> String {
-        r.to_string()
-    }
-}
-
-impl TryFrom<String> for PoolRule {
-    type Error = String;
-    fn try_from(s: String) -> Result<Self, String> {
-        s.parse()
-    }
-}
+crate::named::named_by_string!(PoolRule);
 
 #[cfg(test)]
 mod tests {

@@ -33,13 +33,7 @@ use crate::params::AntParams;
 use crate::persist::{append_line, remove_dir_atomic, remove_stale_temps, write_atomic};
 use crate::train::{Checkpoints, FailedWrite};
 
-pub const CHECKPOINT_DIR: &str = "checkpoint";
-/// Inside the checkpoint folder: what the run was started with.
-pub const RUN_FILE: &str = "run.json";
-pub const RECORDS_FILE: &str = "records.jsonl";
-pub const REPORT_FILE: &str = "report.json";
-/// Held (an OS file lock) by the run that owns the directory.
-pub const LOCK_FILE: &str = "run.lock";
+pub use crate::layout::{CHECKPOINT_DIR, LOCK_FILE, RECORDS_FILE, REPORT_FILE, RUN_FILE};
 /// The most bytes `records.jsonl` is read as (a few hundred bytes an epoch).
 pub const MAX_RECORDS_BYTES: u64 = 1 << 30;
 /// Inside the checkpoint folder of a run that replaces a model (`--force`): that
@@ -441,7 +435,7 @@ impl Run {
             p.member = spec.member;
             model.meta_mut().class_names = source.class_names;
             // What described a model replaced here (--force) goes before it does.
-            for stale in [REPORT_FILE, "prune.json"] {
+            for stale in [REPORT_FILE, crate::layout::PRUNE_FILE] {
                 crate::persist::remove_file(&out.join(stale))?;
             }
             model.save(&out)?;
@@ -491,7 +485,7 @@ fn check_free(out: &Path, existing: Existing) -> Result<()> {
             ),
         ));
     }
-    if out.join(crate::ensemble::ENSEMBLE_FILE).exists() {
+    if out.join(crate::layout::ENSEMBLE_FILE).exists() {
         return Err(AntError::data(
             out,
             "holds an ensemble (ensemble.json), which would hide a model trained here: choose another directory, or train a member with --ensemble N --member K",

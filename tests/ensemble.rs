@@ -50,9 +50,12 @@ fn train_args<'a>(data: &'a str, out: &'a str, extra: &[&'a str]) -> Vec<&'a str
         "2",
         "--batch-size",
         "32",
-        // Split-only trees: members have routers, so single-path differs from multi-path.
+        // Split-only trees that keep any gain: members have routers, so single-path
+        // differs from multi-path.
         "--ablation",
         "no-transformer",
+        "--accept",
+        "paper",
         "--seed",
         "3",
     ];

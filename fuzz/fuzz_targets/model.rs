@@ -19,7 +19,7 @@ fuzz_target!(|data: &[u8]| {
 /// Multi-path and single-path predictions for one sample of zeros (small inputs only:
 /// the fuzzer's memory is bounded, the model's input size is not).
 fn predict_one(model: &Ant) {
-    let shape = model.meta.topology.input;
+    let shape = model.tree().topology.input;
     if shape.numel() > 4096 {
         return;
     }

@@ -14,10 +14,7 @@ use crate::error::{AntError, Result};
 use crate::persist::{read_bounded, write_atomic};
 use crate::tree::{Topology, Tree, TreeModules};
 
-pub const TREE_FILE: &str = "tree.json";
-/// The weights file of models saved before weights files were named by their checksum
-/// (such a `tree.json` names no weights file); still loaded.
-pub const LEGACY_WEIGHTS_FILE: &str = "model.safetensors";
+pub use crate::layout::{LEGACY_WEIGHTS_FILE, TREE_FILE};
 pub(crate) const FORMAT: &str = "ant-model-1";
 
 /// The weights file a `tree.json` belongs with: written into it by [`Ant::save`] and

@@ -1,0 +1,39 @@
+//! The names `ant` gives what it writes in a model, run or ensemble directory: one list,
+//! for the code that writes them and for the checks that keep outputs off them.
+
+/// A model's description, naming its weights file.
+pub const TREE_FILE: &str = "tree.json";
+/// The weights file of models saved before weights files were named by their checksum
+/// (such a `tree.json` names no weights file); still loaded.
+pub const LEGACY_WEIGHTS_FILE: &str = "model.safetensors";
+/// An ensemble's description; its members are in `member-K/`.
+pub const ENSEMBLE_FILE: &str = "ensemble.json";
+/// A run's checkpoints, while it trains.
+pub const CHECKPOINT_DIR: &str = "checkpoint";
+/// Inside the checkpoint folder: what the run was started with.
+pub const RUN_FILE: &str = "run.json";
+pub const RECORDS_FILE: &str = "records.jsonl";
+pub const REPORT_FILE: &str = "report.json";
+/// Held (an OS file lock) by the run that owns the directory.
+pub const LOCK_FILE: &str = "run.lock";
+/// What `ant prune` writes beside the pruned model.
+pub const PRUNE_FILE: &str = "prune.json";
+
+/// The names a model, ensemble or run directory owns (what `ant` writes and reads there).
+pub fn is_model_owned(name: &str) -> bool {
+    [
+        TREE_FILE,
+        LEGACY_WEIGHTS_FILE,
+        ENSEMBLE_FILE,
+        RECORDS_FILE,
+        REPORT_FILE,
+        CHECKPOINT_DIR,
+        LOCK_FILE,
+        PRUNE_FILE,
+    ]
+    .contains(&name)
+        || (name.starts_with("model-") && name.ends_with(".safetensors"))
+        || name
+            .strip_prefix("member-")
+            .is_some_and(|k| !k.is_empty() && k.bytes().all(|b| b.is_ascii_digit()))
+}
