@@ -1,0 +1,120 @@
+//! The shape of the sources (issue 21): files a reader can hold, a thin `main.rs`, and
+//! no two modules of `src/` importing each other, directly or around a loop (the same
+//! check as `scripts/import_loops.py`).
+
+use std::collections::{BTreeMap, BTreeSet};
+use std::path::{Path, PathBuf};
+
+fn src() -> PathBuf {
+    Path::new(env!("CARGO_MANIFEST_DIR")).join("src")
+}
+
+/// Every `.rs` file under `dir`.
+fn rust_files(dir: &Path) -> Vec<PathBuf> {
+    let mut out = vec![];
+    for e in std::fs::read_dir(dir).unwrap().flatten() {
+        let p = e.path();
+        if p.is_dir() {
+            out.extend(rust_files(&p));
+        } else if p.extension().is_some_and(|x| x == "rs") {
+            out.push(p);
+        }
+    }
+    out
+}
+
+fn lines(p: &Path) -> usize {
+    std::fs::read_to_string(p).unwrap().lines().count()
+}
+
+#[test]
+fn no_source_file_is_too_long_and_main_is_thin() {
+    for f in rust_files(&src()) {
+        assert!(lines(&f) <= 800, "{} has {} lines", f.display(), lines(&f));
+    }
+    let main = src().join("main.rs");
+    assert!(lines(&main) < 500, "src/main.rs has {} lines", lines(&main));
+}
+
+/// The text of `p` without comments and without its `mod tests` (which may use anything).
+fn code(p: &Path) -> String {
+    let text = std::fs::read_to_string(p).unwrap();
+    let text = match text.find("#[cfg(test)]\nmod tests {") {
+        Some(i) => &text[..i],
+        None => &text[..],
+    };
+    text.lines()
+        .filter(|l| !l.trim_start().starts_with("//"))
+        .collect::<Vec<_>>()
+        .join("\n")
+}
+
+/// The top-level modules of `src/` (a file or a folder; not lib.rs or main.rs) and the
+/// others each one names as `crate::other`, or inside a `use crate::{...}`.
+fn imports() -> BTreeMap<String, BTreeSet<String>> {
+    let mut files: BTreeMap<String, Vec<PathBuf>> = BTreeMap::new();
+    for e in std::fs::read_dir(src()).unwrap().flatten() {
+        let p = e.path();
+        let name = p.file_stem().unwrap().to_string_lossy().into_owned();
+        if name == "lib" || name == "main" {
+            continue;
+        }
+        let fs = if p.is_dir() { rust_files(&p) } else { vec![p] };
+        files.entry(name).or_default().extend(fs);
+    }
+    let names: BTreeSet<String> = files.keys().cloned().collect();
+    let mut graph = BTreeMap::new();
+    for (m, fs) in &files {
+        let mut uses = BTreeSet::new();
+        for f in fs {
+            let code = code(f);
+            let mut named = |rest: &str| {
+                let id: String = rest
+                    .chars()
+                    .take_while(|c| c.is_ascii_alphanumeric() || *c == '_')
+                    .collect();
+                if names.contains(&id) && id != *m {
+                    uses.insert(id);
+                }
+            };
+            for (i, _) in code.match_indices("crate::") {
+                let rest = &code[i + "crate::".len()..];
+                if let Some(group) = rest.strip_prefix('{') {
+                    let end = group.find("};").unwrap_or(group.len());
+                    for item in group[..end].split([',', '{', '\n']) {
+                        named(item.trim());
+                    }
+                } else {
+                    named(rest);
+                }
+            }
+        }
+        graph.insert(m.clone(), uses);
+    }
+    graph
+}
+
+#[test]
+fn no_module_imports_itself_around_a_loop() {
+    let graph = imports();
+    assert!(
+        graph.contains_key("model") && graph.contains_key("train"),
+        "{graph:?}"
+    );
+    // A module is in a loop when it can reach itself.
+    for start in graph.keys() {
+        let mut seen = BTreeSet::new();
+        let mut todo: Vec<&String> = graph[start].iter().collect();
+        let mut path = vec![];
+        while let Some(m) = todo.pop() {
+            assert!(
+                m != start,
+                "{start} imports itself around a loop through {path:?}; graph: {graph:?}"
+            );
+            if seen.insert(m.clone()) {
+                path.push(m.clone());
+                todo.extend(graph[m].iter());
+            }
+        }
+    }
+}
