@@ -12,8 +12,5 @@ use burn::prelude::*;
 
 /// A weight's values, row-major.
 fn weights<const D: usize>(t: Tensor<D>) -> Vec<f32> {
-    t.into_data()
-        .convert::<f32>()
-        .try_to_vec::<f32>()
-        .expect("f32 weights")
+    crate::modules::to_vec(t)
 }

@@ -1,11 +1,11 @@
 //! The ANT itself: the topology (an arena of nodes), the weights that mirror it, and
 //! the two ways of running it: multi-path (every leaf, mixed) and single-path.
-mod modules;
 mod multi_path;
 mod single_path;
 mod topology;
+mod weights;
 
-pub use modules::{InternalModules, LeafModules, NodeModules, Tree, TreeModules, TreeView};
 pub use multi_path::{LeafOutput, least_likely_leaves, reach_probs};
 pub use single_path::{PathOutput, Routing, chosen_outputs};
 pub use topology::{Node, NodeKind, Topology, TopologyError, depth_first};
+pub use weights::{InternalModules, LeafModules, NodeModules, Tree, TreeModules, TreeView};

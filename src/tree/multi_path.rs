@@ -6,10 +6,10 @@ use burn::prelude::*;
 use burn::tensor::activation;
 
 use super::TreeView;
-use super::modules::NodeStep;
 use super::topology::depth_first;
-use crate::modules::Repr;
+use super::weights::NodeStep;
 use crate::modules::router::router_logit;
+use crate::modules::{Repr, to_vec};
 
 /// What one leaf contributes for a batch.
 #[derive(Clone, Debug)]
@@ -84,11 +84,7 @@ pub fn reach_probs(leaves: &[LeafOutput], batch: usize, device: &Device) -> Tens
 /// Each sample's leaf of smallest reach probability (the paper's Table 5 check: a
 /// tree whose leaves specialise predicts badly from there).
 pub fn least_likely_leaves(leaves: &[LeafOutput], n: usize, device: &Device) -> Vec<usize> {
-    let reach: Vec<f32> = reach_probs(leaves, n, device)
-        .into_data()
-        .convert::<f32>()
-        .try_to_vec::<f32>()
-        .expect("f32 data");
+    let reach = to_vec(reach_probs(leaves, n, device));
     let nl = leaves.len();
     reach
         .chunks(nl)

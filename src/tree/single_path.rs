@@ -8,9 +8,9 @@ use rand::{Rng, SeedableRng};
 use rand_chacha::ChaCha8Rng;
 
 use super::TreeView;
-use super::modules::{NodeModules, NodeStep};
 use super::multi_path::LeafOutput;
 use super::topology::depth_first;
+use super::weights::{NodeModules, NodeStep};
 use crate::modules::router::router_logit;
 use crate::modules::{Repr, index_tensor, to_vec};
 
@@ -147,13 +147,7 @@ pub fn chosen_outputs(
     chosen: &[usize],
     post: impl Fn(Tensor<2>) -> Tensor<2>,
 ) -> Vec<f32> {
-    let outs: Vec<Vec<f32>> = leaves
-        .iter()
-        .map(|l| {
-            let o = post(l.out.clone()).into_data().convert::<f32>();
-            o.try_to_vec::<f32>().expect("f32 outputs")
-        })
-        .collect();
+    let outs: Vec<Vec<f32>> = leaves.iter().map(|l| to_vec(post(l.out.clone()))).collect();
     let k = outs.first().map_or(0, |o| o.len() / chosen.len().max(1));
     let pos = |node: usize| leaves.iter().position(|l| l.node == node).expect("a leaf");
     chosen
