@@ -20,7 +20,7 @@
 //! let labels = x.chunks(2).map(|p| u32::from(p[0] * p[0] + p[1] * p[1] < 0.5)).collect();
 //! let data = Dataset::new(x, vec![2], Targets::Classes { labels, n_classes: 2 })?;
 //!
-//! // Unchecked parameters (the paper's defaults, shortened here) -> fitted model.
+//! // Unchecked parameters (the defaults, shortened here) -> fitted model.
 //! let params = AntParams::new(Preset::Tabular).with_width(16).with_epochs_node(20).with_refine_epochs(Some(5)).with_max_depth(2).with_batch_size(64);
 //! let device = ant::default_device();
 //! let model = Ant::fit(params, &data, &device, &mut Silent)?;
@@ -42,9 +42,12 @@
 //!
 //! ## The public API
 //!
-//! - Parameters: [`AntParams`] (unchecked, the paper's defaults, `with_*` setters) ->
-//!   [`AntParams::check`] -> [`TrainConfig`]; [`Preset`], [`Ablation`], [`Init`],
-//!   [`RouterInit`], [`Augment`], all [`Named`]; [`Baseline`] (`linear`, `mlp-K`,
+//! - Parameters: [`AntParams`] (unchecked, defaults, `with_*` setters; the same fields
+//!   are `ant train`'s options and Python's keywords) -> [`AntParams::check`] ->
+//!   [`TrainConfig`]; [`Preset`], [`Ablation`], [`Init`], [`RouterInit`], [`Augment`],
+//!   all [`Named`]; [`PoolRule`] (where transformers pool: the authors' rule by
+//!   default), [`Accept`] (when growth keeps a candidate: a gain above one standard
+//!   error by default, or the paper's any gain); [`Baseline`] (`linear`, `mlp-K`,
 //!   `cnn`): a fixed architecture trained by the same code instead of an ANT.
 //! - The model: [`Ant::fit`] (or [`Ant::fit_checkpointed`] with [`Checkpoints`]),
 //!   [`Ant::predict`] with an [`Inference`] mode, [`Ant::evaluate`] ([`Evaluation`]),
@@ -57,6 +60,7 @@
 //! - Ensembles (the paper's Tables 7 and 8): [`Ensemble`] (`load`, `predict`,
 //!   `evaluate`) over members that are ordinary models; [`ensemble`] holds
 //!   `ensemble.json` and how member K's seed and rows are chosen.
+//! - A saved directory, one tree or an ensemble: [`saved::Model`].
 //! - The tree: [`tree`] (topology arena, node kinds, weights, multi-path and
 //!   single-path passes), [`spec`] (module specs), [`metrics`] (parameter and FLOP
 //!   counts), [`prune`].
