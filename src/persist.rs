@@ -119,6 +119,20 @@ pub fn remove_dir_atomic(dir: &Path) -> Result<()> {
 /// into a temporary directory beside it, which is then renamed to `dir` (which must not
 /// exist).
 pub fn create_dir_atomic(dir: &Path, files: &[(&str, &[u8])]) -> Result<()> {
+    staged(dir, files, |tmp| std::fs::rename(tmp, dir))?;
+    sync_dir(parent_of(dir));
+    step();
+    Ok(())
+}
+
+/// Writes `files` into a fresh temporary directory beside `dir` (an error names a file
+/// where it was to be, in `dir`), then puts it in place with `place(tmp)`; on any error
+/// the temporary directory is removed. Returns its path.
+fn staged(
+    dir: &Path,
+    files: &[(&str, &[u8])],
+    place: impl FnOnce(&Path) -> std::io::Result<()>,
+) -> Result<PathBuf> {
     let tmp = temp_path(dir);
     if tmp.exists() {
         std::fs::remove_dir_all(&tmp).map_err(|e| AntError::io(&tmp, e))?;
@@ -132,15 +146,13 @@ pub fn create_dir_atomic(dir: &Path, files: &[(&str, &[u8])]) -> Result<()> {
                 e => e,
             })?;
         }
-        std::fs::rename(&tmp, dir).map_err(|e| AntError::io(dir, e))
+        place(&tmp).map_err(|e| AntError::io(dir, e))
     })();
     if let Err(e) = res {
         let _ = std::fs::remove_dir_all(&tmp);
         return Err(e);
     }
-    sync_dir(parent_of(dir));
-    step();
-    Ok(())
+    Ok(tmp)
 }
 
 /// Make directory `dir` hold `files` (name, bytes) as one step, whether or not it
@@ -155,24 +167,7 @@ pub fn replace_dir_atomic(dir: &Path, files: &[(&str, &[u8])]) -> Result<()> {
     if std::fs::symlink_metadata(dir).is_err() {
         return create_dir_atomic(dir, files);
     }
-    let tmp = temp_path(dir);
-    if tmp.exists() {
-        std::fs::remove_dir_all(&tmp).map_err(|e| AntError::io(&tmp, e))?;
-    }
-    let res = (|| {
-        std::fs::create_dir_all(&tmp).map_err(|e| AntError::io(&tmp, e))?;
-        for (name, bytes) in files {
-            write_atomic(&tmp.join(name), bytes).map_err(|e| match e {
-                AntError::Io { source, .. } => AntError::io(dir.join(name), source),
-                e => e,
-            })?;
-        }
-        exchange(&tmp, dir).map_err(|e| AntError::io(dir, e))
-    })();
-    if let Err(e) = res {
-        let _ = std::fs::remove_dir_all(&tmp);
-        return Err(e);
-    }
+    let tmp = staged(dir, files, |tmp| exchange(tmp, dir))?;
     sync_dir(parent_of(dir));
     step();
     // The old directory, now under the temporary name.
