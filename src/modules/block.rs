@@ -276,7 +276,7 @@ impl Block {
             x = match (l, x) {
                 (LayerSpec::Conv { .. }, Repr::Image(t)) => {
                     ci += 1;
-                    Repr::Image(self.convs[ci - 1].forward(t))
+                    Repr::Image(super::conv::conv2d(&self.convs[ci - 1], t))
                 }
                 (LayerSpec::Linear { .. }, r) => {
                     li += 1;

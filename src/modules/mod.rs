@@ -1,4 +1,5 @@
 //! Burn modules built from [`crate::spec::BlockSpec`]s.
 mod block;
+mod conv;
 pub mod router;
 pub use block::{Block, Repr, index_tensor, to_vec};

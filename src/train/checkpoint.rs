@@ -27,7 +27,8 @@ use burn::tensor::Bytes;
 use serde::{Deserialize, Serialize};
 
 use super::augment::Augmenter;
-use super::state::{Fitted, LoopState, adam};
+use super::adam::{Adam, adam};
+use super::state::{Fitted, LoopState};
 use crate::error::{AntError, Result};
 use crate::persist::{create_dir_atomic, remove_dir_atomic, write_atomic};
 
@@ -288,9 +289,7 @@ impl Checkpoints {
                 } else {
                     None
                 };
-                let optim = adam()
-                    .init()
-                    .from_bytes(Bytes::from_bytes_vec(o))
+                let optim = Adam::from_bytes(adam(), &o)
                     .map_err(|e| StateError::Optimiser(e.to_string()))?;
                 Ok(LoopState {
                     model: model_l,
@@ -341,11 +340,7 @@ impl Checkpoints {
                 Some(b) => module_bytes(b)?,
                 None => vec![],
             };
-            let o = state
-                .optim
-                .into_bytes()
-                .map_err(|e| StateError::Optimiser(e.to_string()))?
-                .to_vec();
+            let o = state.optim.into_bytes();
             Ok(vec![module_bytes(&state.model)?, b, o])
         })
     }

@@ -13,6 +13,7 @@ use rand_chacha::ChaCha8Rng;
 use super::checkpoint::{Checkpoints, Start};
 use super::state::{Fitted, LoopState, Select};
 use crate::error::{AntError, Result};
+use crate::modules;
 use crate::observe::{EpochRecord, Observer, Stage};
 
 /// What a loop optimises: a loss on training mini-batches and a validation score.
@@ -110,17 +111,26 @@ fn run_epoch<M: Module>(
         Some(s) if s > 0 => opts.lr * 0.1f64.powi((state.epoch / s) as i32),
         _ => opts.lr,
     };
-    let (mut loss_sum, mut seen) = (0.0f64, 0usize);
-    for chunk in order.chunks(opts.batch_size.max(1)) {
+    // The batches' losses stay on the device until the epoch ends: reading each one
+    // back would wait for its step to finish (on a GPU, a synchronisation per step).
+    let mut losses = Vec::new();
+    let chunks = order.chunks(opts.batch_size.max(1));
+    for chunk in chunks.clone() {
         if observer.should_stop() {
             return Err(AntError::Interrupted);
         }
         let loss = obj.batch_loss(&state.model, chunk);
         let grads = GradientsParams::from_grads(loss.backward(), &state.model);
-        // The loss value is read after backward so both reuse one graph.
-        loss_sum += loss.into_scalar::<f32>() as f64 * chunk.len() as f64;
-        seen += chunk.len();
+        losses.push(loss.inner());
         state.model = state.optim.step(lr, state.model.clone(), grads);
+    }
+    let (mut loss_sum, mut seen) = (0.0f64, 0usize);
+    if !losses.is_empty() {
+        let values = modules::to_vec(Tensor::cat(losses, 0));
+        for (loss, chunk) in values.into_iter().zip(chunks) {
+            loss_sum += loss as f64 * chunk.len() as f64;
+            seen += chunk.len();
+        }
     }
     let train_loss = loss_sum / seen.max(1) as f64;
     let (valid_loss, valid_metric) = obj.validate(&state.model.valid());

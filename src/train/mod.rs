@@ -2,6 +2,7 @@
 // Without the `internals` feature most of these re-exports serve only the crate.
 #![cfg_attr(not(feature = "internals"), allow(unused_imports))]
 mod accept;
+mod adam;
 mod augment;
 mod candidate;
 mod checkpoint;
@@ -25,6 +26,7 @@ pub use eval::{MetricCtx, TreeObjective, chunks, evaluate};
 pub use fit::{FitOptions, Objective, fit};
 pub use growth::{EVAL_CHUNK, Grown, GrowthData, grow, grow_from, train_root};
 pub use refine::{refine, train_fixed};
-pub use state::{Fitted, LoopState, Select, adam};
+pub use adam::{Adam, AdamConfig, AdamStateError, adam};
+pub use state::{Fitted, LoopState, Select};
 pub(crate) use setup::{Trained, check_training_data, train};
 pub use setup::missing_classes_warning;

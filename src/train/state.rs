@@ -2,18 +2,14 @@
 //! what [`fit`](super::fit) advances and what checkpoints save and restore.
 
 use burn::module::Module;
-use burn::optim::{AdamConfig, ModuleOptimizer};
-pub use crate::options::Select;
 
-/// Adam with PyTorch's epsilon (burn's default is 1e-5).
-pub fn adam() -> AdamConfig {
-    AdamConfig::new().with_epsilon(1e-8)
-}
+use super::adam::{Adam, adam};
+pub use crate::options::Select;
 
 /// Everything an optimisation carries from one epoch to the next.
 pub struct LoopState<M> {
     pub model: M,
-    pub optim: ModuleOptimizer,
+    pub optim: Adam,
     /// The weights of the best validation epoch so far (`None`: none beat the start).
     pub best: Option<M>,
     pub best_nll: f64,
