@@ -40,6 +40,13 @@ checks() {
         --measurement-time 5 >"$out/bench-cuda.txt" 2>&1
     grep -E "^W[12]|time:" "$out/bench-cuda.txt" | tee -a "$out/summary.txt"
 
+    # The same with burn's generic convolution weight gradient (a convolution with batch
+    # and channels swapped) instead of LibTorch's own (src/modules/kernels.rs).
+    say "train step, batch 512, ant on cuda, ANT_GENERIC_WGRAD=1"
+    ANT_GENERIC_WGRAD=1 ANT_DEVICE=cuda timeout 120 "$stage/train_step" --bench --noplot \
+        --warm-up-time 2 --measurement-time 5 >"$out/bench-cuda-generic.txt" 2>&1
+    grep -E "^W[12]|time:" "$out/bench-cuda-generic.txt" | tee -a "$out/summary.txt"
+
     say "train step, batch 512, PyTorch on cuda (../shared/peer/torch_step_bench.py)"
     # The peer's CPU benchmark, unchanged, with every tensor and module made on the GPU;
     # each timed step ends in loss.item(), which waits for the GPU.

@@ -2,7 +2,6 @@
 
 use burn::module::{Module, Param};
 use burn::nn::conv::{Conv2d, Conv2dConfig};
-use burn::nn::pool::MaxPool2dConfig;
 use burn::nn::{Linear, LinearConfig, PaddingConfig2d};
 use burn::prelude::*;
 use burn::tensor::Distribution;
@@ -276,7 +275,7 @@ impl Block {
             x = match (l, x) {
                 (LayerSpec::Conv { .. }, Repr::Image(t)) => {
                     ci += 1;
-                    Repr::Image(super::conv::conv2d(&self.convs[ci - 1], t))
+                    Repr::Image(super::kernels::conv2d(&self.convs[ci - 1], t))
                 }
                 (LayerSpec::Linear { .. }, r) => {
                     li += 1;
@@ -286,12 +285,7 @@ impl Block {
                 (LayerSpec::Relu, Repr::Flat(t)) => Repr::Flat(activation::relu(t)),
                 (LayerSpec::Tanh, Repr::Image(t)) => Repr::Image(fast_tanh(t)),
                 (LayerSpec::Tanh, Repr::Flat(t)) => Repr::Flat(fast_tanh(t)),
-                (LayerSpec::MaxPool2, Repr::Image(t)) => Repr::Image(
-                    MaxPool2dConfig::new([2, 2])
-                        .with_strides([2, 2])
-                        .init()
-                        .forward(t),
-                ),
+                (LayerSpec::MaxPool2, Repr::Image(t)) => Repr::Image(super::kernels::max_pool2x2(t)),
                 (LayerSpec::Gap, Repr::Image(t)) => {
                     let [b, c, _, _] = t.dims();
                     Repr::Flat(t.mean_dim(3).mean_dim(2).reshape([b, c]))

@@ -1,5 +1,5 @@
 //! Burn modules built from [`crate::spec::BlockSpec`]s.
 mod block;
-mod conv;
+mod kernels;
 pub mod router;
 pub use block::{Block, Repr, index_tensor, to_vec};

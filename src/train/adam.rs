@@ -62,10 +62,16 @@ pub struct Adam {
 /// (`None`: it had no gradient at the first step, so it is left as it is).
 type Layout = Vec<Option<usize>>;
 
+/// Elements per group of parameters updated together (256 KiB of f32): large enough that
+/// small tensors (biases, routers) share their ops, small enough that a group's dozen
+/// passes stay in a core's L2 cache. A larger tensor is a group of its own.
+const GROUP_FLOATS: usize = 1 << 16;
+
 enum Moments {
     /// Before the first step.
     None,
-    /// Read from a checkpoint, put on the parameters' device at the next step.
+    /// Read from a checkpoint (the moments end to end, in the layout's order), put on
+    /// the parameters' device at the next step.
     Host {
         layout: Layout,
         time: usize,
@@ -76,12 +82,12 @@ enum Moments {
     Device(Box<Live>),
 }
 
-/// `m` and `v` hold the trained parameters' moments end to end, in `layout`'s order.
+/// The moments of each group of trained parameters ([`groups`] of the layout).
 struct Live {
     layout: Layout,
     time: usize,
-    m: Tensor<1>,
-    v: Tensor<1>,
+    m: Vec<Tensor<1>>,
+    v: Vec<Tensor<1>>,
 }
 
 /// Why saved optimiser state cannot be read back.
@@ -104,15 +110,32 @@ impl Adam {
             return module; // nothing to train
         };
         let device = first.device();
-        let g = if flat.len() == 1 {
-            flat.into_iter().next().expect("one gradient")
-        } else {
-            Tensor::cat(flat, 0)
-        };
-        let delta = self.advance(g, layout.clone(), &device).mul_scalar(lr);
+        let sizes = groups(&layout);
+        let mut flat = flat.into_iter();
+        let g: Vec<Tensor<1>> = sizes
+            .iter()
+            .map(|&(count, _)| {
+                let mut part: Vec<Tensor<1>> = flat.by_ref().take(count).collect();
+                match part.len() {
+                    1 => part.pop().expect("one gradient"),
+                    _ => Tensor::cat(part, 0),
+                }
+            })
+            .collect();
+        let delta = self
+            .advance(g, layout.clone(), &device)
+            .into_iter()
+            .map(|d| d.mul_scalar(lr))
+            .collect();
         module.map(&mut Apply {
             delta,
             layout: layout.into_iter(),
+            places: sizes
+                .into_iter()
+                .flat_map(|(count, _)| 0..count)
+                .collect::<Vec<_>>()
+                .into_iter(),
+            group: None,
             offset: 0,
         })
     }
@@ -126,39 +149,48 @@ impl Adam {
         }
     }
 
-    /// Update the moments with the gradient `g` and return the step before the learning
-    /// rate: burn's `AdaptiveMomentum::transform`, op for op.
-    fn advance(&mut self, g: Tensor<1>, layout: Layout, device: &Device) -> Tensor<1> {
+    /// Update the moments with the groups' gradients `g` and return each group's step
+    /// before the learning rate: burn's `AdaptiveMomentum::transform`, op for op.
+    fn advance(&mut self, g: Vec<Tensor<1>>, layout: Layout, device: &Device) -> Vec<Tensor<1>> {
         let AdamConfig {
             beta_1: b1,
             beta_2: b2,
             epsilon,
         } = self.config;
-        let (m, v, time) = match std::mem::replace(&mut self.moments, Moments::None) {
+        let (m, v, time): (Vec<_>, Vec<_>, _) = match std::mem::replace(&mut self.moments, Moments::None) {
             Moments::None => (
-                g.clone().mul_scalar(1.0 - b1),
-                g.square().mul_scalar(1.0 - b2),
+                g.iter().map(|g| g.clone().mul_scalar(1.0 - b1)).collect(),
+                g.iter().map(|g| g.clone().square().mul_scalar(1.0 - b2)).collect(),
                 1,
             ),
             prior => {
-                let (old_layout, time, m, v) = prior.on(device);
-                assert_eq!(old_layout, layout, "Adam: the module's parameters changed");
+                let live = prior.on(device);
+                assert_eq!(live.layout, layout, "Adam: the module's parameters changed");
+                let m = live.m.into_iter().zip(&g);
+                let v = live.v.into_iter().zip(&g);
                 (
-                    m.mul_scalar(b1).add(g.clone().mul_scalar(1.0 - b1)),
-                    v.mul_scalar(b2).add(g.square().mul_scalar(1.0 - b2)),
-                    time + 1,
+                    m.map(|(m, g)| m.mul_scalar(b1).add(g.clone().mul_scalar(1.0 - b1)))
+                        .collect(),
+                    v.map(|(v, g)| v.mul_scalar(b2).add(g.clone().square().mul_scalar(1.0 - b2)))
+                        .collect(),
+                    live.time + 1,
                 )
             }
         };
         let t = time as i32;
         let bias_correction2_sqrt = (1.0 - b2.powi(t)).sqrt();
         let combined_factor = bias_correction2_sqrt / (1.0 - b1.powi(t));
-        let step = m
-            .clone()
-            .mul_scalar(combined_factor)
-            .div(v.clone().sqrt().add_scalar(epsilon * bias_correction2_sqrt));
+        let steps = m
+            .iter()
+            .zip(&v)
+            .map(|(m, v)| {
+                m.clone()
+                    .mul_scalar(combined_factor)
+                    .div(v.clone().sqrt().add_scalar(epsilon * bias_correction2_sqrt))
+            })
+            .collect();
         self.moments = Moments::Device(Box::new(Live { layout, time, m, v }));
-        step
+        steps
     }
 
     /// The state as bytes: a JSON header (step count and layout) with its length
@@ -174,14 +206,17 @@ impl Adam {
                 m.clone(),
                 v.clone(),
             ),
-            Moments::Device(live) => (
-                Header {
-                    time: live.time,
-                    layout: live.layout.clone(),
-                },
-                to_vec(live.m.clone()),
-                to_vec(live.v.clone()),
-            ),
+            Moments::Device(live) => {
+                let host = |t: &[Tensor<1>]| t.iter().flat_map(|t| to_vec(t.clone())).collect();
+                (
+                    Header {
+                        time: live.time,
+                        layout: live.layout.clone(),
+                    },
+                    host(&live.m),
+                    host(&live.v),
+                )
+            }
         };
         let json = serde_json::to_vec(&header).expect("numbers");
         let mut out = (json.len() as u64).to_le_bytes().to_vec();
@@ -231,16 +266,43 @@ struct Header {
     layout: Layout,
 }
 
+/// The trained parameters in groups of consecutive ones: (parameters, elements) per
+/// group, at most [`GROUP_FLOATS`] elements unless one parameter alone has more.
+fn groups(layout: &[Option<usize>]) -> Vec<(usize, usize)> {
+    let mut out: Vec<(usize, usize)> = Vec::new();
+    for n in layout.iter().flatten() {
+        match out.last_mut() {
+            Some((count, size)) if *size + n <= GROUP_FLOATS => {
+                *count += 1;
+                *size += n;
+            }
+            _ => out.push((1, *n)),
+        }
+    }
+    out
+}
+
 impl Moments {
-    /// (layout, time, m, v) with the moments on `device`.
-    fn on(self, device: &Device) -> (Layout, usize, Tensor<1>, Tensor<1>) {
+    /// The moments on `device`, in groups.
+    fn on(self, device: &Device) -> Live {
         match self {
             Moments::None => unreachable!("no moments before the first step"),
             Moments::Host { layout, time, m, v } => {
-                let t = |x: Vec<f32>| Tensor::<1>::from_data(TensorData::new(x.clone(), [x.len()]), device);
-                (layout, time, t(m), t(v))
+                let split = |x: Vec<f32>| {
+                    let mut rest = x.as_slice();
+                    groups(&layout)
+                        .into_iter()
+                        .map(|(_, size)| {
+                            let (head, tail) = rest.split_at(size);
+                            rest = tail;
+                            Tensor::<1>::from_data(TensorData::new(head.to_vec(), [size]), device)
+                        })
+                        .collect()
+                };
+                let (m, v) = (split(m), split(v));
+                Live { layout, time, m, v }
             }
-            Moments::Device(live) => (live.layout, live.time, live.m, live.v),
+            Moments::Device(live) => *live,
         }
     }
 }
@@ -277,10 +339,14 @@ impl ModuleVisitor for Gather<'_> {
     }
 }
 
-/// Subtracts each trained parameter's slice of `delta`.
+/// Subtracts each trained parameter's slice of its group's `delta`.
 struct Apply {
-    delta: Tensor<1>,
+    delta: Vec<Tensor<1>>,
     layout: std::vec::IntoIter<Option<usize>>,
+    /// For each trained parameter, its place in its group (0 starts a group).
+    places: std::vec::IntoIter<usize>,
+    /// The group of the last trained parameter, and where in it the next one starts.
+    group: Option<usize>,
     offset: usize,
 }
 
@@ -290,7 +356,14 @@ impl ModuleMapper for Apply {
         let Some(Some(n)) = self.layout.next() else {
             return Param::from_mapped_value(id, tensor, mapper);
         };
-        let d = self.delta.clone().narrow(0, self.offset, n).reshape(tensor.shape());
+        if self.places.next() == Some(0) {
+            self.group = Some(self.group.map_or(0, |g| g + 1));
+            self.offset = 0;
+        }
+        let d = self.delta[self.group.expect("a group")]
+            .clone()
+            .narrow(0, self.offset, n)
+            .reshape(tensor.shape());
         self.offset += n;
         let require_grad = tensor.is_require_grad();
         let checkpointing = tensor.gradient_checkpointing_strategy();
@@ -316,9 +389,12 @@ mod tests {
     use super::{Adam, adam};
     use crate::modules::to_vec;
 
+    /// Three groups: the convolution; `big`'s weight (over `GROUP_FLOATS` alone); its
+    /// bias with `fc`.
     #[derive(Module, Debug)]
     struct Net {
         conv: Conv2d,
+        big: Linear,
         fc: Linear,
         /// Never used in the loss: it has no gradient.
         unused: Linear,
@@ -327,7 +403,8 @@ mod tests {
     fn net(device: &Device) -> Net {
         Net {
             conv: Conv2dConfig::new([1, 3], [3, 3]).init(device),
-            fc: LinearConfig::new(3 * 4 * 4, 2).init(device),
+            big: LinearConfig::new(3 * 4 * 4, 1400).init(device),
+            fc: LinearConfig::new(1400, 2).init(device),
             unused: LinearConfig::new(2, 2).init(device),
         }
     }
@@ -341,6 +418,7 @@ mod tests {
             device,
         );
         let h = net.conv.forward(x).tanh().reshape([2, 48]);
+        let h = net.big.forward(h).tanh();
         let loss = net.fc.forward(h).powf_scalar(2.0).mean();
         GradientsParams::from_grads(loss.backward(), net)
     }
@@ -348,6 +426,8 @@ mod tests {
     fn weights(net: &Net) -> Vec<Vec<f32>> {
         vec![
             to_vec(net.conv.weight.val()),
+            to_vec(net.big.weight.val()),
+            to_vec(net.big.bias.as_ref().unwrap().val()),
             to_vec(net.fc.weight.val()),
             to_vec(net.fc.bias.as_ref().unwrap().val()),
             to_vec(net.unused.weight.val()),
@@ -369,8 +449,11 @@ mod tests {
             b = ours.step(lr, b.clone(), grads(&b, step, &device));
             assert_eq!(weights(&a), weights(&b), "step {step}");
         }
-        assert_ne!(weights(&b)[0], weights(&start)[0]);
-        assert_eq!(weights(&b)[3], weights(&start)[3]);
+        assert_eq!(super::groups(&ours.layout().unwrap().to_vec()).len(), 3);
+        for i in 0..5 {
+            assert_ne!(weights(&b)[i], weights(&start)[i], "parameter {i}");
+        }
+        assert_eq!(weights(&b)[5], weights(&start)[5]);
     }
 
     /// Saved after two steps and read back, the optimiser goes on as if never stopped.

@@ -1,0 +1,701 @@
+//! Two burn ops with ant's own kernels on burn-flex: the 2-D convolution, whose weight
+//! gradient is one matrix product, and 2×2 max-pooling.
+//!
+//! burn computes a convolution's weight gradient generically, as a convolution with batch
+//! and channels swapped; burn-flex runs that through its general path (a copy of the
+//! whole output gradient as a "kernel", then a small product per input channel), which
+//! made it most of the pure-Rust training step (docs/RESULTS.md, "Where a training step
+//! goes"). Here, on burn-flex, the input is unrolled (im2col) a chunk of samples at a
+//! time and the gradient is `G · colsᵀ`, one gemm per chunk, as PyTorch does. LibTorch
+//! keeps its own kernels. The forward pass and the input gradient are burn's.
+//!
+//! The op is a burn backend extension with its own backward pass: [`conv2d`] is what
+//! the modules call.
+
+// burn-tch is deprecated in burn 0.22 but is the GPU backend that builds offline here.
+#![cfg_attr(feature = "torch", allow(deprecated))]
+
+use burn::backend::autodiff::checkpoint::base::Checkpointer;
+use burn::backend::autodiff::checkpoint::strategy::CheckpointStrategy;
+use burn::backend::autodiff::grads::Gradients;
+use burn::backend::autodiff::ops::{Backward, Ops, OpsKind};
+use burn::backend::autodiff::NodeId;
+use burn::backend::flex::FlexTensor;
+use burn::backend::ops::{ConvOptions, FloatTensorOps, IntTensorOps, ModuleOps};
+use burn::backend::tensor::{FloatTensor, IntTensor};
+use burn::backend::{
+    Autodiff, Backend, Dispatch, Flex, TensorMetadata, backend_extension, get_or_init_device_settings,
+};
+use burn::nn::PaddingConfig2d;
+use burn::nn::conv::Conv2d;
+use burn::prelude::*;
+use burn::tensor::{DType, IntDType, Shape, TensorData};
+use rayon::prelude::*;
+
+/// Convolutions with [`Self::conv2d_weight_grad`] in their backward pass.
+#[backend_extension(Flex, LibTorch: cfg(feature = "torch"), Autodiff)]
+pub trait GemmConv: Backend {
+    /// The convolution with a bias (burn's forward, bias included).
+    fn conv2d_bias(
+        x: FloatTensor<Self>,
+        weight: FloatTensor<Self>,
+        bias: FloatTensor<Self>,
+        options: ConvOptions<2>,
+    ) -> FloatTensor<Self> {
+        Self::conv2d(x, weight, Some(bias), options)
+    }
+
+    /// The convolution without bias.
+    fn conv2d_nobias(
+        x: FloatTensor<Self>,
+        weight: FloatTensor<Self>,
+        options: ConvOptions<2>,
+    ) -> FloatTensor<Self> {
+        Self::conv2d(x, weight, None, options)
+    }
+
+    /// The gradient of the weight, given the output's gradient `grad`.
+    fn conv2d_weight_grad(
+        x: FloatTensor<Self>,
+        weight: FloatTensor<Self>,
+        grad: FloatTensor<Self>,
+        options: ConvOptions<2>,
+    ) -> FloatTensor<Self> {
+        Self::conv2d_weight_backward(x, weight, grad, options)
+    }
+
+    /// 2×2 max-pooling with stride 2 (the only pooling ANTs use), with the argmax of
+    /// each window as burn's `max_pool2d_with_indices` gives it.
+    fn max_pool2x2_with_indices(
+        x: FloatTensor<Self>,
+        int_dtype: IntDType,
+    ) -> (FloatTensor<Self>, IntTensor<Self>) {
+        let out = Self::max_pool2d_with_indices(x, [2, 2], [2, 2], [0, 0], [1, 1], false, int_dtype);
+        (out.output, out.indices)
+    }
+
+    /// 2×2 max-pooling with stride 2, without indices.
+    fn max_pool2x2(x: FloatTensor<Self>) -> FloatTensor<Self> {
+        Self::max_pool2d(x, [2, 2], [2, 2], [0, 0], [1, 1], false)
+    }
+}
+
+#[cfg(feature = "torch")]
+impl GemmConv for burn::backend::LibTorch {
+    fn conv2d_weight_grad(
+        x: FloatTensor<Self>,
+        weight: FloatTensor<Self>,
+        grad: FloatTensor<Self>,
+        options: ConvOptions<2>,
+    ) -> FloatTensor<Self> {
+        // On the CPU burn's generic gradient measured faster (LibTorch's, reached through
+        // its autograd, runs the convolution again); `ANT_GENERIC_WGRAD` picks burn's on a
+        // GPU too, to compare.
+        let own = x.tensor.device().is_cuda()
+            && !options.is_asymmetric()
+            && std::env::var_os("ANT_GENERIC_WGRAD").is_none();
+        match own {
+            true => libtorch_weight_grad(x, weight, grad, options),
+            false => Self::conv2d_weight_backward(x, weight, grad, options),
+        }
+    }
+}
+
+/// The weight gradient by LibTorch's own convolution backward (cuDNN's backward-filter on
+/// a GPU), reached through its autograd: burn-tch has no weight gradient of its own, and
+/// burn's generic one is a convolution with batch and channels swapped.
+#[cfg(feature = "torch")]
+fn libtorch_weight_grad(
+    x: FloatTensor<burn::backend::LibTorch>,
+    weight: FloatTensor<burn::backend::LibTorch>,
+    grad: FloatTensor<burn::backend::LibTorch>,
+    options: ConvOptions<2>,
+) -> FloatTensor<burn::backend::LibTorch> {
+    let i64s = |a: [usize; 2]| a.map(|v| v as i64);
+    let g = tch::with_grad(|| {
+        let w = weight.tensor.detach().set_requires_grad(true);
+        let y = tch::Tensor::conv2d(
+            &x.tensor.detach(),
+            &w,
+            None::<tch::Tensor>,
+            i64s(options.stride),
+            i64s(options.padding_begin()),
+            i64s(options.dilation),
+            options.groups as i64,
+        );
+        let s = (y * &grad.tensor).sum(None::<tch::Kind>);
+        tch::Tensor::run_backward(&[s], &[&w], false, false).remove(0)
+    });
+    burn::backend::libtorch::TchTensor::new(g)
+}
+
+impl GemmConv for Flex {
+    fn conv2d_weight_grad(
+        x: FlexTensor,
+        weight: FlexTensor,
+        grad: FlexTensor,
+        options: ConvOptions<2>,
+    ) -> FlexTensor {
+        let plain = options.groups == 1
+            && x.dtype() == DType::F32
+            && grad.dtype() == DType::F32
+            && !options.is_asymmetric();
+        if !plain {
+            return Flex::conv2d_weight_backward(x, weight, grad, options);
+        }
+        let w_shape = weight.layout().shape().clone();
+        im2col_weight_grad(&x, &grad, &w_shape, &options)
+    }
+
+    fn max_pool2x2_with_indices(x: FlexTensor, int_dtype: IntDType) -> (FlexTensor, FlexTensor) {
+        if x.dtype() != DType::F32 {
+            let out =
+                Flex::max_pool2d_with_indices(x, [2, 2], [2, 2], [0, 0], [1, 1], false, int_dtype);
+            return (out.output, out.indices);
+        }
+        let (out, idx) = pool2x2(&x, true);
+        let idx = FlexTensor::from_data(TensorData::new(idx, out.layout().shape().clone()));
+        let idx = if idx.dtype() == DType::from(int_dtype) {
+            idx
+        } else {
+            Flex::int_cast(idx, int_dtype)
+        };
+        (out, idx)
+    }
+
+    fn max_pool2x2(x: FlexTensor) -> FlexTensor {
+        if x.dtype() != DType::F32 {
+            return Flex::max_pool2d(x, [2, 2], [2, 2], [0, 0], [1, 1], false);
+        }
+        pool2x2(&x, false).0
+    }
+}
+
+/// 2×2, stride-2 max-pooling of an f32 `[n, c, h, w]` tensor (odd edges dropped), with
+/// the argmax (`row · w + column` in the plane) when `with_indices`. Ties and NaNs as
+/// burn-flex: the first maximum in row-major order wins, a NaN wins over any number
+/// and the last NaN over earlier ones.
+fn pool2x2(x: &FlexTensor, with_indices: bool) -> (FlexTensor, Vec<i64>) {
+    let x = x.to_contiguous();
+    let xs: &[f32] = x.as_slice().expect("contiguous f32");
+    let [n, c, h, w] = dims4(x.layout().shape());
+    let (ho, wo) = (h / 2, w / 2);
+    let mut out = vec![0f32; n * c * ho * wo];
+    let mut idx = vec![0i64; if with_indices { out.len() } else { 0 }];
+    let plane_out = (ho * wo).max(1);
+    let planes = out.par_chunks_mut(plane_out).zip(xs.par_chunks(h * w));
+    let fill = |(o, plane): (&mut [f32], &[f32]), mut ix: Option<&mut [i64]>| {
+        for y in 0..ho {
+            let (r0, r1) = (&plane[2 * y * w..][..w], &plane[(2 * y + 1) * w..][..w]);
+            for x in 0..wo {
+                let cands = [
+                    (r0[2 * x], 2 * y * w + 2 * x),
+                    (r0[2 * x + 1], 2 * y * w + 2 * x + 1),
+                    (r1[2 * x], (2 * y + 1) * w + 2 * x),
+                    (r1[2 * x + 1], (2 * y + 1) * w + 2 * x + 1),
+                ];
+                let mut best = cands[0];
+                for &(v, i) in &cands[1..] {
+                    if v > best.0 || v.is_nan() {
+                        best = (v, i);
+                    }
+                }
+                o[y * wo + x] = best.0;
+                if let Some(ix) = ix.as_deref_mut() {
+                    ix[y * wo + x] = best.1 as i64;
+                }
+            }
+        }
+    };
+    if with_indices {
+        planes
+            .zip(idx.par_chunks_mut(plane_out))
+            .for_each(|(p, ix)| fill(p, Some(ix)));
+    } else {
+        planes.for_each(|p| fill(p, None));
+    }
+    let out = FlexTensor::from_data(TensorData::new(out, [n, c, ho, wo]));
+    (out, idx)
+}
+
+/// Floats of unrolled input per chunk (32 MiB): bounds the memory, keeps each gemm large.
+const CHUNK_FLOATS: usize = 8 << 20;
+
+/// `dW[o, (c, i, j)] = Σ_(b, y, x) G[b, o, y, x] · X[b, c, y·s + i·d − p, x·s + j·d − p]`,
+/// as `G · colsᵀ` over chunks of samples.
+fn im2col_weight_grad(
+    x: &FlexTensor,
+    grad: &FlexTensor,
+    w_shape: &Shape,
+    options: &ConvOptions<2>,
+) -> FlexTensor {
+    let x = x.to_contiguous();
+    let xs: &[f32] = x.as_slice().expect("contiguous f32");
+    let [n, c, h, w] = dims4(x.layout().shape());
+    let [o, _, kh, kw] = dims4(w_shape);
+    let [_, _, ho, wo] = dims4(grad.layout().shape());
+    let (l, ckk) = (ho * wo, c * kh * kw);
+    // [o, n·l]: the output gradient with the samples of a chunk side by side.
+    let g = grad
+        .permute(&[1, 0, 2, 3])
+        .to_contiguous()
+        .reshape(Shape::new([o, n * l]));
+    let per_chunk = (CHUNK_FLOATS / (ckk * l).max(1)).clamp(1, n.max(1));
+    let geo = Geometry {
+        c,
+        h,
+        w,
+        kh,
+        kw,
+        ho,
+        wo,
+        stride: options.stride,
+        padding: options.padding_begin(),
+        dilation: options.dilation,
+    };
+    let mut acc: Option<FlexTensor> = None;
+    for start in (0..n).step_by(per_chunk) {
+        let nb = per_chunk.min(n - start);
+        let mut cols = vec![0f32; ckk * nb * l];
+        cols.par_chunks_mut(nb * l)
+            .enumerate()
+            .for_each(|(r, row)| geo.fill_row(xs, start, nb, r, row));
+        let cols = FlexTensor::from_data(TensorData::new(cols, [ckk, nb * l]));
+        let part = Flex::float_matmul(
+            g.narrow(1, start * l, nb * l),
+            cols.transpose(0, 1),
+        );
+        acc = Some(match acc {
+            None => part,
+            Some(a) => Flex::float_add(a, part),
+        });
+    }
+    let dw = acc.unwrap_or_else(|| FlexTensor::zeros(Shape::new([o, ckk]), DType::F32));
+    dw.reshape(w_shape.clone())
+}
+
+fn dims4(s: &Shape) -> [usize; 4] {
+    [s[0], s[1], s[2], s[3]]
+}
+
+/// The shapes of one convolution, for unrolling its input.
+struct Geometry {
+    c: usize,
+    h: usize,
+    w: usize,
+    kh: usize,
+    kw: usize,
+    ho: usize,
+    wo: usize,
+    stride: [usize; 2],
+    padding: [usize; 2],
+    dilation: [usize; 2],
+}
+
+impl Geometry {
+    /// Row `r` = (channel, i, j) of the unrolled input for samples `start..start + nb`:
+    /// for each sample and output position, the input value under kernel tap (i, j).
+    fn fill_row(&self, xs: &[f32], start: usize, nb: usize, r: usize, row: &mut [f32]) {
+        let (ch, i, j) = (r / (self.kh * self.kw), (r / self.kw) % self.kh, r % self.kw);
+        let (l, plane) = (self.ho * self.wo, self.h * self.w);
+        // Output columns x whose input column lies inside the image.
+        let col_of = |x: usize| (x * self.stride[1] + j * self.dilation[1]).checked_sub(self.padding[1]);
+        let xs_valid: Vec<(usize, usize)> = (0..self.wo)
+            .filter_map(|x| col_of(x).filter(|&ix| ix < self.w).map(|ix| (x, ix)))
+            .collect();
+        for b in 0..nb {
+            let img = &xs[((start + b) * self.c + ch) * plane..][..plane];
+            let out = &mut row[b * l..][..l];
+            for y in 0..self.ho {
+                let Some(iy) = (y * self.stride[0] + i * self.dilation[0]).checked_sub(self.padding[0])
+                else {
+                    continue;
+                };
+                if iy >= self.h {
+                    continue;
+                }
+                let src = &img[iy * self.w..][..self.w];
+                let dst = &mut out[y * self.wo..][..self.wo];
+                if self.stride[1] == 1 && self.dilation[1] == 1 {
+                    // One contiguous run: output columns x0..x0+len read ix0..ix0+len.
+                    if let (Some(&(x0, ix0)), Some(&(x1, _))) = (xs_valid.first(), xs_valid.last()) {
+                        let len = x1 + 1 - x0;
+                        dst[x0..x0 + len].copy_from_slice(&src[ix0..ix0 + len]);
+                    }
+                } else {
+                    for &(x, ix) in &xs_valid {
+                        dst[x] = src[ix];
+                    }
+                }
+            }
+        }
+    }
+}
+
+impl<B: Backend + GemmConv, C: CheckpointStrategy> GemmConv for Autodiff<B, C> {
+    fn conv2d_bias(
+        x: FloatTensor<Self>,
+        weight: FloatTensor<Self>,
+        bias: FloatTensor<Self>,
+        options: ConvOptions<2>,
+    ) -> FloatTensor<Self> {
+        #[derive(Debug)]
+        struct Conv2dBias;
+
+        impl<B: Backend + GemmConv> Backward<B, 3> for Conv2dBias {
+            type State = (NodeId, NodeId, NodeId, ConvOptions<2>);
+
+            fn backward(
+                self,
+                ops: Ops<Self::State, 3>,
+                grads: &mut Gradients,
+                checkpointer: &mut Checkpointer,
+            ) {
+                let [node_x, node_weight, node_bias] = ops.parents;
+                let grad = grads.consume::<B>(&ops.node);
+                let (x_state, weight_state, bias_state, options) = ops.state;
+                let x = checkpointer.retrieve_node_output::<B::FloatTensorPrimitive>(x_state);
+                let weight =
+                    checkpointer.retrieve_node_output::<B::FloatTensorPrimitive>(weight_state);
+                let bias = checkpointer.retrieve_node_output::<B::FloatTensorPrimitive>(bias_state);
+                if let Some(node) = node_x {
+                    let g = B::conv2d_x_backward(
+                        x.clone(),
+                        weight.clone(),
+                        grad.clone(),
+                        options.clone(),
+                    );
+                    grads.register::<B>(node.id, g)
+                }
+                if let Some(node) = node_weight {
+                    let g = B::conv2d_weight_grad(x.clone(), weight, grad.clone(), options);
+                    grads.register::<B>(node.id, g)
+                }
+                if let Some(node) = node_bias {
+                    grads.register::<B>(node.id, B::conv2d_bias_backward(x, bias, grad))
+                }
+            }
+        }
+
+        match Conv2dBias
+            .prepare::<C>([x.node(), weight.node(), bias.node()])
+            .compute_bound()
+            .stateful()
+        {
+            OpsKind::Tracked(mut prep) => {
+                let x_state = prep.checkpoint(&x);
+                let weight_state = prep.checkpoint(&weight);
+                let bias_state = prep.checkpoint(&bias);
+                prep.finish(
+                    (x_state, weight_state, bias_state, options.clone()),
+                    B::conv2d_bias(
+                        x.into_primitive(),
+                        weight.into_primitive(),
+                        bias.into_primitive(),
+                        options,
+                    ),
+                )
+            }
+            OpsKind::UnTracked(prep) => prep.finish(B::conv2d_bias(
+                x.into_primitive(),
+                weight.into_primitive(),
+                bias.into_primitive(),
+                options,
+            )),
+        }
+    }
+
+    fn conv2d_nobias(
+        x: FloatTensor<Self>,
+        weight: FloatTensor<Self>,
+        options: ConvOptions<2>,
+    ) -> FloatTensor<Self> {
+        #[derive(Debug)]
+        struct Conv2dNoBias;
+
+        impl<B: Backend + GemmConv> Backward<B, 2> for Conv2dNoBias {
+            type State = (NodeId, NodeId, ConvOptions<2>);
+
+            fn backward(
+                self,
+                ops: Ops<Self::State, 2>,
+                grads: &mut Gradients,
+                checkpointer: &mut Checkpointer,
+            ) {
+                let [node_x, node_weight] = ops.parents;
+                let grad = grads.consume::<B>(&ops.node);
+                let (x_state, weight_state, options) = ops.state;
+                let x = checkpointer.retrieve_node_output::<B::FloatTensorPrimitive>(x_state);
+                let weight =
+                    checkpointer.retrieve_node_output::<B::FloatTensorPrimitive>(weight_state);
+                if let Some(node) = node_x {
+                    let g = B::conv2d_x_backward(
+                        x.clone(),
+                        weight.clone(),
+                        grad.clone(),
+                        options.clone(),
+                    );
+                    grads.register::<B>(node.id, g)
+                }
+                if let Some(node) = node_weight {
+                    let g = B::conv2d_weight_grad(x, weight, grad, options);
+                    grads.register::<B>(node.id, g)
+                }
+            }
+        }
+
+        match Conv2dNoBias
+            .prepare::<C>([x.node(), weight.node()])
+            .compute_bound()
+            .stateful()
+        {
+            OpsKind::Tracked(mut prep) => {
+                let x_state = prep.checkpoint(&x);
+                let weight_state = prep.checkpoint(&weight);
+                prep.finish(
+                    (x_state, weight_state, options.clone()),
+                    B::conv2d_nobias(x.into_primitive(), weight.into_primitive(), options),
+                )
+            }
+            OpsKind::UnTracked(prep) => prep.finish(B::conv2d_nobias(
+                x.into_primitive(),
+                weight.into_primitive(),
+                options,
+            )),
+        }
+    }
+
+    fn max_pool2x2(x: FloatTensor<Self>) -> FloatTensor<Self> {
+        #[derive(Debug)]
+        struct MaxPool2x2;
+
+        impl<B: Backend> Backward<B, 1> for MaxPool2x2 {
+            type State = (NodeId, IntTensor<B>);
+
+            fn backward(
+                self,
+                ops: Ops<Self::State, 1>,
+                grads: &mut Gradients,
+                checkpointer: &mut Checkpointer,
+            ) {
+                let [node_parent] = ops.parents;
+                let grad = grads.consume::<B>(&ops.node);
+                let (x_state, indices) = ops.state;
+                let x = checkpointer.retrieve_node_output(x_state);
+                if let Some(node) = node_parent {
+                    let g = B::max_pool2d_with_indices_backward(
+                        x,
+                        [2, 2],
+                        [2, 2],
+                        [0, 0],
+                        [1, 1],
+                        false,
+                        grad,
+                        indices,
+                    );
+                    grads.register::<B>(node.id, g.x_grad);
+                }
+            }
+        }
+
+        match MaxPool2x2.prepare::<C>([x.node()]).compute_bound().stateful() {
+            OpsKind::Tracked(mut prep) => {
+                let x_state = prep.checkpoint(&x);
+                let settings = get_or_init_device_settings::<B>(&x.primitive().device());
+                let (out, indices) = B::max_pool2x2_with_indices(x.into_primitive(), settings.int_dtype);
+                prep.finish((x_state, indices), out)
+            }
+            OpsKind::UnTracked(prep) => prep.finish(B::max_pool2x2(x.into_primitive())),
+        }
+    }
+}
+
+/// 2×2 max-pooling with stride 2 (burn's, with burn-flex's kernel replaced by one made
+/// for this window: it was 1.5× PyTorch's forward).
+pub fn max_pool2x2(x: Tensor<4>) -> Tensor<4> {
+    Tensor::<4>::from_dispatch(<Dispatch as GemmConv>::max_pool2x2(x.into_dispatch()))
+}
+
+/// `conv`'s output for `x`: burn-nn's `Conv2d::forward`, with the weight gradient of
+/// [`GemmConv`].
+pub fn conv2d(conv: &Conv2d, x: Tensor<4>) -> Tensor<4> {
+    let ((top, bottom), (left, right)) = match conv.padding {
+        PaddingConfig2d::Valid => ((0, 0), (0, 0)),
+        PaddingConfig2d::Explicit(top, left, bottom, right) => ((top, bottom), (left, right)),
+        // Not used by ANTs: burn's own, which works the padding out from the input.
+        PaddingConfig2d::Same => return conv.forward(x),
+    };
+    let options = ConvOptions::new_with_padding(
+        conv.stride,
+        [(top, bottom), (left, right)],
+        conv.dilation,
+        conv.groups,
+    );
+    let (x, w) = (x.into_dispatch(), conv.weight.val().into_dispatch());
+    Tensor::<4>::from_dispatch(match &conv.bias {
+        Some(b) => <Dispatch as GemmConv>::conv2d_bias(x, w, b.val().into_dispatch(), options),
+        None => <Dispatch as GemmConv>::conv2d_nobias(x, w, options),
+    })
+}
+
+#[cfg(test)]
+mod tests {
+    use burn::nn::PaddingConfig2d;
+    use burn::nn::conv::{Conv2d, Conv2dConfig};
+    use burn::prelude::*;
+
+    use burn::nn::pool::MaxPool2dConfig;
+
+    use super::{conv2d, max_pool2x2};
+    use crate::modules::to_vec;
+
+    fn input(shape: [usize; 4], device: &Device) -> Tensor<4> {
+        let n: usize = shape.iter().product();
+        let v = (0..n).map(|i| ((i * 37 + 11) % 23) as f32 / 11.0 - 1.0).collect();
+        let x = Tensor::from_data(TensorData::new(v, shape), device);
+        if device.is_autodiff() { x.require_grad() } else { x }
+    }
+
+    fn close(a: &[f32], b: &[f32], what: &str) {
+        assert_eq!(a.len(), b.len(), "{what}");
+        let scale = b.iter().fold(1e-3f32, |m, v| m.max(v.abs()));
+        for (i, (x, y)) in a.iter().zip(b).enumerate() {
+            // Sums over up to 30,000 products, in other orders: f32 rounding.
+            assert!((x - y).abs() <= 1e-4 * scale, "{what}[{i}]: {x} vs {y}");
+        }
+    }
+
+    /// Output and gradients (input, weight, bias) equal burn's `Conv2d` up to rounding,
+    /// for padded, strided and dilated kernels and a batch split into several chunks.
+    #[test]
+    fn matches_burns_convolution() {
+        for device in devices() {
+            convolution_cases(&device);
+        }
+    }
+
+    /// burn-flex, and LibTorch's CPU kernels in a build with `torch`.
+    fn devices() -> Vec<Device> {
+        #[allow(unused_mut)]
+        let mut d = vec![Device::flex().autodiff()];
+        #[cfg(feature = "torch")]
+        #[allow(deprecated)]
+        d.push(Device::libtorch().autodiff());
+        d
+    }
+
+    fn convolution_cases(device: &Device) {
+        let device = device.clone();
+        let cases = [
+            // (input shape, c_out, kernel, stride, dilation, padding)
+            ([3, 2, 9, 8], 4, [3, 3], [1, 1], [1, 1], 0),
+            ([2, 3, 10, 11], 5, [5, 5], [1, 1], [1, 1], 2),
+            ([2, 2, 11, 9], 3, [3, 2], [2, 3], [1, 1], 1),
+            ([2, 1, 12, 12], 2, [3, 3], [1, 1], [2, 2], 1),
+            // 100,000 unrolled floats a sample: four chunks.
+            ([300, 40, 14, 14], 3, [5, 5], [1, 1], [1, 1], 0),
+        ];
+        for (shape, c_out, k, stride, dilation, pad) in cases {
+            let conv: Conv2d = Conv2dConfig::new([shape[1], c_out], k)
+                .with_stride(stride)
+                .with_dilation(dilation)
+                .with_padding(PaddingConfig2d::Explicit(pad, pad, pad, pad))
+                .init(&device);
+            let what = format!("{device:?} {shape:?} k{k:?} s{stride:?} d{dilation:?} p{pad}");
+            let run = |f: &dyn Fn(Tensor<4>) -> Tensor<4>| {
+                let x = input(shape, &device);
+                let y = f(x.clone());
+                let out = to_vec(y.clone());
+                let g = (y.clone() * y).sum().backward();
+                let grad = |t: Option<Tensor<4>>| to_vec(t.expect("gradient"));
+                (
+                    out,
+                    grad(x.grad(&g)),
+                    grad(conv.weight.val().grad(&g)),
+                    to_vec(conv.bias.as_ref().unwrap().val().grad(&g).unwrap()),
+                )
+            };
+            let ours = run(&|x| conv2d(&conv, x));
+            let burns = run(&|x| conv.forward(x));
+            close(&ours.0, &burns.0, &format!("output {what}"));
+            close(&ours.1, &burns.1, &format!("input gradient {what}"));
+            close(&ours.2, &burns.2, &format!("weight gradient {what}"));
+            close(&ours.3, &burns.3, &format!("bias gradient {what}"));
+        }
+    }
+
+    /// Pooling's output and input gradient are burn's bit for bit, ties and odd edges
+    /// included, with and without autodiff.
+    #[test]
+    fn pooling_matches_burns() {
+        for device in [Device::flex().autodiff(), Device::flex()] {
+            for shape in [[2, 3, 8, 8], [3, 2, 7, 9], [1, 1, 2, 2]] {
+                let burns_pool = MaxPool2dConfig::new([2, 2]).with_strides([2, 2]).init();
+                let run = |f: &dyn Fn(Tensor<4>) -> Tensor<4>| {
+                    // Three values: most windows hold a tie.
+                    let n: usize = shape.iter().product();
+                    let v = (0..n).map(|i| ((i * i / 3) % 3) as f32).collect();
+                    let x = Tensor::<4>::from_data(TensorData::new(v, shape), &device);
+                    let x = if device.is_autodiff() { x.require_grad() } else { x };
+                    let y = f(x.clone());
+                    let out = to_vec(y.clone());
+                    let grad = device.is_autodiff().then(|| {
+                        let w = Tensor::<4>::from_data(
+                            TensorData::new(
+                                (0..y.shape().num_elements()).map(|i| i as f32).collect(),
+                                y.dims(),
+                            ),
+                            &device,
+                        );
+                        to_vec(x.grad(&(y * w).sum().backward()).unwrap())
+                    });
+                    (out, grad)
+                };
+                assert_eq!(run(&max_pool2x2), run(&|x| burns_pool.forward(x)), "{shape:?}");
+            }
+        }
+    }
+
+    /// LibTorch's weight gradient (used on CUDA) equals burn's generic one on the CPU.
+    #[cfg(feature = "torch")]
+    #[test]
+    #[allow(deprecated)]
+    fn libtorch_weight_gradient_matches_burns() {
+        use burn::backend::ops::{ConvOptions, ModuleOps};
+        use burn::backend::{Dispatch, LibTorch};
+
+        use super::GemmConv;
+
+        let device = Device::libtorch();
+        let prim = |t: Tensor<4>| t.into_dispatch();
+        for (shape, w_shape, stride, pad) in [
+            ([3, 2, 9, 8], [4, 2, 3, 3], [1, 1], 0),
+            ([2, 3, 11, 10], [5, 3, 5, 5], [2, 1], 2),
+        ] {
+            let options = ConvOptions::new(stride, [pad, pad], [1, 1], 1);
+            let x = input(shape, &device);
+            let w = input(w_shape, &device);
+            let y = Tensor::<4>::from_dispatch(<Dispatch as GemmConv>::conv2d_nobias(
+                prim(x.clone()),
+                prim(w.clone()),
+                options.clone(),
+            ));
+            let g = y.clone() * 0.5 + 1.0;
+            let unwrap = |t: Tensor<4>| match t.into_dispatch().kind {
+                burn::backend::DispatchTensorKind::LibTorch(p) => p.float(),
+                _ => unreachable!("a LibTorch tensor"),
+            };
+            let ours = super::libtorch_weight_grad(
+                unwrap(x.clone()),
+                unwrap(w.clone()),
+                unwrap(g.clone()),
+                options.clone(),
+            );
+            let burns = LibTorch::conv2d_weight_backward(unwrap(x), unwrap(w), unwrap(g), options);
+            let v = |t: burn::backend::libtorch::TchTensor| {
+                Vec::<f32>::try_from(t.tensor.flatten(0, -1)).expect("f32")
+            };
+            close(&v(ours), &v(burns), &format!("{shape:?} {w_shape:?}"));
+        }
+    }
+}
