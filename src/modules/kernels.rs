@@ -140,7 +140,11 @@ impl GemmConv for Flex {
             && x.dtype() == DType::F32
             && grad.dtype() == DType::F32
             && !options.is_asymmetric();
-        if !plain {
+        // Below a few thousand output positions (batch × height × width) burn's own
+        // measured faster: W2's 40-channel 8×8 convolution at batch 16, 1.97 ms against
+        // 2.83 for the backward pass; at batch 512 the gemm is 2-3× faster.
+        let [n, _, ho, wo] = dims4(grad.layout().shape());
+        if !plain || n * ho * wo < MIN_GEMM_ROWS {
             return Flex::conv2d_weight_backward(x, weight, grad, options);
         }
         let w_shape = weight.layout().shape().clone();
@@ -217,6 +221,9 @@ fn pool2x2(x: &FlexTensor, with_indices: bool) -> (FlexTensor, Vec<i64>) {
     let out = FlexTensor::from_data(TensorData::new(out, [n, c, ho, wo]));
     (out, idx)
 }
+
+/// Output positions (the gemm's inner dimension) from which the unrolled product is used.
+const MIN_GEMM_ROWS: usize = 4096;
 
 /// Floats of unrolled input per chunk (32 MiB): bounds the memory, keeps each gemm large.
 const CHUNK_FLOATS: usize = 8 << 20;
@@ -696,6 +703,37 @@ mod tests {
                 Vec::<f32>::try_from(t.tensor.flatten(0, -1)).expect("f32")
             };
             close(&v(ours), &v(burns), &format!("{shape:?} {w_shape:?}"));
+        }
+    }
+
+    /// The unrolled product itself (used from 4,096 output positions on) against
+    /// burn's generic weight gradient, on geometries too small to reach it through
+    /// [`conv2d`]: padding, strides, dilation, a non-square kernel.
+    #[test]
+    fn unrolled_weight_gradient_matches_burns() {
+        use burn::backend::Flex;
+        use burn::backend::flex::FlexTensor;
+        use burn::backend::ops::{ConvOptions, ModuleOps};
+
+        let data = |shape: [usize; 4], k: usize| {
+            let n: usize = shape.iter().product();
+            let v = (0..n).map(|i| ((i * k + 11) % 23) as f32 / 11.0 - 1.0).collect();
+            FlexTensor::from_data(TensorData::new(v, shape))
+        };
+        // (input, weight, output, stride, padding, dilation)
+        let cases = [
+            ([3, 2, 9, 8], [4, 2, 3, 3], [3, 4, 7, 6], [1, 1], [0, 0], [1, 1]),
+            ([2, 3, 10, 11], [5, 3, 5, 5], [2, 5, 10, 11], [1, 1], [2, 2], [1, 1]),
+            ([2, 2, 11, 9], [3, 2, 3, 2], [2, 3, 6, 4], [2, 3], [1, 1], [1, 1]),
+            ([2, 1, 12, 12], [2, 1, 3, 3], [2, 2, 10, 10], [1, 1], [1, 1], [2, 2]),
+        ];
+        for (xs, ws, gs, stride, pad, dilation) in cases {
+            let options = ConvOptions::new(stride, pad, dilation, 1);
+            let (x, w, g) = (data(xs, 37), data(ws, 5), data(gs, 13));
+            let ours = super::im2col_weight_grad(&x, &g, &w.layout().shape().clone(), &options);
+            let burns = Flex::conv2d_weight_backward(x, w, g, options);
+            let v = |t: FlexTensor| t.into_data().try_to_vec::<f32>().unwrap();
+            close(&v(ours), &v(burns), &format!("{xs:?} {ws:?}"));
         }
     }
 }
