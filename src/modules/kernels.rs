@@ -45,15 +45,6 @@ pub trait GemmConv: Backend {
         Self::conv2d(x, weight, Some(bias), options)
     }
 
-    /// The convolution without bias.
-    fn conv2d_nobias(
-        x: FloatTensor<Self>,
-        weight: FloatTensor<Self>,
-        options: ConvOptions<2>,
-    ) -> FloatTensor<Self> {
-        Self::conv2d(x, weight, None, options)
-    }
-
     /// The gradient of the weight, given the output's gradient `grad`.
     fn conv2d_weight_grad(
         x: FloatTensor<Self>,
@@ -412,66 +403,6 @@ impl<B: Backend + GemmConv, C: CheckpointStrategy> GemmConv for Autodiff<B, C> {
         }
     }
 
-    fn conv2d_nobias(
-        x: FloatTensor<Self>,
-        weight: FloatTensor<Self>,
-        options: ConvOptions<2>,
-    ) -> FloatTensor<Self> {
-        #[derive(Debug)]
-        struct Conv2dNoBias;
-
-        impl<B: Backend + GemmConv> Backward<B, 2> for Conv2dNoBias {
-            type State = (NodeId, NodeId, ConvOptions<2>);
-
-            fn backward(
-                self,
-                ops: Ops<Self::State, 2>,
-                grads: &mut Gradients,
-                checkpointer: &mut Checkpointer,
-            ) {
-                let [node_x, node_weight] = ops.parents;
-                let grad = grads.consume::<B>(&ops.node);
-                let (x_state, weight_state, options) = ops.state;
-                let x = checkpointer.retrieve_node_output::<B::FloatTensorPrimitive>(x_state);
-                let weight =
-                    checkpointer.retrieve_node_output::<B::FloatTensorPrimitive>(weight_state);
-                if let Some(node) = node_x {
-                    let g = B::conv2d_x_backward(
-                        x.clone(),
-                        weight.clone(),
-                        grad.clone(),
-                        options.clone(),
-                    );
-                    grads.register::<B>(node.id, g)
-                }
-                if let Some(node) = node_weight {
-                    let g = B::conv2d_weight_grad(x, weight, grad, options);
-                    grads.register::<B>(node.id, g)
-                }
-            }
-        }
-
-        match Conv2dNoBias
-            .prepare::<C>([x.node(), weight.node()])
-            .compute_bound()
-            .stateful()
-        {
-            OpsKind::Tracked(mut prep) => {
-                let x_state = prep.checkpoint(&x);
-                let weight_state = prep.checkpoint(&weight);
-                prep.finish(
-                    (x_state, weight_state, options.clone()),
-                    B::conv2d_nobias(x.into_primitive(), weight.into_primitive(), options),
-                )
-            }
-            OpsKind::UnTracked(prep) => prep.finish(B::conv2d_nobias(
-                x.into_primitive(),
-                weight.into_primitive(),
-                options,
-            )),
-        }
-    }
-
     fn max_pool2x2(x: FloatTensor<Self>) -> FloatTensor<Self> {
         #[derive(Debug)]
         struct MaxPool2x2;
@@ -538,11 +469,16 @@ pub fn conv2d(conv: &Conv2d, x: Tensor<4>) -> Tensor<4> {
         conv.dilation,
         conv.groups,
     );
-    let (x, w) = (x.into_dispatch(), conv.weight.val().into_dispatch());
-    Tensor::<4>::from_dispatch(match &conv.bias {
-        Some(b) => <Dispatch as GemmConv>::conv2d_bias(x, w, b.val().into_dispatch(), options),
-        None => <Dispatch as GemmConv>::conv2d_nobias(x, w, options),
-    })
+    // ANTs' convolutions all have a bias; one without keeps burn's own.
+    let Some(b) = &conv.bias else {
+        return conv.forward(x);
+    };
+    Tensor::<4>::from_dispatch(<Dispatch as GemmConv>::conv2d_bias(
+        x.into_dispatch(),
+        conv.weight.val().into_dispatch(),
+        b.val().into_dispatch(),
+        options,
+    ))
 }
 
 #[cfg(test)]
@@ -682,9 +618,11 @@ mod tests {
             let options = ConvOptions::new(stride, [pad, pad], [1, 1], 1);
             let x = input(shape, &device);
             let w = input(w_shape, &device);
-            let y = Tensor::<4>::from_dispatch(<Dispatch as GemmConv>::conv2d_nobias(
+            let bias = Tensor::<1>::zeros([w_shape[0]], &device).into_dispatch();
+            let y = Tensor::<4>::from_dispatch(<Dispatch as GemmConv>::conv2d_bias(
                 prim(x.clone()),
                 prim(w.clone()),
+                bias,
                 options.clone(),
             ));
             let g = y.clone() * 0.5 + 1.0;

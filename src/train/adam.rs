@@ -15,6 +15,7 @@
 
 use burn::module::{Module, ModuleMapper, ModuleVisitor, Param, ParamId};
 use burn::optim::GradientsParams;
+use burn::backend::DispatchDevice;
 use burn::prelude::*;
 
 use crate::modules::to_vec;
@@ -62,10 +63,20 @@ pub struct Adam {
 /// (`None`: it had no gradient at the first step, so it is left as it is).
 type Layout = Vec<Option<usize>>;
 
-/// Elements per group of parameters updated together (256 KiB of f32): large enough that
-/// small tensors (biases, routers) share their ops, small enough that a group's dozen
-/// passes stay in a core's L2 cache. A larger tensor is a group of its own.
+/// Elements per group of parameters updated together on burn-flex (256 KiB of f32): large
+/// enough that small tensors (biases, routers) share their ops, small enough that a
+/// group's dozen passes stay in a core's L2 cache. A larger tensor is a group of its own.
+/// On LibTorch, whose per-op cost is higher (on a GPU, a kernel launch), all parameters
+/// form one group.
 const GROUP_FLOATS: usize = 1 << 16;
+
+/// The most elements per group on `device`.
+fn group_limit(device: &Device) -> usize {
+    match device.as_dispatch().clone().inner() {
+        DispatchDevice::Flex(_) => GROUP_FLOATS,
+        _ => usize::MAX,
+    }
+}
 
 enum Moments {
     /// Before the first step.
@@ -110,7 +121,7 @@ impl Adam {
             return module; // nothing to train
         };
         let device = first.device();
-        let sizes = groups(&layout);
+        let sizes = groups(&layout, group_limit(&device));
         let mut flat = flat.into_iter();
         let g: Vec<Tensor<1>> = sizes
             .iter()
@@ -267,12 +278,12 @@ struct Header {
 }
 
 /// The trained parameters in groups of consecutive ones: (parameters, elements) per
-/// group, at most [`GROUP_FLOATS`] elements unless one parameter alone has more.
-fn groups(layout: &[Option<usize>]) -> Vec<(usize, usize)> {
+/// group, at most `limit` elements unless one parameter alone has more.
+fn groups(layout: &[Option<usize>], limit: usize) -> Vec<(usize, usize)> {
     let mut out: Vec<(usize, usize)> = Vec::new();
     for n in layout.iter().flatten() {
         match out.last_mut() {
-            Some((count, size)) if *size + n <= GROUP_FLOATS => {
+            Some((count, size)) if size.saturating_add(*n) <= limit => {
                 *count += 1;
                 *size += n;
             }
@@ -290,7 +301,7 @@ impl Moments {
             Moments::Host { layout, time, m, v } => {
                 let split = |x: Vec<f32>| {
                     let mut rest = x.as_slice();
-                    groups(&layout)
+                    groups(&layout, group_limit(device))
                         .into_iter()
                         .map(|(_, size)| {
                             let (head, tail) = rest.split_at(size);
@@ -449,7 +460,7 @@ mod tests {
             b = ours.step(lr, b.clone(), grads(&b, step, &device));
             assert_eq!(weights(&a), weights(&b), "step {step}");
         }
-        assert_eq!(super::groups(ours.layout().unwrap()).len(), 3);
+        assert_eq!(super::groups(ours.layout().unwrap(), super::GROUP_FLOATS).len(), 3);
         for i in 0..5 {
             assert_ne!(weights(&b)[i], weights(&start)[i], "parameter {i}");
         }
