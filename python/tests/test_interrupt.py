@@ -66,7 +66,7 @@ def test_training_releases_the_gil():
     t.start()
     try:
         start = time.monotonic()
-        ant.ANTClassifier(width=64, epochs_node=20, patience=20, refine_epochs=5, max_depth=1, batch_size=32).fit(X, y)
+        ant.ANTClassifier(width=64, epochs_node=20, patience=20, refine_epochs=80, max_depth=1, batch_size=32).fit(X, y)
         end = time.monotonic()
     finally:
         stop.set()
