@@ -54,14 +54,30 @@ named!(RouterInit {
 pub enum Augment {
     #[default]
     None,
-    /// 4-pixel zero padding, random crop, random horizontal flip.
+    /// 4-pixel padding, random crop, random horizontal flip (the paper's CIFAR-10).
     CropFlip,
+    /// 2-pixel padding and a random crop, no flip: a shift of up to 2 pixels each way
+    /// (the authors' code's MNIST augmentation, `RandomCrop(28, padding=2)`).
+    Shift,
 }
 
 named!(Augment {
     None => "none",
     CropFlip => "crop-flip",
+    Shift => "shift",
 });
+
+impl Augment {
+    /// Pixels of padding around each image before the random crop, and whether images
+    /// are also flipped left-right at random; `None` when nothing is augmented.
+    pub fn crop(self) -> Option<(usize, bool)> {
+        match self {
+            Augment::None => None,
+            Augment::CropFlip => Some((4, true)),
+            Augment::Shift => Some((2, false)),
+        }
+    }
+}
 
 /// How training images are scaled.
 #[derive(Clone, Copy, Debug, Default, PartialEq, Eq, Serialize, Deserialize)]

@@ -1,5 +1,6 @@
-//! Training-time augmentation of images (the paper's CIFAR-10 preprocessing): zero
-//! padding, a random crop back to the original size, and a random horizontal flip.
+//! Training-time augmentation of images: padding, a random crop back to the original
+//! size, and for CIFAR-10 a random horizontal flip ([`Augment`]). The padding is black
+//! (raw value 0, normalised), as the authors' code pads before it normalises.
 //! Seeded and deterministic: the n-th batch drawn gets the n-th draw of the generator.
 
 use std::sync::Mutex;
@@ -17,19 +18,32 @@ pub struct Augmenter {
     h: usize,
     w: usize,
     pad: usize,
+    flip: bool,
+    /// Per channel, the value padding takes.
+    fill: Vec<f32>,
     rng: Mutex<ChaCha8Rng>,
 }
 
 impl Augmenter {
-    /// `x`: row-major `[N,C,H,W]` images (already normalised; padding adds zeros, i.e.
-    /// the mean after mean subtraction).
-    pub fn new(x: Vec<f32>, c: usize, h: usize, w: usize, pad: usize, seed: u64) -> Self {
+    /// `x`: row-major `[N,C,H,W]` images, already normalised; `[c, h, w]` their shape;
+    /// `pad` pixels of padding filled with `fill[channel]`; `flip`: random left-right
+    /// flips too.
+    pub fn new(
+        x: Vec<f32>,
+        [c, h, w]: [usize; 3],
+        (pad, flip): (usize, bool),
+        fill: Vec<f32>,
+        seed: u64,
+    ) -> Self {
+        assert_eq!(fill.len(), c, "one padding value per channel");
         Augmenter {
             x,
             c,
             h,
             w,
             pad,
+            flip,
+            fill,
             rng: Mutex::new(ChaCha8Rng::seed_from_u64(seed)),
         }
     }
@@ -54,10 +68,11 @@ impl Augmenter {
             // offset of the crop in padded coordinates, relative to the original image
             let dy = rng.random_range(0..=2 * p as i64) as isize - p;
             let dx = rng.random_range(0..=2 * p as i64) as isize - p;
-            let flip = rng.random::<bool>();
+            let flip = self.flip && rng.random::<bool>();
             let src = &self.x[i * per..(i + 1) * per];
             let dst = &mut out[b * per..(b + 1) * per];
             for ch in 0..c {
+                dst[ch * h * w..(ch + 1) * h * w].fill(self.fill[ch]);
                 for y in 0..h {
                     let sy = y as isize + dy;
                     if sy < 0 || sy >= h as isize {
@@ -85,8 +100,8 @@ mod tests {
     fn crops_and_flips_preserve_content_and_are_seeded() {
         // one 1x4x4 image with distinct values
         let img: Vec<f32> = (1..=16).map(|v| v as f32).collect();
-        let a = Augmenter::new(img.clone(), 1, 4, 4, 1, 7);
-        let b = Augmenter::new(img.clone(), 1, 4, 4, 1, 7);
+        let a = Augmenter::new(img.clone(), [1, 4, 4], (1, true), vec![0.0], 7);
+        let b = Augmenter::new(img.clone(), [1, 4, 4], (1, true), vec![0.0], 7);
         let mut differs = false;
         for _ in 0..20 {
             let (x, y) = (a.batch(&[0]), b.batch(&[0]));
@@ -99,7 +114,7 @@ mod tests {
         }
         assert!(differs, "augmentation changes some batches");
         // without padding, a flip is the only change possible
-        let c = Augmenter::new(img.clone(), 1, 4, 4, 0, 1);
+        let c = Augmenter::new(img.clone(), [1, 4, 4], (0, true), vec![0.0], 1);
         for _ in 0..10 {
             let x = c.batch(&[0]);
             let flipped: Vec<f32> = img
@@ -108,5 +123,31 @@ mod tests {
                 .collect();
             assert!(x == img || x == flipped);
         }
+    }
+
+    #[test]
+    fn a_shift_translates_without_flipping_and_pads_with_the_fill() {
+        // 2 channels of 5x5 with distinct values; fill -1 and -2
+        let img: Vec<f32> = (1..=50).map(|v| v as f32).collect();
+        let a = Augmenter::new(img.clone(), [2, 5, 5], (2, false), vec![-1.0, -2.0], 3);
+        let at = |x: &[f32], ch: usize, y: isize, xo: isize| -> f32 {
+            if (0..5).contains(&y) && (0..5).contains(&xo) {
+                x[ch * 25 + (y * 5 + xo) as usize]
+            } else {
+                [-1.0, -2.0][ch]
+            }
+        };
+        let mut shifts = std::collections::BTreeSet::new();
+        for _ in 0..60 {
+            let x = a.batch(&[0]);
+            // some (dy, dx) within 2 pixels maps the image onto x exactly, both channels
+            let found = (-2..=2).flat_map(|dy| (-2..=2).map(move |dx| (dy, dx))).find(|&(dy, dx)| {
+                (0..2).all(|ch| {
+                    (0..5).all(|y| (0..5).all(|xo| x[ch * 25 + (y * 5 + xo) as usize] == at(&img, ch, y + dy, xo + dx)))
+                })
+            });
+            shifts.insert(found.expect("every batch is a translation of the image"));
+        }
+        assert!(shifts.len() > 10, "the shifts vary: {shifts:?}");
     }
 }

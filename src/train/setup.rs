@@ -14,7 +14,7 @@ use crate::data::{Dataset, Targets};
 use crate::error::{AntError, Result};
 use crate::normalise::Normalisation;
 use crate::observe::{Decision, Observer};
-use crate::params::{Augment, AntParams, TrainConfig};
+use crate::params::{AntParams, TrainConfig};
 use crate::preset::Task;
 use crate::spec::Shape;
 use crate::tree::Tree;
@@ -83,7 +83,7 @@ fn has_validation_rows(cfg: &TrainConfig, data: &Dataset) -> bool {
     }
 }
 
-/// The training split on the device, with the paper's augmentation when asked for.
+/// The training split on the device, with augmentation when asked for.
 fn training_set(
     cfg: &TrainConfig,
     train: &Dataset,
@@ -92,9 +92,12 @@ fn training_set(
     device: &Device,
 ) -> DeviceSet {
     let mut set = to_device(train, norm, input, device);
-    if let (Augment::CropFlip, Shape::Image { c, h, w }) = (cfg.augment(), input) {
+    if let (Some(crop), Shape::Image { c, h, w }) = (cfg.augment().crop(), input) {
         let x = norm.apply_x(&train.x, input);
-        set.augment = Some(Arc::new(Augmenter::new(x, c, h, w, 4, cfg.seed ^ 0xA5A5)));
+        // black padding, normalised: the authors' code pads the raw image
+        let fill = (0..c).map(|ch| -norm.x_mean[ch] / norm.x_std[ch]).collect();
+        let aug = Augmenter::new(x, [c, h, w], crop, fill, cfg.seed ^ 0xA5A5);
+        set.augment = Some(Arc::new(aug));
     }
     set
 }
