@@ -3,7 +3,7 @@
 # binaries built elsewhere against the same libtorch as that machine's PyTorch
 # (`scripts/gpu-stage.sh` builds and stages them).
 #
-#     bash scripts/gpu-prebuilt.sh TARBALL OUT_DIR [checks|profile|mnist-a|peer-mnist-a]...
+#     bash scripts/gpu-prebuilt.sh TARBALL OUT_DIR [checks|profile|mnist-a|peer-mnist-a|rows]...
 #
 # TARBALL holds `ant`, `devices` (the device tests), `train_step` and `step_phases` (the
 # benches) and `peer/` (../shared/peer); the binaries find libtorch through the machine's
@@ -16,7 +16,7 @@ stage=/tmp/ant-stage; out="$2"
 shift 2
 mkdir -p "$out"
 # The tests run `ant` from the path cargo built it at: put it there.
-bin="$(grep -ao '/[[:alnum:]/_.-]*/release/ant' "$stage/devices" | head -1)"
+bin="$(grep -aos '/[[:alnum:]/_.-]*/release/ant' "$stage/devices" | head -1)"
 [ -n "$bin" ] && [ ! -e "$bin" ] && mkdir -p "$(dirname "$bin")" && ln -s "$stage/ant" "$bin"
 lib="$(python3 -W ignore -c 'import os, torch; print(os.path.join(os.path.dirname(torch.__file__), "lib"))')"
 export LD_LIBRARY_PATH="$lib${LD_LIBRARY_PATH:+:$LD_LIBRARY_PATH}"
@@ -120,12 +120,53 @@ peer_mnist_a() {
         | tee -a "$out/summary.txt"
 }
 
+# Issue 22's rows: mnist-a and mnist-b, paper schedule, seeds 0, 1, 2, today's defaults,
+# all six at once on the one GPU (each is launch-bound: together they fill it better
+# than one after another), each cut at ANT_GPU_SECONDS (default 480). Each run's
+# report.json, tree.json and log come back, and a line per run: test error multi / single
+# path, parameters, seconds. ANT_ROWS_DEVICE (default cuda) and ANT_ROWS_ARGS (extra
+# `ant train` options) let the step be tried on a CPU first, e.g.
+# ANT_ROWS_DEVICE=cpu ANT_ROWS_ARGS="--train-limit 300 --refine-epochs 1".
+rows() {
+    local limit="${ANT_GPU_SECONDS:-480}" dev="${ANT_ROWS_DEVICE:-cuda}"
+    say "mnist-a and mnist-b, seeds 0 1 2, paper schedule, all six at once on $dev (cut at $limit s)"
+    local t=$(date +%s) pids=()
+    for preset in mnist-a mnist-b; do
+        for seed in 0 1 2; do
+            local run="/tmp/ant-rows/$preset-s$seed"
+            rm -rf "$run"; mkdir -p /tmp/ant-rows
+            # shellcheck disable=SC2086 # ANT_ROWS_ARGS is a list of options
+            OMP_NUM_THREADS=2 timeout "$limit" "$stage/ant" train --device "$dev" \
+                --preset "$preset" --seed "$seed" --data data/mnist --out "$run" \
+                ${ANT_ROWS_ARGS:-} >"$out/rows-$preset-s$seed.txt" 2>&1 &
+            pids+=($!)
+        done
+    done
+    for p in "${pids[@]}"; do wait "$p"; done
+    echo "all six ended after $(secs $t) s" | tee -a "$out/summary.txt"
+    python3 - /tmp/ant-rows <<'PY' | tee -a "$out/summary.txt"
+import json, pathlib, sys
+for run in sorted(pathlib.Path(sys.argv[1]).iterdir()):
+    try:
+        r = json.loads((run / "report.json").read_text())
+    except (OSError, ValueError):
+        print(f"{run.name}: no report (cut, or failed: see its log)")
+        continue
+    print(f"{run.name}: error {r['multi_path_error']}% / {r['single_path_error']}%, "
+          f"{r['params_total']} params ({r['params_single_path_avg']:.0f} on one path), "
+          f"{r['leaves']} leaves, {r['train_seconds']:.0f} s")
+PY
+    tar czf "$out/rows-runs.tgz" -C /tmp --exclude='*.safetensors' --exclude='checkpoints' \
+        ant-rows 2>/dev/null
+}
+
 for step in "${@:-checks}"; do
     case "$step" in
         checks) checks ;;
         profile) profile ;;
         mnist-a) mnist_a ;;
         peer-mnist-a) peer_mnist_a ;;
+        rows) rows ;;
         *) echo "unknown step $step" >&2; exit 2 ;;
     esac
 done
