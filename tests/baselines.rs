@@ -58,7 +58,7 @@ fn mlp_2_has_the_expected_tree_and_stops_early_keeping_the_best_epoch() {
     let params = AntParams::new(Preset::Tabular)
         .with_baseline(Some(Baseline::Mlp { layers: 2 }))
         .with_refine_epochs(Some(cap))
-        .with_patience(3)
+        .with_patience(Some(3))
         .with_batch_size(16)
         .with_lr(0.01);
     let mut obs = Collect::default();
@@ -96,7 +96,7 @@ fn linear_separates_separable_data() {
     let params = AntParams::new(Preset::Tabular)
         .with_baseline(Some(Baseline::Linear))
         .with_refine_epochs(Some(100))
-        .with_patience(10)
+        .with_patience(Some(10))
         .with_batch_size(32)
         .with_lr(0.05);
     let model = Ant::fit(params, &train, &Device::flex(), &mut Collect::default()).unwrap();

@@ -225,7 +225,7 @@ fn interrupted_augmented_run_resumes_exactly() {
         AntParams::new(Preset::MnistC)
             .with_augment(Some(Augment::CropFlip))
             .with_epochs_node(3)
-            .with_patience(10)
+            .with_patience(Some(10))
             .with_refine_epochs(Some(3))
             .with_max_depth(1)
             .with_batch_size(16)

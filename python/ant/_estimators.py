@@ -227,7 +227,8 @@ class ANTClassifier(ClassifierMixin, _ANTBase):
 
     The parameters are ``ant train``'s options, with its defaults: ``preset`` (module
     families: ``tabular`` for rows; ``mnist-a/b/c``, ``cifar10-a/b/c`` for images),
-    ``epochs_node``, ``patience``, ``refine_epochs`` (``None``: the preset's),
+    ``epochs_node``, ``patience`` (``None``: 5, or 10 with augmentation), ``refine_epochs``
+    (``None``: the preset's),
     ``max_depth``, ``batch_size``, ``lr``, ``seed``, ``init``, ``ablation``, ``width``,
     ``router_balance``, ``router_confidence``, ``router_init``, ``augment``,
     ``baseline``, ``image_norm``, ``select``, ``valid_rows``, and ``device`` (``cpu``; ``torch`` / ``cuda:N`` in a build with

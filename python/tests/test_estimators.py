@@ -122,7 +122,7 @@ def test_defaults_are_the_clis():
     clf = ant.ANTClassifier()
     assert (clf.epochs_node, clf.patience, clf.max_depth, clf.batch_size, clf.lr, clf.seed) == (
         100,
-        5,
+        None,
         10,
         512,
         1e-3,

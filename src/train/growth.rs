@@ -59,7 +59,7 @@ impl Ctx<'_> {
             },
             start: None,
             max_epochs: self.cfg.epochs_node,
-            patience: Some(self.cfg.patience),
+            patience: Some(self.cfg.patience()),
             lr: self.cfg.lr,
             batch_size: self.cfg.batch_size,
             lr_step: None,

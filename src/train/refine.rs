@@ -93,7 +93,7 @@ pub fn train_fixed(
         metric: data.metric,
         chunk: EVAL_CHUNK,
     };
-    let opts = options(cfg, Some(cfg.patience));
+    let opts = options(cfg, Some(cfg.patience()));
     let f = fit(modules, &obj, &opts, obs, data.checkpoints)?;
     Ok(Some((
         Tree::new(topology, f.model),

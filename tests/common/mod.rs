@@ -108,7 +108,7 @@ pub fn small_params() -> AntParams {
     AntParams::new(Preset::Tabular)
         .with_width(16)
         .with_epochs_node(12)
-        .with_patience(4)
+        .with_patience(Some(4))
         .with_refine_epochs(Some(6))
         .with_max_depth(2)
         .with_batch_size(64)
