@@ -120,21 +120,24 @@ peer_mnist_a() {
         | tee -a "$out/summary.txt"
 }
 
-# Issue 22's rows: mnist-a and mnist-b, paper schedule, seeds 0, 1, 2, today's defaults,
-# all six at once on the one GPU (each is launch-bound: together they fill it better
-# than one after another), each cut at ANT_GPU_SECONDS (default 480). Each run's
-# report.json, tree.json and log come back, and a line per run: test error multi / single
-# path, parameters, seconds. ANT_ROWS_DEVICE (default cuda) and ANT_ROWS_ARGS (extra
-# `ant train` options) let the step be tried on a CPU first, e.g.
+# Issue 22's rows: the paper's schedule, seeds 0, 1, 2, today's defaults, for each preset
+# in ANT_ROWS_PRESETS (default mnist-a; "mnist-a mnist-b" for both), all runs at once on
+# the one GPU (each is launch-bound: together they fill it better than one after
+# another), each cut at ANT_GPU_SECONDS (default 540). Each run's report.json, tree.json,
+# records and log come back, and a line per run: test error multi / single path,
+# parameters, seconds. ANT_ROWS_DEVICE (default cuda) and ANT_ROWS_ARGS (extra `ant
+# train` options) let the step be tried on a CPU first, e.g.
 # ANT_ROWS_DEVICE=cpu ANT_ROWS_ARGS="--train-limit 300 --refine-epochs 1".
 rows() {
-    local limit="${ANT_GPU_SECONDS:-480}" dev="${ANT_ROWS_DEVICE:-cuda}"
-    say "mnist-a and mnist-b, seeds 0 1 2, paper schedule, all six at once on $dev (cut at $limit s)"
+    local limit="${ANT_GPU_SECONDS:-540}" dev="${ANT_ROWS_DEVICE:-cuda}"
+    local presets="${ANT_ROWS_PRESETS:-mnist-a}"
+    say "$presets, seeds 0 1 2, paper schedule, all at once on $dev (cut at $limit s)"
     local t=$(date +%s) pids=()
-    for preset in mnist-a mnist-b; do
+    rm -rf /tmp/ant-rows
+    for preset in $presets; do
         for seed in 0 1 2; do
             local run="/tmp/ant-rows/$preset-s$seed"
-            rm -rf "$run"; mkdir -p /tmp/ant-rows
+            mkdir -p /tmp/ant-rows
             # shellcheck disable=SC2086 # ANT_ROWS_ARGS is a list of options
             OMP_NUM_THREADS=2 timeout "$limit" "$stage/ant" train --device "$dev" \
                 --preset "$preset" --seed "$seed" --data data/mnist --out "$run" \
@@ -143,7 +146,7 @@ rows() {
         done
     done
     for p in "${pids[@]}"; do wait "$p"; done
-    echo "all six ended after $(secs $t) s" | tee -a "$out/summary.txt"
+    echo "all ended after $(secs $t) s" | tee -a "$out/summary.txt"
     python3 - /tmp/ant-rows <<'PY' | tee -a "$out/summary.txt"
 import json, pathlib, sys
 for run in sorted(pathlib.Path(sys.argv[1]).iterdir()):
