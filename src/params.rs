@@ -143,7 +143,7 @@ pub struct AntParams {
 
 /// Validated training settings: made only by [`AntParams::check`] (which also fills in
 /// the preset's defaults), read through `Deref` and [`TrainConfig::refine_epochs`] /
-/// [`TrainConfig::augment`], never changed.
+/// [`TrainConfig::augment`] / [`TrainConfig::patience`], never changed.
 #[derive(Clone, Debug, PartialEq)]
 pub struct TrainConfig(AntParams);
 
@@ -251,7 +251,7 @@ impl AntParams {
         let c = &self;
         let at_least_1 = [
             ("epochs_node", c.epochs_node),
-            ("patience", c.patience.unwrap_or(1)),
+            ("patience", c.patience.unwrap_or(1)), // None: filled in below
             ("width", c.width),
             ("batch_size", c.batch_size),
         ];
