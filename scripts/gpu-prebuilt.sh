@@ -5,8 +5,9 @@
 #
 #     bash scripts/gpu-prebuilt.sh TARBALL OUT_DIR [checks|profile|mnist-a|peer-mnist-a|rows]...
 #
-# TARBALL holds `ant`, `devices` (the device tests), `train_step` and `step_phases` (the
-# benches) and `peer/` (../shared/peer); the binaries find libtorch through the machine's
+# TARBALL holds `ant`, `devices` (the device tests), `kernels` (the library's unit tests,
+# run for src/modules/kernels.rs), `train_step` and `step_phases` (the benches) and
+# `peer/` (../shared/peer); the binaries find libtorch through the machine's
 # `python3`. The Python helpers run from this checkout's scripts/ (they need only torch).
 # Each step writes its log to OUT_DIR and a line to OUT_DIR/summary.txt.
 set -uo pipefail
@@ -35,15 +36,24 @@ checks() {
     echo "exit $? after $(secs $t) s" | tee -a "$out/summary.txt"
     grep -E "^test |test result|panicked" "$out/devices.txt" | tee -a "$out/summary.txt"
 
+    # The convolution's output and gradients on cuda (LibTorch's fused backward pass)
+    # against burn's (src/modules/kernels.rs's tests).
+    say "kernel tests (cpu, torch, cuda)"
+    t=$(date +%s)
+    ANT_TEST_CUDA=1 timeout 120 "$stage/kernels" kernels >"$out/kernels.txt" 2>&1
+    echo "exit $? after $(secs $t) s" | tee -a "$out/summary.txt"
+    grep -E "^test |test result|panicked" "$out/kernels.txt" | tee -a "$out/summary.txt"
+
     say "train step, batch 512, ant on cuda (criterion, 10 samples)"
     ANT_DEVICE=cuda timeout 120 "$stage/train_step" --bench --noplot --warm-up-time 2 \
         --measurement-time 5 >"$out/bench-cuda.txt" 2>&1
     grep -E "^W[12]|time:" "$out/bench-cuda.txt" | tee -a "$out/summary.txt"
 
-    # The same with burn's generic convolution weight gradient (a convolution with batch
-    # and channels swapped) instead of LibTorch's own (src/modules/kernels.rs).
-    say "train step, batch 512, ant on cuda, ANT_GENERIC_WGRAD=1"
-    ANT_GENERIC_WGRAD=1 ANT_DEVICE=cuda timeout 120 "$stage/train_step" --bench --noplot \
+    # The same with burn-tch's convolution backward pass (three gradients one by one, the
+    # weight's a convolution with batch and channels swapped) instead of LibTorch's fused
+    # one (src/modules/kernels.rs).
+    say "train step, batch 512, ant on cuda, ANT_CONV_BACKWARD=burn"
+    ANT_CONV_BACKWARD=burn ANT_DEVICE=cuda timeout 120 "$stage/train_step" --bench --noplot \
         --warm-up-time 2 --measurement-time 5 >"$out/bench-cuda-generic.txt" 2>&1
     grep -E "^W[12]|time:" "$out/bench-cuda-generic.txt" | tee -a "$out/summary.txt"
 

@@ -1,8 +1,9 @@
 #!/usr/bin/env bash
-# Builds `ant`, the device tests and the benches (train_step, step_phases) with the `torch` feature against
-# the libtorch of another PyTorch version than scripts/torch-env.sh's 2.9.0 (default
-# 2.11.0+cu130, what this project's lent GPU machines hold), and packs them, stripped,
-# with the PyTorch peer into one tarball for scripts/gpu-prebuilt.sh on a machine that
+# Builds `ant`, the device tests, the library's unit tests (for the kernels) and the
+# benches (train_step, step_phases) with the `torch` feature against the libtorch of
+# another PyTorch version than scripts/torch-env.sh's 2.9.0 (default 2.11.0+cu130, what
+# this project's lent GPU machines hold), and packs them, stripped, with the PyTorch
+# peer into one tarball for scripts/gpu-prebuilt.sh on a machine that
 # has that PyTorch but no network or Rust (xz: the binaries are 3x smaller packed).
 #
 #     bash scripts/gpu-stage.sh [TARBALL]      # default .gpu/stage.tar.xz (git-ignored)
@@ -32,11 +33,13 @@ built() {
 for line in sys.stdin:
     m = json.loads(line)
     if m.get("reason") == "compiler-artifact" and m.get("executable"):
-        print(m["target"]["name"], m["executable"])'
+        lib_tests = m["profile"]["test"] and "lib" in m["target"]["kind"]
+        print("kernels" if lib_tests else m["target"]["name"], m["executable"])'
 }
 {
     cargo build --release --features torch --bin ant --message-format=json
     cargo test --release --features torch --test devices --no-run --message-format=json
+    cargo test --release --features torch --lib --no-run --message-format=json
     cargo bench --features torch --bench train_step --no-run --message-format=json
     cargo bench --features torch --bench step_phases --no-run --message-format=json
 } | built >"$CARGO_TARGET_DIR/staged.txt"
@@ -44,7 +47,7 @@ for line in sys.stdin:
 stage="$(mktemp -d)"
 trap 'rm -rf "$stage"' EXIT
 while read -r name path; do
-    case "$name" in ant | devices | train_step | step_phases) strip -o "$stage/$name" "$path" ;; esac
+    case "$name" in ant | devices | kernels | train_step | step_phases) strip -o "$stage/$name" "$path" ;; esac
 done <"$CARGO_TARGET_DIR/staged.txt"
 [ -d ../shared/peer ] && cp -r ../shared/peer "$stage/peer"
 mkdir -p "$(dirname "$tarball")"

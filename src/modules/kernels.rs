@@ -1,13 +1,15 @@
-//! Two burn ops with ant's own kernels on burn-flex: the 2-D convolution, whose weight
-//! gradient is one matrix product, and 2×2 max-pooling.
+//! Two burn ops with ant's own kernels: the 2-D convolution's backward pass and 2×2
+//! max-pooling.
 //!
-//! burn computes a convolution's weight gradient generically, as a convolution with batch
-//! and channels swapped; burn-flex runs that through its general path (a copy of the
-//! whole output gradient as a "kernel", then a small product per input channel), which
-//! made it most of the pure-Rust training step (docs/RESULTS.md, "Where a training step
-//! goes"). Here, on burn-flex, the input is unrolled (im2col) a chunk of samples at a
-//! time and the gradient is `G · colsᵀ`, one gemm per chunk, as PyTorch does. LibTorch
-//! keeps its own kernels. The forward pass and the input gradient are burn's.
+//! burn computes a convolution's gradients one by one, the weight's generically as a
+//! convolution with batch and channels swapped. On burn-flex that ran through its general
+//! path (a copy of the whole output gradient as a "kernel", then a small product per
+//! input channel), which made it most of the pure-Rust training step (docs/RESULTS.md,
+//! "Where a training step goes"). Here, on burn-flex, the input is unrolled (im2col) a
+//! chunk of samples at a time and the gradient is `G · colsᵀ`, one gemm per chunk, as
+//! PyTorch does; on LibTorch all three gradients come from its fused
+//! `at::convolution_backward` (cuDNN's on a GPU), as in PyTorch's autograd. The forward
+//! pass is burn's.
 //!
 //! The op is a burn backend extension with its own backward pass: [`conv2d`] is what
 //! the modules call.
@@ -71,53 +73,136 @@ pub trait GemmConv: Backend {
     }
 }
 
-#[cfg(feature = "torch")]
-impl GemmConv for burn::backend::LibTorch {
-    fn conv2d_weight_grad(
+/// The backward pass of [`GemmConv::conv2d_bias`], all three gradients in one call (a
+/// plain trait beside the extension: the extension's methods cannot return `Option`s).
+pub trait ConvGrads: GemmConv {
+    /// The gradients of [`GemmConv::conv2d_bias`] for the output's gradient `grad`: the
+    /// input's, the weight's and the bias's, each only where `need` asks for it.
+    fn conv2d_grads(
         x: FloatTensor<Self>,
         weight: FloatTensor<Self>,
+        bias: FloatTensor<Self>,
         grad: FloatTensor<Self>,
         options: ConvOptions<2>,
-    ) -> FloatTensor<Self> {
-        // On the CPU burn's generic gradient measured faster (LibTorch's, reached through
-        // its autograd, runs the convolution again); `ANT_GENERIC_WGRAD` picks burn's on a
-        // GPU too, to compare.
-        let own = x.tensor.device().is_cuda()
-            && !options.is_asymmetric()
-            && std::env::var_os("ANT_GENERIC_WGRAD").is_none();
-        match own {
-            true => libtorch_weight_grad(x, weight, grad, options),
-            false => Self::conv2d_weight_backward(x, weight, grad, options),
+        need: [bool; 3],
+    ) -> [Option<FloatTensor<Self>>; 3] {
+        separate_grads::<Self>(x, weight, bias, grad, options, need)
+    }
+
+}
+
+impl ConvGrads for Flex {}
+
+/// The three gradients one by one, burn's way: the input's by a transposed convolution,
+/// the weight's by [`GemmConv::conv2d_weight_grad`], the bias's by a sum.
+fn separate_grads<B: GemmConv>(
+    x: FloatTensor<B>,
+    weight: FloatTensor<B>,
+    bias: FloatTensor<B>,
+    grad: FloatTensor<B>,
+    options: ConvOptions<2>,
+    [need_x, need_w, need_b]: [bool; 3],
+) -> [Option<FloatTensor<B>>; 3] {
+    let gx = need_x
+        .then(|| B::conv2d_x_backward(x.clone(), weight.clone(), grad.clone(), options.clone()));
+    let gw = need_w.then(|| B::conv2d_weight_grad(x.clone(), weight, grad.clone(), options));
+    let gb = need_b.then(|| B::conv2d_bias_backward(x, bias, grad));
+    [gx, gw, gb]
+}
+
+#[cfg(feature = "torch")]
+impl GemmConv for burn::backend::LibTorch {}
+
+#[cfg(feature = "torch")]
+impl ConvGrads for burn::backend::LibTorch {
+    fn conv2d_grads(
+        x: FloatTensor<Self>,
+        weight: FloatTensor<Self>,
+        bias: FloatTensor<Self>,
+        grad: FloatTensor<Self>,
+        options: ConvOptions<2>,
+        need: [bool; 3],
+    ) -> [Option<FloatTensor<Self>>; 3] {
+        // `ANT_CONV_BACKWARD=burn` keeps burn-tch's backward pass, to compare.
+        let fused = !options.is_asymmetric()
+            && std::env::var("ANT_CONV_BACKWARD").map_or(true, |v| v != "burn");
+        match fused {
+            true => torch_conv::backward(&x, &weight, &grad, &options, need),
+            false => separate_grads::<Self>(x, weight, bias, grad, options, need),
         }
     }
 }
 
-/// The weight gradient by LibTorch's own convolution backward (cuDNN's backward-filter on
-/// a GPU), reached through its autograd: burn-tch has no weight gradient of its own, and
-/// burn's generic one is a convolution with batch and channels swapped.
+/// LibTorch's fused convolution backward pass, `at::convolution_backward` (what PyTorch's
+/// autograd runs: cuDNN's backward-data and backward-filter on a GPU), through the small
+/// C++ function build.rs compiles (`csrc/conv_backward.cpp`): tch does not expose it.
 #[cfg(feature = "torch")]
-fn libtorch_weight_grad(
-    x: FloatTensor<burn::backend::LibTorch>,
-    weight: FloatTensor<burn::backend::LibTorch>,
-    grad: FloatTensor<burn::backend::LibTorch>,
-    options: ConvOptions<2>,
-) -> FloatTensor<burn::backend::LibTorch> {
-    let i64s = |a: [usize; 2]| a.map(|v| v as i64);
-    let g = tch::with_grad(|| {
-        let w = weight.tensor.detach().set_requires_grad(true);
-        let y = tch::Tensor::conv2d(
-            &x.tensor.detach(),
-            &w,
-            None::<tch::Tensor>,
-            i64s(options.stride),
-            i64s(options.padding_begin()),
-            i64s(options.dilation),
-            options.groups as i64,
-        );
-        let s = (y * &grad.tensor).sum(None::<tch::Kind>);
-        tch::Tensor::run_backward(&[s], &[&w], false, false).remove(0)
-    });
-    burn::backend::libtorch::TchTensor::new(g)
+mod torch_conv {
+    use std::ffi::{CStr, c_char, c_int};
+
+    use burn::backend::LibTorch;
+    use burn::backend::libtorch::TchTensor;
+    use burn::backend::ops::ConvOptions;
+    use burn::backend::tensor::FloatTensor;
+    use torch_sys::C_tensor;
+
+    unsafe extern "C" {
+        fn ant_conv2d_backward(
+            grad: *const C_tensor,
+            x: *const C_tensor,
+            w: *const C_tensor,
+            stride: *const i64,
+            padding: *const i64,
+            dilation: *const i64,
+            groups: i64,
+            need: *const c_int,
+            out: *mut *mut C_tensor,
+            err: *mut c_char,
+            err_len: usize,
+        ) -> c_int;
+    }
+
+    /// The gradients `need` asks for (input, weight, bias), for a convolution with
+    /// symmetric padding.
+    pub fn backward(
+        x: &TchTensor,
+        weight: &TchTensor,
+        grad: &TchTensor,
+        options: &ConvOptions<2>,
+        need: [bool; 3],
+    ) -> [Option<FloatTensor<LibTorch>>; 3] {
+        let i64s = |a: [usize; 2]| a.map(|v| v as i64);
+        let (stride, padding, dilation) =
+            (i64s(options.stride), i64s(options.padding_begin()), i64s(options.dilation));
+        let need_c = need.map(c_int::from);
+        let mut out = [std::ptr::null_mut(); 3];
+        let mut err = [0 as c_char; 512];
+        // SAFETY: the three handles are live tch tensors borrowed for the call; the arrays
+        // have the lengths the C function reads (2, 2, 2, 3) and writes (3, err's).
+        let rc = unsafe {
+            ant_conv2d_backward(
+                grad.tensor.as_ptr(),
+                x.tensor.as_ptr(),
+                weight.tensor.as_ptr(),
+                stride.as_ptr(),
+                padding.as_ptr(),
+                dilation.as_ptr(),
+                options.groups as i64,
+                need_c.as_ptr(),
+                out.as_mut_ptr(),
+                err.as_mut_ptr(),
+                err.len(),
+            )
+        };
+        // burn's backward passes cannot fail; burn-tch panics on LibTorch's errors too.
+        if rc != 0 {
+            // SAFETY: the C function wrote a NUL-terminated message into `err`.
+            let msg = unsafe { CStr::from_ptr(err.as_ptr()) };
+            panic!("LibTorch's convolution backward: {}", msg.to_string_lossy());
+        }
+        // SAFETY: each non-null pointer is a tensor the C function made for the caller.
+        out.map(|p| (!p.is_null()).then(|| TchTensor::new(unsafe { tch::Tensor::from_ptr(p) })))
+    }
 }
 
 impl GemmConv for Flex {
@@ -330,7 +415,7 @@ impl Geometry {
     }
 }
 
-impl<B: Backend + GemmConv, C: CheckpointStrategy> GemmConv for Autodiff<B, C> {
+impl<B: ConvGrads, C: CheckpointStrategy> GemmConv for Autodiff<B, C> {
     fn conv2d_bias(
         x: FloatTensor<Self>,
         weight: FloatTensor<Self>,
@@ -340,7 +425,7 @@ impl<B: Backend + GemmConv, C: CheckpointStrategy> GemmConv for Autodiff<B, C> {
         #[derive(Debug)]
         struct Conv2dBias;
 
-        impl<B: Backend + GemmConv> Backward<B, 3> for Conv2dBias {
+        impl<B: ConvGrads> Backward<B, 3> for Conv2dBias {
             type State = (NodeId, NodeId, NodeId, ConvOptions<2>);
 
             fn backward(
@@ -356,21 +441,12 @@ impl<B: Backend + GemmConv, C: CheckpointStrategy> GemmConv for Autodiff<B, C> {
                 let weight =
                     checkpointer.retrieve_node_output::<B::FloatTensorPrimitive>(weight_state);
                 let bias = checkpointer.retrieve_node_output::<B::FloatTensorPrimitive>(bias_state);
-                if let Some(node) = node_x {
-                    let g = B::conv2d_x_backward(
-                        x.clone(),
-                        weight.clone(),
-                        grad.clone(),
-                        options.clone(),
-                    );
-                    grads.register::<B>(node.id, g)
-                }
-                if let Some(node) = node_weight {
-                    let g = B::conv2d_weight_grad(x.clone(), weight, grad.clone(), options);
-                    grads.register::<B>(node.id, g)
-                }
-                if let Some(node) = node_bias {
-                    grads.register::<B>(node.id, B::conv2d_bias_backward(x, bias, grad))
+                let need = [node_x.is_some(), node_weight.is_some(), node_bias.is_some()];
+                let [gx, gw, gb] = B::conv2d_grads(x, weight, bias, grad, options, need);
+                for (node, g) in [(node_x, gx), (node_weight, gw), (node_bias, gb)] {
+                    if let (Some(node), Some(g)) = (node, g) {
+                        grads.register::<B>(node.id, g)
+                    }
                 }
             }
         }
@@ -523,7 +599,19 @@ mod tests {
         let mut d = vec![Device::flex().autodiff()];
         #[cfg(feature = "torch")]
         #[allow(deprecated)]
-        d.push(Device::libtorch().autodiff());
+        d.extend(torch_devices().into_iter().map(|t| t.autodiff()));
+        d
+    }
+
+    /// LibTorch on the CPU, and on GPU 0 when `ANT_TEST_CUDA` is set (GPU machines:
+    /// `scripts/gpu-prebuilt.sh … checks`).
+    #[cfg(feature = "torch")]
+    #[allow(deprecated)]
+    fn torch_devices() -> Vec<Device> {
+        let mut d = vec![Device::libtorch()];
+        if std::env::var_os("ANT_TEST_CUDA").is_some() {
+            d.push(Device::libtorch_cuda(0));
+        }
         d
     }
 
@@ -599,48 +687,52 @@ mod tests {
         }
     }
 
-    /// LibTorch's weight gradient (used on CUDA) equals burn's generic one on the CPU.
+    /// LibTorch's fused backward pass gives burn-tch's three gradients, for every subset
+    /// of them, with strides, padding and several channels.
     #[cfg(feature = "torch")]
     #[test]
     #[allow(deprecated)]
-    fn libtorch_weight_gradient_matches_burns() {
-        use burn::backend::ops::{ConvOptions, ModuleOps};
-        use burn::backend::{Dispatch, LibTorch};
+    fn libtorch_fused_gradients_match_burns() {
+        use burn::backend::LibTorch;
+        use burn::backend::libtorch::TchTensor;
+        use burn::backend::ops::ConvOptions;
 
-        use super::GemmConv;
-
-        let device = Device::libtorch();
-        let prim = |t: Tensor<4>| t.into_dispatch();
-        for (shape, w_shape, stride, pad) in [
-            ([3, 2, 9, 8], [4, 2, 3, 3], [1, 1], 0),
-            ([2, 3, 11, 10], [5, 3, 5, 5], [2, 1], 2),
-        ] {
-            let options = ConvOptions::new(stride, [pad, pad], [1, 1], 1);
-            let x = input(shape, &device);
-            let w = input(w_shape, &device);
-            let bias = Tensor::<1>::zeros([w_shape[0]], &device).into_dispatch();
-            let y = Tensor::<4>::from_dispatch(<Dispatch as GemmConv>::conv2d_bias(
-                prim(x.clone()),
-                prim(w.clone()),
-                bias,
-                options.clone(),
-            ));
-            let g = y.clone() * 0.5 + 1.0;
-            let unwrap = |t: Tensor<4>| match t.into_dispatch().kind {
+        fn unwrap<const D: usize>(t: Tensor<D>) -> TchTensor {
+            match t.into_dispatch().kind {
                 burn::backend::DispatchTensorKind::LibTorch(p) => p.float(),
                 _ => unreachable!("a LibTorch tensor"),
-            };
-            let ours = super::libtorch_weight_grad(
-                unwrap(x.clone()),
-                unwrap(w.clone()),
-                unwrap(g.clone()),
-                options.clone(),
-            );
-            let burns = LibTorch::conv2d_weight_backward(unwrap(x), unwrap(w), unwrap(g), options);
-            let v = |t: burn::backend::libtorch::TchTensor| {
-                Vec::<f32>::try_from(t.tensor.flatten(0, -1)).expect("f32")
-            };
-            close(&v(ours), &v(burns), &format!("{shape:?} {w_shape:?}"));
+            }
+        }
+        let v = |t: TchTensor| {
+            Vec::<f32>::try_from(t.tensor.flatten(0, -1).to_device(tch::Device::Cpu)).expect("f32")
+        };
+        // (input, weight, output, stride, padding)
+        let cases = [
+            ([3, 2, 9, 8], [4, 2, 3, 3], [3, 4, 7, 6], [1, 1], 0),
+            ([2, 3, 11, 10], [5, 3, 5, 5], [2, 5, 6, 10], [2, 1], 2),
+        ];
+        for (device, (xs, ws, gs, stride, pad)) in torch_devices()
+            .into_iter()
+            .flat_map(|d| cases.map(|c| (d.clone(), c)))
+        {
+            let options = ConvOptions::new(stride, [pad, pad], [1, 1], 1);
+            let x = input(xs, &device);
+            let w = input(ws, &device);
+            let g = input(gs, &device) * 0.5 + 1.0;
+            let bias = unwrap(Tensor::<1>::zeros([ws[0]], &device));
+            for need in [[true; 3], [false, true, true], [true, false, false], [false, true, false]]
+            {
+                let (x, w, g) = (unwrap(x.clone()), unwrap(w.clone()), unwrap(g.clone()));
+                let fused = super::torch_conv::backward(&x, &w, &g, &options, need);
+                let burns = super::separate_grads::<LibTorch>(x, w, bias.clone(), g, options.clone(), need);
+                for (k, (f, b)) in fused.into_iter().zip(burns).enumerate() {
+                    match (f, b) {
+                        (Some(f), Some(b)) => close(&v(f), &v(b), &format!("{xs:?} {need:?} {k}")),
+                        (None, None) => {}
+                        _ => panic!("{xs:?} {need:?}: gradient {k} given by one side only"),
+                    }
+                }
+            }
         }
     }
 
