@@ -3,6 +3,8 @@
 use burn::prelude::*;
 use burn::tensor::activation;
 
+pub use crate::modules::fused::logsumexp_rows;
+use crate::modules::fused;
 use crate::preset::Task;
 pub use crate::tree::reach_probs;
 use crate::tree::LeafOutput;
@@ -41,7 +43,7 @@ impl Target {
 /// unit-variance Gaussian log-density of the targets.
 pub fn leaf_log_lik(out: Tensor<2>, y: &Target) -> Tensor<2> {
     match y {
-        Target::Classes(c) => activation::log_softmax(out, 1).gather(1, c.clone()),
+        Target::Classes(c) => fused::log_softmax(out, 1).gather(1, c.clone()),
         Target::Values(v) => {
             let d = v.dims()[1] as f64;
             (v.clone() - out)
@@ -53,11 +55,6 @@ pub fn leaf_log_lik(out: Tensor<2>, y: &Target) -> Tensor<2> {
     }
 }
 
-/// Row-wise log-sum-exp of `[B,L]` -> `[B,1]` (max-shifted; the shift carries no gradient).
-pub fn logsumexp_rows(t: Tensor<2>) -> Tensor<2> {
-    let m = t.clone().max_dim(1).detach();
-    (t - m.clone()).exp().sum_dim(1).log() + m
-}
 
 /// Per-sample log of the mixture likelihood, `[B,1]`.
 pub fn mixture_log_lik(leaves: &[LeafOutput], y: &Target) -> Tensor<2> {

@@ -7,6 +7,7 @@ use burn::prelude::*;
 use burn::tensor::Distribution;
 use burn::tensor::activation;
 
+use super::fused;
 use crate::device::host_like;
 use crate::spec::{BlockSpec, LayerSpec, Shape};
 
@@ -281,8 +282,8 @@ impl Block {
                     li += 1;
                     Repr::Flat(self.linears[li - 1].forward(r.into_flat()))
                 }
-                (LayerSpec::Relu, Repr::Image(t)) => Repr::Image(activation::relu(t)),
-                (LayerSpec::Relu, Repr::Flat(t)) => Repr::Flat(activation::relu(t)),
+                (LayerSpec::Relu, Repr::Image(t)) => Repr::Image(fused::relu(t)),
+                (LayerSpec::Relu, Repr::Flat(t)) => Repr::Flat(fused::relu(t)),
                 (LayerSpec::Tanh, Repr::Image(t)) => Repr::Image(fast_tanh(t)),
                 (LayerSpec::Tanh, Repr::Flat(t)) => Repr::Flat(fast_tanh(t)),
                 (LayerSpec::MaxPool2, Repr::Image(t)) => Repr::Image(super::kernels::max_pool2x2(t)),

@@ -15,6 +15,7 @@ use super::device_set::DeviceSet;
 use super::eval::{MetricCtx, chunks};
 use super::fit::Objective;
 use crate::loss::{Target, leaf_log_lik, leaf_prediction, logsumexp_rows};
+use crate::modules::fused;
 use crate::modules::router::{RouterReg, balance_penalty, decision_entropy, router_logit};
 use crate::modules::{Block, Repr, index_tensor};
 use crate::preset::Task;
@@ -209,8 +210,8 @@ impl Candidate for SplitCandidate {
     }
     fn local_terms(&self, h: Repr, y: &Target) -> (Tensor<2>, Option<Tensor<2>>) {
         let (z, l, r) = self.parts(h);
-        let tl = activation::log_sigmoid(z.clone()) + leaf_log_lik(l, y);
-        let tr = activation::log_sigmoid(z.clone().neg()) + leaf_log_lik(r, y);
+        let tl = fused::log_sigmoid(z.clone()) + leaf_log_lik(l, y);
+        let tr = fused::log_sigmoid(z.clone().neg()) + leaf_log_lik(r, y);
         (logsumexp_rows(Tensor::cat(vec![tl, tr], 1)), Some(z))
     }
     fn local_pred(&self, h: Repr, task: Task) -> Tensor<2> {

@@ -3,11 +3,11 @@
 //! kept in log space. The mixture's likelihood and prediction are in [`crate::loss`].
 
 use burn::prelude::*;
-use burn::tensor::activation;
 
 use super::TreeView;
 use super::topology::depth_first;
 use super::weights::NodeStep;
+use crate::modules::fused;
 use crate::modules::router::router_logit;
 use crate::modules::{Repr, to_vec};
 
@@ -47,8 +47,8 @@ impl TreeView<'_> {
                     },
                 ) => {
                     let z = router_logit(router, h.clone());
-                    let pl = add_log(&lp, activation::log_sigmoid(z.clone()));
-                    let pr = add_log(&lp, activation::log_sigmoid(z.neg()));
+                    let pl = add_log(&lp, fused::log_sigmoid(z.clone()));
+                    let pr = add_log(&lp, fused::log_sigmoid(z.neg()));
                     vec![(l, (h.clone(), Some(pl))), (r, (h, Some(pr)))]
                 }
                 (h, NodeStep::Solve(solver)) => {

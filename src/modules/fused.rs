@@ -1,0 +1,335 @@
+//! Four ops whose backward pass burn builds from primitive ops, given LibTorch's one
+//! fused kernel each on `torch` and `cuda`: ReLU, log-sigmoid, log-softmax and a row's
+//! log-sum-exp.
+//!
+//! burn's autodiff differentiates ReLU by a comparison and a masked fill, log-sigmoid by
+//! about ten elementwise ops, and log-softmax and log-sum-exp (which it composes from a
+//! max, an exp, a sum and a log) through each of those; PyTorch runs one kernel forward
+//! and one backward (`threshold_backward`, `_log_softmax_backward_data`, ...). On a GPU
+//! each op is a kernel launch. Counted on the CPU with `scripts/aten_counts.py`
+//! (docs/RESULTS.md). On `cpu` (burn-flex) the functions here are burn's own ops,
+//! unchanged, so its results stay bit for bit.
+
+// burn-tch is deprecated in burn 0.22 but is the GPU backend that builds offline here.
+#![cfg_attr(feature = "torch", allow(deprecated))]
+
+use burn::backend::autodiff::checkpoint::base::Checkpointer;
+use burn::backend::autodiff::checkpoint::strategy::CheckpointStrategy;
+use burn::backend::autodiff::grads::Gradients;
+use burn::backend::autodiff::ops::{Backward, Ops, OpsKind};
+use burn::backend::tensor::FloatTensor;
+use burn::backend::{Autodiff, Backend, Dispatch, Flex, backend_extension};
+use burn::prelude::*;
+use burn::tensor::activation;
+
+/// The forward ops, as one burn backend extension (their defaults are burn's).
+#[backend_extension(Flex, LibTorch: cfg(feature = "torch"), Autodiff)]
+pub trait FusedOps: Backend {
+    /// `max(x, 0)`.
+    fn fused_relu(x: FloatTensor<Self>) -> FloatTensor<Self> {
+        Self::relu(x)
+    }
+
+    /// `log σ(x)`.
+    fn fused_log_sigmoid(x: FloatTensor<Self>) -> FloatTensor<Self> {
+        Self::log_sigmoid(x)
+    }
+
+    /// Log-softmax along `dim`.
+    fn fused_log_softmax(x: FloatTensor<Self>, dim: usize) -> FloatTensor<Self> {
+        Self::log_softmax(x, dim)
+    }
+
+    /// `log Σ exp(x)` along `dim`, kept as a dimension of size 1 (max-shifted).
+    fn fused_logsumexp(x: FloatTensor<Self>, dim: usize) -> FloatTensor<Self> {
+        let m = Self::float_max_dim(x.clone(), dim);
+        let e = Self::float_exp(Self::float_sub(x, m.clone()));
+        Self::float_add(Self::float_log(Self::float_sum_dim(e, dim)), m)
+    }
+}
+
+/// The backward passes of [`FusedOps`] (a plain trait beside the extension: only the
+/// autodiff backend calls them, on the backend it wraps).
+pub trait FusedGrads: FusedOps {
+    /// ReLU's input gradient, from its output.
+    fn relu_grad(output: FloatTensor<Self>, grad: FloatTensor<Self>) -> FloatTensor<Self> {
+        Self::relu_backward(output, grad)
+    }
+
+    /// Log-sigmoid's input gradient, from its input.
+    fn log_sigmoid_grad(x: FloatTensor<Self>, grad: FloatTensor<Self>) -> FloatTensor<Self> {
+        Self::log_sigmoid_backward(x, grad)
+    }
+
+    /// Log-softmax's input gradient, from its output: `g − exp(out) · Σ g`.
+    fn log_softmax_grad(
+        output: FloatTensor<Self>,
+        grad: FloatTensor<Self>,
+        dim: usize,
+    ) -> FloatTensor<Self> {
+        let total = Self::float_sum_dim(grad.clone(), dim);
+        Self::float_sub(grad, Self::float_mul(Self::float_exp(output), total))
+    }
+
+    /// Log-sum-exp's input gradient, from its input and output: `g · exp(x − out)`.
+    fn logsumexp_grad(
+        x: FloatTensor<Self>,
+        output: FloatTensor<Self>,
+        grad: FloatTensor<Self>,
+    ) -> FloatTensor<Self> {
+        Self::float_mul(grad, Self::float_exp(Self::float_sub(x, output)))
+    }
+}
+
+impl FusedOps for Flex {}
+impl FusedGrads for Flex {}
+
+#[cfg(feature = "torch")]
+mod libtorch {
+    use burn::backend::LibTorch;
+    use burn::backend::libtorch::TchTensor;
+
+    use super::{FusedGrads, FusedOps};
+
+    impl FusedOps for LibTorch {
+        fn fused_logsumexp(x: TchTensor, dim: usize) -> TchTensor {
+            TchTensor::new(x.tensor.logsumexp([dim as i64], true))
+        }
+    }
+
+    impl FusedGrads for LibTorch {
+        fn relu_grad(output: TchTensor, grad: TchTensor) -> TchTensor {
+            TchTensor::new(output.tensor.threshold_backward(&grad.tensor, 0.0))
+        }
+
+        // d/dx log σ(x) = σ(−x). LibTorch's own backward wants the forward's buffer,
+        // which tch does not return.
+        fn log_sigmoid_grad(x: TchTensor, grad: TchTensor) -> TchTensor {
+            TchTensor::new(x.tensor.neg().sigmoid() * &grad.tensor)
+        }
+
+        fn log_softmax_grad(output: TchTensor, grad: TchTensor, dim: usize) -> TchTensor {
+            TchTensor::new(tch::Tensor::internal_log_softmax_backward_data(
+                &grad.tensor,
+                &output.tensor,
+                dim as i64,
+                output.tensor.kind(),
+            ))
+        }
+    }
+}
+
+/// One op of [`FusedOps`] as autodiff sees it: the forward pass on the wrapped backend,
+/// with what its backward pass keeps, and the backward pass.
+trait Unary<B: FusedGrads>: std::fmt::Debug + Copy + Send + Sync + 'static {
+    type State: Clone + Send + std::fmt::Debug + 'static;
+    fn forward(self, x: FloatTensor<B>) -> (FloatTensor<B>, Self::State);
+    fn backward(self, state: Self::State, grad: FloatTensor<B>) -> FloatTensor<B>;
+}
+
+#[derive(Debug, Clone, Copy)]
+struct Relu;
+#[derive(Debug, Clone, Copy)]
+struct LogSigmoid;
+#[derive(Debug, Clone, Copy)]
+struct LogSoftmax(usize);
+#[derive(Debug, Clone, Copy)]
+struct LogSumExp(usize);
+
+impl<B: FusedGrads> Unary<B> for Relu {
+    type State = FloatTensor<B>;
+    fn forward(self, x: FloatTensor<B>) -> (FloatTensor<B>, Self::State) {
+        let out = B::fused_relu(x);
+        (out.clone(), out)
+    }
+    fn backward(self, out: Self::State, grad: FloatTensor<B>) -> FloatTensor<B> {
+        B::relu_grad(out, grad)
+    }
+}
+
+impl<B: FusedGrads> Unary<B> for LogSigmoid {
+    type State = FloatTensor<B>;
+    fn forward(self, x: FloatTensor<B>) -> (FloatTensor<B>, Self::State) {
+        (B::fused_log_sigmoid(x.clone()), x)
+    }
+    fn backward(self, x: Self::State, grad: FloatTensor<B>) -> FloatTensor<B> {
+        B::log_sigmoid_grad(x, grad)
+    }
+}
+
+impl<B: FusedGrads> Unary<B> for LogSoftmax {
+    type State = FloatTensor<B>;
+    fn forward(self, x: FloatTensor<B>) -> (FloatTensor<B>, Self::State) {
+        let out = B::fused_log_softmax(x, self.0);
+        (out.clone(), out)
+    }
+    fn backward(self, out: Self::State, grad: FloatTensor<B>) -> FloatTensor<B> {
+        B::log_softmax_grad(out, grad, self.0)
+    }
+}
+
+impl<B: FusedGrads> Unary<B> for LogSumExp {
+    type State = (FloatTensor<B>, FloatTensor<B>);
+    fn forward(self, x: FloatTensor<B>) -> (FloatTensor<B>, Self::State) {
+        let out = B::fused_logsumexp(x.clone(), self.0);
+        (out.clone(), (x, out))
+    }
+    fn backward(self, (x, out): Self::State, grad: FloatTensor<B>) -> FloatTensor<B> {
+        B::logsumexp_grad(x, out, grad)
+    }
+}
+
+/// A [`Unary`] op as a node of burn's autodiff graph.
+#[derive(Debug)]
+struct Tracked<K>(K);
+
+impl<B: FusedGrads, K: Unary<B>> Backward<B, 1> for Tracked<K> {
+    type State = K::State;
+
+    fn backward(self, ops: Ops<Self::State, 1>, grads: &mut Gradients, _: &mut Checkpointer) {
+        let [parent] = ops.parents;
+        let grad = grads.consume::<B>(&ops.node);
+        if let Some(node) = parent {
+            grads.register::<B>(node.id, self.0.backward(ops.state, grad));
+        }
+    }
+}
+
+fn tracked<B: FusedGrads, C: CheckpointStrategy, K: Unary<B>>(
+    op: K,
+    x: FloatTensor<Autodiff<B, C>>,
+) -> FloatTensor<Autodiff<B, C>> {
+    match <Tracked<K> as Backward<B, 1>>::prepare::<C>(Tracked(op), [x.node()])
+        .compute_bound()
+        .stateful()
+    {
+        OpsKind::Tracked(prep) => {
+            let (out, state) = op.forward(x.into_primitive());
+            prep.finish(state, out)
+        }
+        OpsKind::UnTracked(prep) => prep.finish(op.forward(x.into_primitive()).0),
+    }
+}
+
+impl<B: FusedGrads, C: CheckpointStrategy> FusedOps for Autodiff<B, C> {
+    fn fused_relu(x: FloatTensor<Self>) -> FloatTensor<Self> {
+        tracked::<B, C, _>(Relu, x)
+    }
+
+    fn fused_log_sigmoid(x: FloatTensor<Self>) -> FloatTensor<Self> {
+        tracked::<B, C, _>(LogSigmoid, x)
+    }
+
+    fn fused_log_softmax(x: FloatTensor<Self>, dim: usize) -> FloatTensor<Self> {
+        tracked::<B, C, _>(LogSoftmax(dim), x)
+    }
+
+    fn fused_logsumexp(x: FloatTensor<Self>, dim: usize) -> FloatTensor<Self> {
+        tracked::<B, C, _>(LogSumExp(dim), x)
+    }
+}
+
+/// Whether `t` lives on LibTorch (`torch` or `cuda`), where the fused ops run.
+fn on_libtorch<const D: usize>(t: &Tensor<D>) -> bool {
+    #[cfg(feature = "torch")]
+    {
+        matches!(
+            t.device().inner().as_dispatch(),
+            burn::backend::DispatchDevice::LibTorch(_)
+        )
+    }
+    #[cfg(not(feature = "torch"))]
+    {
+        let _ = t;
+        false
+    }
+}
+
+/// `max(x, 0)`.
+pub fn relu<const D: usize>(x: Tensor<D>) -> Tensor<D> {
+    match on_libtorch(&x) {
+        true => Tensor::from_dispatch(<Dispatch as FusedOps>::fused_relu(x.into_dispatch())),
+        false => activation::relu(x),
+    }
+}
+
+/// `log σ(x)`.
+pub fn log_sigmoid<const D: usize>(x: Tensor<D>) -> Tensor<D> {
+    match on_libtorch(&x) {
+        true => Tensor::from_dispatch(<Dispatch as FusedOps>::fused_log_sigmoid(x.into_dispatch())),
+        false => activation::log_sigmoid(x),
+    }
+}
+
+/// Log-softmax along `dim`.
+pub fn log_softmax<const D: usize>(x: Tensor<D>, dim: usize) -> Tensor<D> {
+    match on_libtorch(&x) {
+        true => {
+            Tensor::from_dispatch(<Dispatch as FusedOps>::fused_log_softmax(x.into_dispatch(), dim))
+        }
+        false => activation::log_softmax(x, dim),
+    }
+}
+
+/// Row-wise log-sum-exp of `[B,L]` -> `[B,1]` (max-shifted; the shift carries no gradient).
+pub fn logsumexp_rows(t: Tensor<2>) -> Tensor<2> {
+    if on_libtorch(&t) {
+        return Tensor::from_dispatch(<Dispatch as FusedOps>::fused_logsumexp(t.into_dispatch(), 1));
+    }
+    let m = t.clone().max_dim(1).detach();
+    (t - m.clone()).exp().sum_dim(1).log() + m
+}
+
+#[cfg(all(test, feature = "torch"))]
+mod tests {
+    use burn::prelude::*;
+    use burn::tensor::activation;
+
+    use crate::modules::to_vec;
+
+    /// The value of `f` on a `[4,5]` input with zeros, ties and large magnitudes, and the
+    /// input's gradient of a weighted sum of it.
+    fn value_and_grad(device: &Device, f: impl Fn(Tensor<2>) -> Tensor<2>) -> (Vec<f32>, Vec<f32>) {
+        let v: Vec<f32> = (0..20).map(|i| ((i * 7 + 3) % 11) as f32 - 5.0).collect();
+        let mut v = v;
+        v[3] = 0.0;
+        v[7] = 40.0;
+        v[8] = -40.0;
+        let x = Tensor::<2>::from_data(TensorData::new(v, [4, 5]), device).require_grad();
+        let y = f(x.clone());
+        let w = Tensor::<2>::ones(y.dims(), device) + y.clone().detach() * 0.25;
+        let grads = (y.clone() * w).sum().backward();
+        let g = x.grad(&grads).expect("a gradient");
+        (to_vec(y), to_vec(g))
+    }
+
+    fn close(a: &[f32], b: &[f32], what: &str) {
+        assert_eq!(a.len(), b.len(), "{what}");
+        for (i, (x, y)) in a.iter().zip(b).enumerate() {
+            assert!((x - y).abs() <= 1e-5 * (1.0 + y.abs()), "{what}[{i}]: {x} vs {y}");
+        }
+    }
+
+    /// On LibTorch, each fused op gives burn's values and gradients.
+    #[test]
+    #[allow(deprecated)]
+    fn fused_ops_match_burns_on_libtorch() {
+        let device = Device::libtorch().autodiff();
+        type Op = fn(Tensor<2>) -> Tensor<2>;
+        let cases: [(&str, Op, Op); 4] = [
+            ("relu", super::relu, activation::relu),
+            ("log_sigmoid", super::log_sigmoid, activation::log_sigmoid),
+            ("log_softmax", |t| super::log_softmax(t, 1), |t| activation::log_softmax(t, 1)),
+            ("logsumexp", super::logsumexp_rows, |t| {
+                let m = t.clone().max_dim(1).detach();
+                (t - m.clone()).exp().sum_dim(1).log() + m
+            }),
+        ];
+        for (name, fused, burns) in cases {
+            let (fy, fg) = value_and_grad(&device, fused);
+            let (by, bg) = value_and_grad(&device, burns);
+            close(&fy, &by, &format!("{name} value"));
+            close(&fg, &bg, &format!("{name} gradient"));
+        }
+    }
+}
