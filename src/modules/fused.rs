@@ -1,9 +1,9 @@
-//! Four ops whose backward pass burn builds from primitive ops, given LibTorch's one
-//! fused kernel each on `torch` and `cuda`: ReLU, log-sigmoid, log-softmax and a row's
-//! log-sum-exp.
+//! Five ops whose backward pass burn builds from primitive ops, given LibTorch's one
+//! fused kernel each on `torch` and `cuda`: ReLU, tanh, log-sigmoid, log-softmax and a
+//! row's log-sum-exp.
 //!
-//! burn's autodiff differentiates ReLU by a comparison and a masked fill, log-sigmoid by
-//! about ten elementwise ops, and log-softmax and log-sum-exp (which it composes from a
+//! burn's autodiff differentiates ReLU by a comparison and a masked fill, tanh (which
+//! `cpu` computes from a sigmoid) by three ops, log-sigmoid by about ten elementwise ops, and log-softmax and log-sum-exp (which it composes from a
 //! max, an exp, a sum and a log) through each of those; PyTorch runs one kernel forward
 //! and one backward (`threshold_backward`, `_log_softmax_backward_data`, ...). On a GPU
 //! each op is a kernel launch. Counted on the CPU with `scripts/aten_counts.py`
@@ -30,6 +30,11 @@ pub trait FusedOps: Backend {
         Self::relu(x)
     }
 
+    /// `tanh(x)`.
+    fn fused_tanh(x: FloatTensor<Self>) -> FloatTensor<Self> {
+        Self::float_tanh(x)
+    }
+
     /// `log σ(x)`.
     fn fused_log_sigmoid(x: FloatTensor<Self>) -> FloatTensor<Self> {
         Self::log_sigmoid(x)
@@ -54,6 +59,12 @@ pub trait FusedGrads: FusedOps {
     /// ReLU's input gradient, from its output.
     fn relu_grad(output: FloatTensor<Self>, grad: FloatTensor<Self>) -> FloatTensor<Self> {
         Self::relu_backward(output, grad)
+    }
+
+    /// tanh's input gradient, from its output: `g · (1 − out²)`.
+    fn tanh_grad(output: FloatTensor<Self>, grad: FloatTensor<Self>) -> FloatTensor<Self> {
+        let sq = Self::float_mul(output.clone(), output);
+        Self::float_mul(grad, Self::float_add_scalar(Self::float_neg(sq), 1.0.into()))
     }
 
     /// Log-sigmoid's input gradient, from its input.
@@ -102,6 +113,10 @@ mod libtorch {
             TchTensor::new(output.tensor.threshold_backward(&grad.tensor, 0.0))
         }
 
+        fn tanh_grad(output: TchTensor, grad: TchTensor) -> TchTensor {
+            TchTensor::new(tch::Tensor::tanh_backward(&grad.tensor, &output.tensor))
+        }
+
         // d/dx log σ(x) = σ(−x). LibTorch's own backward wants the forward's buffer,
         // which tch does not return.
         fn log_sigmoid_grad(x: TchTensor, grad: TchTensor) -> TchTensor {
@@ -130,6 +145,8 @@ trait Unary<B: FusedGrads>: std::fmt::Debug + Copy + Send + Sync + 'static {
 #[derive(Debug, Clone, Copy)]
 struct Relu;
 #[derive(Debug, Clone, Copy)]
+struct Tanh;
+#[derive(Debug, Clone, Copy)]
 struct LogSigmoid;
 #[derive(Debug, Clone, Copy)]
 struct LogSoftmax(usize);
@@ -144,6 +161,17 @@ impl<B: FusedGrads> Unary<B> for Relu {
     }
     fn backward(self, out: Self::State, grad: FloatTensor<B>) -> FloatTensor<B> {
         B::relu_grad(out, grad)
+    }
+}
+
+impl<B: FusedGrads> Unary<B> for Tanh {
+    type State = FloatTensor<B>;
+    fn forward(self, x: FloatTensor<B>) -> (FloatTensor<B>, Self::State) {
+        let out = B::fused_tanh(x);
+        (out.clone(), out)
+    }
+    fn backward(self, out: Self::State, grad: FloatTensor<B>) -> FloatTensor<B> {
+        B::tanh_grad(out, grad)
     }
 }
 
@@ -216,6 +244,10 @@ impl<B: FusedGrads, C: CheckpointStrategy> FusedOps for Autodiff<B, C> {
         tracked::<B, C, _>(Relu, x)
     }
 
+    fn fused_tanh(x: FloatTensor<Self>) -> FloatTensor<Self> {
+        tracked::<B, C, _>(Tanh, x)
+    }
+
     fn fused_log_sigmoid(x: FloatTensor<Self>) -> FloatTensor<Self> {
         tracked::<B, C, _>(LogSigmoid, x)
     }
@@ -250,6 +282,17 @@ pub fn relu<const D: usize>(x: Tensor<D>) -> Tensor<D> {
     match on_libtorch(&x) {
         true => Tensor::from_dispatch(<Dispatch as FusedOps>::fused_relu(x.into_dispatch())),
         false => activation::relu(x),
+    }
+}
+
+/// `tanh(x)`; on `cpu` as `2·σ(2x) − 1` (burn-flex's tanh is scalar, its sigmoid
+/// vectorised).
+pub fn tanh<const D: usize>(x: Tensor<D>) -> Tensor<D> {
+    match on_libtorch(&x) {
+        true => Tensor::from_dispatch(<Dispatch as FusedOps>::fused_tanh(x.into_dispatch())),
+        false => activation::sigmoid(x.mul_scalar(2.0))
+            .mul_scalar(2.0)
+            .sub_scalar(1.0),
     }
 }
 
@@ -316,8 +359,9 @@ mod tests {
     fn fused_ops_match_burns_on_libtorch() {
         let device = Device::libtorch().autodiff();
         type Op = fn(Tensor<2>) -> Tensor<2>;
-        let cases: [(&str, Op, Op); 4] = [
+        let cases: [(&str, Op, Op); 5] = [
             ("relu", super::relu, activation::relu),
+            ("tanh", super::tanh, activation::tanh),
             ("log_sigmoid", super::log_sigmoid, activation::log_sigmoid),
             ("log_softmax", |t| super::log_softmax(t, 1), |t| activation::log_softmax(t, 1)),
             ("logsumexp", super::logsumexp_rows, |t| {
