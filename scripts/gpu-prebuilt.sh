@@ -6,7 +6,7 @@
 #     bash scripts/gpu-prebuilt.sh TARBALL OUT_DIR [checks|profile|mnist-a|peer-mnist-a|rows]...
 #
 # TARBALL holds `ant`, `devices` (the device tests), `kernels` (the library's unit tests,
-# run for src/modules/kernels.rs), `train_step` and `step_phases` (the benches) and
+# run for src/modules/: the kernels), `train_step` and `step_phases` (the benches) and
 # `peer/` (../shared/peer); the binaries find libtorch through the machine's
 # `python3`. The Python helpers run from this checkout's scripts/ (they need only torch).
 # Each step writes its log to OUT_DIR and a line to OUT_DIR/summary.txt.
@@ -36,11 +36,11 @@ checks() {
     echo "exit $? after $(secs $t) s" | tee -a "$out/summary.txt"
     grep -E "^test |test result|panicked" "$out/devices.txt" | tee -a "$out/summary.txt"
 
-    # The convolution's output and gradients on cuda (LibTorch's fused backward pass)
-    # against burn's (src/modules/kernels.rs's tests).
+    # The convolution's output and gradients and the fused activations on cuda (LibTorch's
+    # backward passes) against burn's (src/modules/{kernels,fused}.rs's tests).
     say "kernel tests (cpu, torch, cuda)"
     t=$(date +%s)
-    ANT_TEST_CUDA=1 timeout 120 "$stage/kernels" kernels >"$out/kernels.txt" 2>&1
+    ANT_TEST_CUDA=1 timeout 120 "$stage/kernels" modules:: >"$out/kernels.txt" 2>&1
     echo "exit $? after $(secs $t) s" | tee -a "$out/summary.txt"
     grep -E "^test |test result|panicked" "$out/kernels.txt" | tee -a "$out/summary.txt"
 

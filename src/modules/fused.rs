@@ -363,11 +363,15 @@ mod tests {
         }
     }
 
-    /// On LibTorch, each fused op gives burn's values and gradients.
+    /// On LibTorch (and on GPU 0 with `ANT_TEST_CUDA`), each fused op gives burn's values
+    /// and gradients.
     #[test]
     #[allow(deprecated)]
     fn fused_ops_match_burns_on_libtorch() {
-        let device = Device::libtorch().autodiff();
+        let mut devices = vec![Device::libtorch().autodiff()];
+        if std::env::var_os("ANT_TEST_CUDA").is_some() {
+            devices.push(Device::libtorch_cuda(0).autodiff());
+        }
         type Op = fn(Tensor<2>) -> Tensor<2>;
         let cases: [(&str, Op, Op); 5] = [
             ("relu", super::relu, activation::relu),
@@ -379,11 +383,11 @@ mod tests {
                 (t - m.clone()).exp().sum_dim(1).log() + m
             }),
         ];
-        for (name, fused, burns) in cases {
-            let (fy, fg) = value_and_grad(&device, fused);
-            let (by, bg) = value_and_grad(&device, burns);
-            close(&fy, &by, &format!("{name} value"));
-            close(&fg, &bg, &format!("{name} gradient"));
+        for (device, (name, fused, burns)) in devices.iter().flat_map(|d| cases.map(|c| (d, c))) {
+            let (fy, fg) = value_and_grad(device, fused);
+            let (by, bg) = value_and_grad(device, burns);
+            close(&fy, &by, &format!("{name} value on {device:?}"));
+            close(&fg, &bg, &format!("{name} gradient on {device:?}"));
         }
     }
 }
