@@ -9,7 +9,8 @@ use ant::observe::Stage;
 use ant::preset::Task;
 use ant::spec::{BlockSpec, LayerSpec, Shape};
 use ant::train::{
-    CachedObjective, DeepenCandidate, DeviceSet, LeafCache, MetricCtx, Objective, SplitCandidate,
+    Batch, CachedObjective, DeepenCandidate, DeviceSet, LeafCache, MetricCtx, Objective,
+    SplitCandidate,
 };
 use ant::tree::{Topology, TreeModules, TreeView};
 use burn::module::{Module, Param};
@@ -239,7 +240,8 @@ fn cached_local_optimisation_equals_full_tree() {
             left: Block::init(&fc(H, k), &ad),
             right: Block::init(&fc(H, k), &ad),
         };
-        let cached = obj.batch_loss(&split, &idx);
+        let batch = Batch::upload(&idx, &ad);
+        let cached = obj.batch_loss(&split, &batch);
         let (t2, m2) = with_split(&topo, &frozen, leaf, &split);
         let full = loss_of(&t2, &m2, &x_ad, &y_ad);
         assert_close(&to_vec(cached.clone()), &to_vec(full.clone()), "split loss");
@@ -267,7 +269,7 @@ fn cached_local_optimisation_equals_full_tree() {
             transformer: Some(Block::init(&fc_tanh(H, H), &ad)),
             solver: Block::init(&fc(H, k), &ad),
         };
-        let cached = obj.batch_loss(&deepen, &idx);
+        let cached = obj.batch_loss(&deepen, &batch);
         let (t3, m3) = with_deepen(&topo, &frozen, leaf, &deepen);
         let full = loss_of(&t3, &m3, &x_ad, &y_ad);
         assert_close(
@@ -341,7 +343,8 @@ fn live_objective_equals_cached_without_augmentation() {
         right: Block::init(&fc(H, k), &ad),
     };
     let idx = [4usize, 9, 1, 22, 17];
-    let (a, b) = (cached.batch_loss(&c, &idx), live.batch_loss(&c, &idx));
+    let batch = Batch::upload(&idx, &ad);
+    let (a, b) = (cached.batch_loss(&c, &batch), live.batch_loss(&c, &batch));
     assert_close(&to_vec(a.clone()), &to_vec(b.clone()), "loss");
     let w = c.router.linears[0].weight.val();
     assert_close(

@@ -13,11 +13,11 @@ use burn::tensor::activation;
 
 use super::device_set::DeviceSet;
 use super::eval::{MetricCtx, chunks};
-use super::fit::Objective;
+use super::fit::{Batch, Objective};
 use crate::loss::{Target, leaf_log_lik, leaf_prediction, logsumexp_rows};
 use crate::modules::fused;
 use crate::modules::router::{RouterReg, balance_penalty, decision_entropy, router_logit};
-use crate::modules::{Block, Repr, index_tensor};
+use crate::modules::{Block, Repr};
 use crate::preset::Task;
 use crate::tree::TreeView;
 
@@ -267,10 +267,14 @@ impl<C: Candidate> Objective<C> for LiveObjective<'_> {
     fn n_train(&self) -> usize {
         self.train.n
     }
-    fn batch_loss(&self, model: &C, idx: &[usize]) -> Tensor<1> {
-        let set = self.train.batch(idx);
+    fn device(&self) -> Device {
+        self.train.y.device()
+    }
+    fn batch_loss(&self, model: &C, batch: &Batch) -> Tensor<1> {
+        let set = self.train.batch(batch);
+        let n = batch.rows.len();
         let b = match self.frozen {
-            Some(tree) => LeafCache::compute(tree, &set, self.leaf, self.metric.task, idx.len()),
+            Some(tree) => LeafCache::compute(tree, &set, self.leaf, self.metric.task, n),
             None => LeafCache::for_root(&set),
         };
         b.loss(model, self.router_reg)
@@ -301,8 +305,11 @@ impl<C: Candidate> Objective<C> for CachedObjective<'_> {
     fn n_train(&self) -> usize {
         self.train.n
     }
-    fn batch_loss(&self, model: &C, idx: &[usize]) -> Tensor<1> {
-        let b = self.train.select(index_tensor(idx, &self.train.y.device()));
+    fn device(&self) -> Device {
+        self.train.y.device()
+    }
+    fn batch_loss(&self, model: &C, batch: &Batch) -> Tensor<1> {
+        let b = self.train.select(batch.on_device.clone());
         b.loss(model, self.router_reg)
     }
     fn validate(&self, model: &C) -> (f64, f64) {

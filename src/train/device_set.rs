@@ -6,9 +6,10 @@ use std::sync::Arc;
 use burn::prelude::*;
 
 use super::augment::Augmenter;
+use super::fit::Batch;
 use crate::loss::Target;
 use crate::data::{Dataset, Targets};
-use crate::modules::{Repr, index_tensor};
+use crate::modules::Repr;
 use crate::normalise::{Normalisation, standardise};
 use crate::spec::Shape;
 
@@ -32,21 +33,20 @@ impl DeviceSet {
         }
     }
 
-    /// The training batch of samples `idx` (augmented when the set says so).
-    pub fn batch(&self, idx: &[usize]) -> DeviceSet {
-        let device = self.y.device();
-        let i = index_tensor(idx, &device);
+    /// The training batch `batch` (augmented when the set says so: drawn on the host).
+    pub fn batch(&self, batch: &Batch) -> DeviceSet {
+        let (rows, i) = (batch.rows, batch.on_device.clone());
         let x = match (&self.augment, &self.x) {
             (Some(a), Repr::Image(t)) => {
                 let [_, c, h, w] = t.dims();
                 Repr::Image(Tensor::from_data(
-                    TensorData::new(a.batch(idx), [idx.len(), c, h, w]),
-                    &device,
+                    TensorData::new(a.batch(rows), [rows.len(), c, h, w]),
+                    &self.y.device(),
                 ))
             }
             _ => self.x.select(i.clone()),
         };
-        DeviceSet::new(x, self.y.select(i), idx.len())
+        DeviceSet::new(x, self.y.select(i), rows.len())
     }
 }
 

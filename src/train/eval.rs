@@ -3,7 +3,7 @@
 use burn::prelude::*;
 
 use super::device_set::DeviceSet;
-use super::fit::Objective;
+use super::fit::{Batch, Objective};
 use crate::loss::{Target, mixture_log_lik, mixture_nll, mixture_prediction};
 use crate::preset::Task;
 use crate::tree::{Topology, TreeModules, TreeView};
@@ -90,8 +90,11 @@ impl Objective<TreeModules> for TreeObjective<'_> {
     fn n_train(&self) -> usize {
         self.train.n
     }
-    fn batch_loss(&self, model: &TreeModules, idx: &[usize]) -> Tensor<1> {
-        let b = self.train.batch(idx);
+    fn device(&self) -> Device {
+        self.train.y.device()
+    }
+    fn batch_loss(&self, model: &TreeModules, batch: &Batch) -> Tensor<1> {
+        let b = self.train.batch(batch);
         let tree = TreeView {
             topology: self.topology,
             modules: model,

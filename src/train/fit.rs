@@ -20,10 +20,31 @@ use crate::observe::{EpochRecord, Observer, Stage};
 pub trait Objective<M> {
     /// Training samples available.
     fn n_train(&self) -> usize;
-    /// Mean loss on the training samples `idx` (autodiff graph attached).
-    fn batch_loss(&self, model: &M, idx: &[usize]) -> Tensor<1>;
+    /// The device the training samples are on.
+    fn device(&self) -> Device;
+    /// Mean loss on the training samples of `batch` (autodiff graph attached).
+    fn batch_loss(&self, model: &M, batch: &Batch) -> Tensor<1>;
     /// Validation (NLL, metric) of a model without autodiff.
     fn validate(&self, model: &M) -> (f64, f64);
+}
+
+/// One mini-batch: its training rows on the host and on the device. The epoch's order
+/// goes to the device once and each batch is a slice of it: an upload per batch would
+/// wait for the GPU to finish every step queued before it (LibTorch synchronises host
+/// to device copies).
+pub struct Batch<'a> {
+    pub rows: &'a [usize],
+    pub on_device: Tensor<1, Int>,
+}
+
+impl<'a> Batch<'a> {
+    /// A batch of `rows` uploaded on its own, outside an epoch.
+    pub fn upload(rows: &'a [usize], device: &Device) -> Self {
+        Batch {
+            rows,
+            on_device: modules::index_tensor(rows, device),
+        }
+    }
 }
 
 /// Loop settings.
@@ -115,11 +136,15 @@ fn run_epoch<M: Module>(
     // back would wait for its step to finish (on a GPU, a synchronisation per step).
     let mut losses = Vec::new();
     let chunks = order.chunks(opts.batch_size.max(1));
-    for chunk in chunks.clone() {
+    let order_on_device = modules::index_tensor(order, &obj.device());
+    let mut start = 0;
+    for rows in chunks.clone() {
         if observer.should_stop() {
             return Err(AntError::Interrupted);
         }
-        let loss = obj.batch_loss(&state.model, chunk);
+        let on_device = order_on_device.clone().narrow(0, start, rows.len());
+        start += rows.len();
+        let loss = obj.batch_loss(&state.model, &Batch { rows, on_device });
         let grads = GradientsParams::from_grads(loss.backward(), &state.model);
         losses.push(loss.inner());
         state.model = state.optim.step(lr, state.model.clone(), grads);

@@ -14,7 +14,7 @@ use super::candidate::{
 use super::checkpoint::Checkpoints;
 use super::device_set::DeviceSet;
 use super::eval::MetricCtx;
-use super::fit::{FitOptions, Objective, fit};
+use super::fit::{Batch, FitOptions, Objective, fit};
 use crate::device::seed_draws;
 use super::seed::{INIT_DEEPEN, INIT_ROOT, INIT_SPLIT, shuffle_stream, sub_seed};
 use super::state::{Fitted, Select};
@@ -385,7 +385,8 @@ impl Ctx<'_> {
         match at.train {
             TrainData::Cached(c) => c.h.narrow(0, n),
             TrainData::Live { .. } => {
-                let b = train.batch(&(0..n).collect::<Vec<_>>());
+                let rows: Vec<usize> = (0..n).collect();
+                let b = train.batch(&Batch::upload(&rows, &train.y.device()));
                 LeafCache::compute(view, &b, at.node, self.data.task, EVAL_CHUNK).h
             }
         }

@@ -23,7 +23,7 @@ pub use candidate::{
 pub use checkpoint::{Checkpoints, FailedWrite, Start};
 pub use device_set::{DeviceSet, to_device};
 pub use eval::{MetricCtx, TreeObjective, chunks, evaluate};
-pub use fit::{FitOptions, Objective, fit};
+pub use fit::{Batch, FitOptions, Objective, fit};
 pub use growth::{EVAL_CHUNK, Grown, GrowthData, grow, grow_from, train_root};
 pub use refine::{refine, train_fixed};
 pub use adam::{Adam, AdamConfig, AdamStateError, adam};
