@@ -51,6 +51,41 @@ impl ComputeDevice {
     }
 }
 
+/// Whether `device` is LibTorch's (`torch` or `cuda`), autodiff or not.
+pub fn is_libtorch(device: &Device) -> bool {
+    #[cfg(feature = "torch")]
+    {
+        matches!(
+            device.clone().inner().as_dispatch(),
+            burn::backend::DispatchDevice::LibTorch(_)
+        )
+    }
+    #[cfg(not(feature = "torch"))]
+    {
+        let _ = device;
+        false
+    }
+}
+
+/// Whether `device` is a GPU (LibTorch's `cuda`), autodiff or not.
+#[allow(deprecated)]
+pub fn is_gpu(device: &Device) -> bool {
+    #[cfg(feature = "torch")]
+    {
+        matches!(
+            device.clone().inner().as_dispatch(),
+            burn::backend::DispatchDevice::LibTorch(burn::backend::libtorch::LibTorchDevice::Cuda(
+                _
+            ))
+        )
+    }
+    #[cfg(not(feature = "torch"))]
+    {
+        let _ = device;
+        false
+    }
+}
+
 // burn-tch is deprecated in burn 0.22 (kept, not removed); it is the backend that builds
 // offline here. Moving to a CubeCL backend later changes this function only.
 #[cfg(feature = "torch")]

@@ -273,18 +273,7 @@ impl<B: FusedGrads, C: CheckpointStrategy> FusedOps for Autodiff<B, C> {
 
 /// Whether `t` lives on LibTorch (`torch` or `cuda`), where the fused ops run.
 fn on_libtorch<const D: usize>(t: &Tensor<D>) -> bool {
-    #[cfg(feature = "torch")]
-    {
-        matches!(
-            t.device().inner().as_dispatch(),
-            burn::backend::DispatchDevice::LibTorch(_)
-        )
-    }
-    #[cfg(not(feature = "torch"))]
-    {
-        let _ = t;
-        false
-    }
+    crate::device::is_libtorch(&t.device())
 }
 
 /// `max(x, 0)`.

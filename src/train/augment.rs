@@ -10,6 +10,15 @@ use rand_chacha::ChaCha8Rng;
 
 pub use crate::options::Augment;
 
+/// One image's draw: the crop's offset from the original position, in pixels (each within
+/// the padding), and whether the crop is mirrored left to right.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct Shift {
+    pub dy: i64,
+    pub dx: i64,
+    pub flip: bool,
+}
+
 /// Host copy of the (normalised) training images plus the generator for augmentation.
 #[derive(Debug)]
 pub struct Augmenter {
@@ -58,17 +67,43 @@ impl Augmenter {
         self.rng.lock().expect("augmenter lock").set_word_pos(pos);
     }
 
-    /// Augmented copies of samples `idx`, row-major `[idx.len(),C,H,W]`.
+    /// Pixels of padding on each side.
+    pub fn pad(&self) -> usize {
+        self.pad
+    }
+
+    /// Per channel, the value padding takes.
+    pub fn fill(&self) -> &[f32] {
+        &self.fill
+    }
+
+    /// The next `n` draws of the stream, one per image.
+    pub fn draw(&self, n: usize) -> Vec<Shift> {
+        let p = self.pad as i64;
+        let mut rng = self.rng.lock().expect("augmenter lock");
+        (0..n)
+            .map(|_| {
+                let dy = rng.random_range(0..=2 * p) - p;
+                let dx = rng.random_range(0..=2 * p) - p;
+                let flip = self.flip && rng.random::<bool>();
+                Shift { dy, dx, flip }
+            })
+            .collect()
+    }
+
+    /// Augmented copies of samples `idx`, row-major `[idx.len(),C,H,W]` (the next
+    /// `idx.len()` draws).
     pub fn batch(&self, idx: &[usize]) -> Vec<f32> {
-        let (c, h, w, p) = (self.c, self.h, self.w, self.pad as isize);
+        self.apply(idx, &self.draw(idx.len()))
+    }
+
+    /// Samples `idx` cropped (and mirrored) as `shifts` say, row-major `[idx.len(),C,H,W]`.
+    pub fn apply(&self, idx: &[usize], shifts: &[Shift]) -> Vec<f32> {
+        let (c, h, w) = (self.c, self.h, self.w);
         let per = c * h * w;
         let mut out = vec![0f32; idx.len() * per];
-        let mut rng = self.rng.lock().expect("augmenter lock");
-        for (b, &i) in idx.iter().enumerate() {
-            // offset of the crop in padded coordinates, relative to the original image
-            let dy = rng.random_range(0..=2 * p as i64) as isize - p;
-            let dx = rng.random_range(0..=2 * p as i64) as isize - p;
-            let flip = self.flip && rng.random::<bool>();
+        for (b, (&i, s)) in idx.iter().zip(shifts).enumerate() {
+            let (dy, dx, flip) = (s.dy as isize, s.dx as isize, s.flip);
             let src = &self.x[i * per..(i + 1) * per];
             let dst = &mut out[b * per..(b + 1) * per];
             for ch in 0..c {

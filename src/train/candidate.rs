@@ -13,7 +13,7 @@ use burn::tensor::activation;
 
 use super::device_set::DeviceSet;
 use super::eval::{MetricCtx, chunks};
-use super::fit::{Batch, Objective};
+use super::fit::{Batch, EpochOnDevice, Objective};
 use crate::loss::{Target, leaf_log_lik, leaf_prediction, logsumexp_rows};
 use crate::modules::fused;
 use crate::modules::router::{RouterReg, balance_penalty, decision_entropy, router_logit};
@@ -269,6 +269,9 @@ impl<C: Candidate> Objective<C> for LiveObjective<'_> {
     }
     fn device(&self) -> Device {
         self.train.y.device()
+    }
+    fn upload_epoch(&self, order: &[usize]) -> EpochOnDevice {
+        self.train.upload_epoch(order)
     }
     fn batch_loss(&self, model: &C, batch: &Batch) -> Tensor<1> {
         let set = self.train.batch(batch);

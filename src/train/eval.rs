@@ -3,7 +3,7 @@
 use burn::prelude::*;
 
 use super::device_set::DeviceSet;
-use super::fit::{Batch, Objective};
+use super::fit::{Batch, EpochOnDevice, Objective};
 use crate::loss::{Target, mixture_log_lik, mixture_nll, mixture_prediction};
 use crate::preset::Task;
 use crate::tree::{Topology, TreeModules, TreeView};
@@ -92,6 +92,9 @@ impl Objective<TreeModules> for TreeObjective<'_> {
     }
     fn device(&self) -> Device {
         self.train.y.device()
+    }
+    fn upload_epoch(&self, order: &[usize]) -> EpochOnDevice {
+        self.train.upload_epoch(order)
     }
     fn batch_loss(&self, model: &TreeModules, batch: &Batch) -> Tensor<1> {
         let b = self.train.batch(batch);

@@ -22,6 +22,13 @@ pub trait Objective<M> {
     fn n_train(&self) -> usize;
     /// The device the training samples are on.
     fn device(&self) -> Device;
+    /// An epoch's order of training rows (and what augmenting them needs), on the device.
+    fn upload_epoch(&self, order: &[usize]) -> EpochOnDevice {
+        EpochOnDevice {
+            order: modules::index_tensor(order, &self.device()),
+            shifts: None,
+        }
+    }
     /// Mean loss on the training samples of `batch` (autodiff graph attached).
     fn batch_loss(&self, model: &M, batch: &Batch) -> Tensor<1>;
     /// Validation (NLL, metric) of a model without autodiff.
@@ -35,6 +42,9 @@ pub trait Objective<M> {
 pub struct Batch<'a> {
     pub rows: &'a [usize],
     pub on_device: Tensor<1, Int>,
+    /// The rows' augmentation draws (`[B,3]`: dy, dx, flip), where images are augmented
+    /// on the device; `None`: on the host, or not at all.
+    pub shifts: Option<Tensor<2, Int>>,
 }
 
 impl<'a> Batch<'a> {
@@ -43,8 +53,16 @@ impl<'a> Batch<'a> {
         Batch {
             rows,
             on_device: modules::index_tensor(rows, device),
+            shifts: None,
         }
     }
+}
+
+/// An epoch's rows on the device, and their augmentation draws where images are
+/// augmented there ([`Batch`]).
+pub struct EpochOnDevice {
+    pub order: Tensor<1, Int>,
+    pub shifts: Option<Tensor<2, Int>>,
 }
 
 /// Loop settings.
@@ -136,15 +154,19 @@ fn run_epoch<M: Module>(
     // back would wait for its step to finish (on a GPU, a synchronisation per step).
     let mut losses = Vec::new();
     let chunks = order.chunks(opts.batch_size.max(1));
-    let order_on_device = modules::index_tensor(order, &obj.device());
+    let epoch = obj.upload_epoch(order);
     let mut start = 0;
     for rows in chunks.clone() {
         if observer.should_stop() {
             return Err(AntError::Interrupted);
         }
-        let on_device = order_on_device.clone().narrow(0, start, rows.len());
+        let batch = Batch {
+            rows,
+            on_device: epoch.order.clone().narrow(0, start, rows.len()),
+            shifts: epoch.shifts.as_ref().map(|s| s.clone().narrow(0, start, rows.len())),
+        };
         start += rows.len();
-        let loss = obj.batch_loss(&state.model, &Batch { rows, on_device });
+        let loss = obj.batch_loss(&state.model, &batch);
         let grads = GradientsParams::from_grads(loss.backward(), &state.model);
         losses.push(loss.inner());
         state.model = state.optim.step(lr, state.model.clone(), grads);
