@@ -88,7 +88,6 @@ pub trait ConvGrads: GemmConv {
     ) -> [Option<FloatTensor<Self>>; 3] {
         separate_grads::<Self>(x, weight, bias, grad, options, need)
     }
-
 }
 
 impl ConvGrads for Flex {}
