@@ -1,6 +1,7 @@
 //! Where a training step goes: W1's and W2's step (the trees of `train_step`) timed in
 //! phases, forward, backward and the optimiser step, with the device synchronised
-//! between them; and each op kind W2 (and W1) is made of timed alone through burn,
+//! between them; and each op kind W2 (and W1) is made of timed alone as `ant` runs it
+//! (burn's ops; on LibTorch the fused ones of `ant::modules::fused`),
 //! forward and backward, at the shapes W2 uses. Prints markdown tables, ms per call
 //! (medians). `scripts/torch_op_bench.py` times the same in PyTorch and, given this
 //! output (`--compare FILE`), prints both side by side.
@@ -20,13 +21,13 @@ mod common;
 use std::time::Instant;
 
 use ant::loss::{Target, logsumexp_rows, mixture_nll};
-use ant::modules::{Block, Repr};
+use ant::modules::{Block, Repr, fused};
 use ant::spec::{BlockSpec, LayerSpec};
 use ant::train::adam;
 use ant::tree::{Topology, TreeModules, TreeView};
 use burn::optim::GradientsParams;
 use burn::prelude::*;
-use burn::tensor::{Distribution, activation};
+use burn::tensor::Distribution;
 use common::{bench_device, conv, w1, w1_batch, w2, w2_batch};
 
 fn env_list(name: &str, default: &str) -> Vec<String> {
@@ -263,13 +264,13 @@ fn ops(timer: &Timer, base: &Device, b: usize) {
     let labels: Vec<i64> = (0..b as i64).map(|i| i % 10).collect();
     let y: Tensor<2, Int> = Tensor::from_data(TensorData::new(labels, [b, 1]), dev);
     op(timer, dev, "log-softmax + gather", b, "[B,10]", || {
-        activation::log_softmax(x.clone(), 1)
+        fused::log_softmax(x.clone(), 1)
             .gather(1, y.clone())
             .sum()
     });
     let x = input([b, 1], true, dev);
     op(timer, dev, "log-sigmoid", b, "[B,1]", || {
-        activation::log_sigmoid(x.clone()).sum()
+        fused::log_sigmoid(x.clone()).sum()
     });
     let x = input([b, 2], true, dev);
     op(timer, dev, "log-sum-exp over rows", b, "[B,2]", || {
