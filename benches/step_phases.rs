@@ -264,9 +264,7 @@ fn ops(timer: &Timer, base: &Device, b: usize) {
     let labels: Vec<i64> = (0..b as i64).map(|i| i % 10).collect();
     let y: Tensor<2, Int> = Tensor::from_data(TensorData::new(labels, [b, 1]), dev);
     op(timer, dev, "log-softmax + gather", b, "[B,10]", || {
-        fused::log_softmax(x.clone(), 1)
-            .gather(1, y.clone())
-            .sum()
+        fused::log_softmax(x.clone(), 1).gather(1, y.clone()).sum()
     });
     let x = input([b, 1], true, dev);
     op(timer, dev, "log-sigmoid", b, "[B,1]", || {
