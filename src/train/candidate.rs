@@ -12,7 +12,7 @@ use burn::prelude::*;
 use burn::tensor::activation;
 
 use super::device_set::DeviceSet;
-use super::eval::{MetricCtx, chunks};
+use super::eval::{MetricCtx, Totals, chunks};
 use super::fit::{Batch, EpochOnDevice, Objective};
 use crate::loss::{Target, leaf_log_lik, leaf_prediction, logsumexp_rows};
 use crate::modules::fused;
@@ -316,17 +316,13 @@ impl<C: Candidate> Objective<C> for CachedObjective<'_> {
         b.loss(model, self.router_reg)
     }
     fn validate(&self, model: &C) -> (f64, f64) {
-        let (mut nll, mut m) = (0.0, self.metric.zero());
+        let mut totals = Totals::new(self.metric);
         for (s, len) in chunks(self.valid.n, self.chunk) {
             let b = self.valid.narrow(s, len);
             let ll = b.combine(model.local_log_lik(b.h.clone(), &b.y));
-            nll -= ll.sum().into_scalar::<f32>() as f64;
             let pred = b.combine_pred(model.local_pred(b.h.clone(), self.metric.task));
-            self.metric.accumulate(&mut m, pred, &b.y);
+            totals.add(ll, pred, &b.y);
         }
-        (
-            nll / self.valid.n as f64,
-            self.metric.finish(m, self.valid.n),
-        )
+        totals.finish()
     }
 }

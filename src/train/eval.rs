@@ -6,6 +6,7 @@ use super::device_set::DeviceSet;
 use super::fit::{Batch, EpochOnDevice, Objective};
 use crate::loss::{Target, mixture_log_lik, mixture_nll, mixture_prediction};
 use crate::preset::Task;
+use crate::modules::to_vec;
 use crate::tree::{Topology, TreeModules, TreeView};
 
 /// `(start, len)` pieces covering `0..n`.
@@ -23,40 +24,67 @@ pub struct MetricCtx {
 }
 
 impl MetricCtx {
-    pub fn zero(&self) -> f64 {
-        0.0
-    }
-    /// Add a chunk's errors (count) or squared errors (sum) to `acc`.
-    pub fn accumulate(&self, acc: &mut f64, pred: Tensor<2>, y: &Target) {
-        match y {
-            Target::Classes(c) => {
-                let wrong = pred
-                    .argmax(1)
-                    .not_equal(c.clone())
-                    .int()
-                    .sum()
-                    .into_scalar::<i64>();
-                *acc += wrong as f64;
-            }
-            Target::Values(v) => {
-                let dev = v.device();
-                let d = self.y_std.len();
-                let s = Tensor::<1>::from_data(TensorData::new(self.y_std.clone(), [d]), &dev)
-                    .reshape([1, d]);
-                let e = ((pred - v.clone()) * s)
-                    .powi_scalar(2)
-                    .sum()
-                    .into_scalar::<f32>();
-                *acc += e as f64;
-            }
-        }
-    }
     /// Error percent, or mean squared error over all outputs and samples.
-    pub fn finish(&self, acc: f64, n: usize) -> f64 {
+    fn finish(&self, acc: f64, n: usize) -> f64 {
         match self.task {
             Task::Classification { .. } => 100.0 * acc / n.max(1) as f64,
             Task::Regression { dim } => acc / (n.max(1) * dim) as f64,
         }
+    }
+}
+
+/// A validation pass's sums, kept on the device chunk by chunk and read once at the end:
+/// reading each chunk's would wait for the device twice a chunk (on a GPU, a
+/// synchronisation each).
+pub struct Totals<'a> {
+    metric: &'a MetricCtx,
+    /// Regression: the per-output standard deviations as a `[1,D]` tensor, made once.
+    y_std: Option<Tensor<2>>,
+    /// Per chunk: the sum of log-likelihoods, and the errors (count) or squared errors.
+    ll: Vec<Tensor<1>>,
+    scored: Vec<Tensor<1>>,
+    n: usize,
+}
+
+impl<'a> Totals<'a> {
+    pub fn new(metric: &'a MetricCtx) -> Self {
+        Totals {
+            metric,
+            y_std: None,
+            ll: Vec::new(),
+            scored: Vec::new(),
+            n: 0,
+        }
+    }
+
+    /// A chunk's log-likelihoods (any shape, one per sample) and predictions for targets
+    /// `y`.
+    pub fn add<const D: usize>(&mut self, ll: Tensor<D>, pred: Tensor<2>, y: &Target) {
+        self.n += pred.dims()[0];
+        self.ll.push(ll.sum());
+        let scored = match y {
+            Target::Classes(c) => pred.argmax(1).not_equal(c.clone()).int().sum().float(),
+            Target::Values(v) => {
+                let d = self.metric.y_std.len();
+                let s = self.y_std.get_or_insert_with(|| {
+                    let std = TensorData::new(self.metric.y_std.clone(), [d]);
+                    Tensor::<1>::from_data(std, &v.device()).reshape([1, d])
+                });
+                ((pred - v.clone()) * s.clone()).powi_scalar(2).sum()
+            }
+        };
+        self.scored.push(scored);
+    }
+
+    /// Mean NLL and the metric (error percent, or MSE in the targets' units).
+    pub fn finish(self) -> (f64, f64) {
+        let read = |parts: Vec<Tensor<1>>| match parts.is_empty() {
+            true => Vec::new(),
+            false => to_vec(Tensor::cat(parts, 0)),
+        };
+        let nll = read(self.ll).into_iter().fold(0.0, |acc, v| acc - v as f64);
+        let scored = read(self.scored).into_iter().fold(0.0, |acc, v| acc + v as f64);
+        (nll / self.n.max(1) as f64, self.metric.finish(scored, self.n))
     }
 }
 
@@ -67,14 +95,14 @@ pub fn evaluate(
     metric: &MetricCtx,
     chunk: usize,
 ) -> (f64, f64) {
-    let (mut nll, mut m) = (0.0, 0.0);
+    let mut totals = Totals::new(metric);
     for (s, len) in chunks(set.n, chunk) {
         let y = set.y.narrow(s, len);
         let (leaves, _) = tree.forward_leaves(set.x.narrow(s, len), None);
-        nll -= mixture_log_lik(&leaves, &y).sum().into_scalar::<f32>() as f64;
-        metric.accumulate(&mut m, mixture_prediction(&leaves, metric.task), &y);
+        let ll = mixture_log_lik(&leaves, &y);
+        totals.add(ll, mixture_prediction(&leaves, metric.task), &y);
     }
-    (nll / set.n.max(1) as f64, metric.finish(m, set.n))
+    totals.finish()
 }
 
 /// Refinement: every parameter of the tree, on the full forward pass.
