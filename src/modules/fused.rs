@@ -3,10 +3,11 @@
 //! row's log-sum-exp.
 //!
 //! burn's autodiff differentiates ReLU by a comparison and a masked fill, tanh (which
-//! `cpu` computes from a sigmoid) by three ops, log-sigmoid by about ten elementwise ops, and log-softmax and log-sum-exp (which it composes from a
-//! max, an exp, a sum and a log) through each of those; PyTorch runs one kernel forward
-//! and one backward (`threshold_backward`, `_log_softmax_backward_data`, ...). On a GPU
-//! each op is a kernel launch. Counted on the CPU with `scripts/aten_counts.py`
+//! `cpu` computes from a sigmoid) by three ops, log-sigmoid by about ten elementwise
+//! ops, and log-softmax and log-sum-exp (which it composes from a max, an exp, a sum and
+//! a log) through each of those; PyTorch runs one kernel forward and one backward
+//! (`threshold_backward`, `_log_softmax_backward_data`, ...). On a GPU each op is a
+//! kernel launch. Counted on the CPU with `scripts/aten_counts.py`
 //! (docs/RESULTS.md). On `cpu` (burn-flex) the functions here are burn's own ops,
 //! unchanged, so its results stay bit for bit.
 

@@ -723,7 +723,8 @@ mod tests {
             {
                 let (x, w, g) = (unwrap(x.clone()), unwrap(w.clone()), unwrap(g.clone()));
                 let fused = super::torch_conv::backward(&x, &w, &g, &options, need);
-                let burns = super::separate_grads::<LibTorch>(x, w, bias.clone(), g, options.clone(), need);
+                let burns =
+                    super::separate_grads::<LibTorch>(x, w, bias.clone(), g, options.clone(), need);
                 for (k, (f, b)) in fused.into_iter().zip(burns).enumerate() {
                     match (f, b) {
                         (Some(f), Some(b)) => close(&v(f), &v(b), &format!("{xs:?} {need:?} {k}")),

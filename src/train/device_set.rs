@@ -172,7 +172,8 @@ mod tests {
                 TensorData::new(rows.iter().map(|&r| r as i64).collect::<Vec<_>>(), [rows.len()]),
                 device,
             );
-            let ours = crop(x.clone().select(0, idx), shifts_tensor(&shifts, device), 2, aug.fill());
+            let picked = x.clone().select(0, idx);
+            let ours = crop(picked, shifts_tensor(&shifts, device), 2, aug.fill());
             assert_eq!(to_vec(ours), host, "{shifts:?}");
         }
     }
