@@ -53,36 +53,30 @@ impl ComputeDevice {
 
 /// Whether `device` is LibTorch's (`torch` or `cuda`), autodiff or not.
 pub fn is_libtorch(device: &Device) -> bool {
-    #[cfg(feature = "torch")]
-    {
-        matches!(
-            device.clone().inner().as_dispatch(),
-            burn::backend::DispatchDevice::LibTorch(_)
-        )
-    }
-    #[cfg(not(feature = "torch"))]
-    {
-        let _ = device;
-        false
-    }
+    libtorch_is_cuda(device).is_some()
 }
 
 /// Whether `device` is a GPU (LibTorch's `cuda`), autodiff or not.
-#[allow(deprecated)]
 pub fn is_gpu(device: &Device) -> bool {
+    libtorch_is_cuda(device) == Some(true)
+}
+
+/// For a LibTorch device, whether it is a GPU; `None` for any other backend.
+#[allow(deprecated)]
+fn libtorch_is_cuda(device: &Device) -> Option<bool> {
     #[cfg(feature = "torch")]
     {
-        matches!(
-            device.clone().inner().as_dispatch(),
-            burn::backend::DispatchDevice::LibTorch(burn::backend::libtorch::LibTorchDevice::Cuda(
-                _
-            ))
-        )
+        use burn::backend::DispatchDevice::LibTorch;
+        use burn::backend::libtorch::LibTorchDevice::Cuda;
+        match device.clone().inner().as_dispatch() {
+            LibTorch(d) => Some(matches!(d, Cuda(_))),
+            _ => None,
+        }
     }
     #[cfg(not(feature = "torch"))]
     {
         let _ = device;
-        false
+        None
     }
 }
 

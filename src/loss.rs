@@ -55,7 +55,6 @@ pub fn leaf_log_lik(out: Tensor<2>, y: &Target) -> Tensor<2> {
     }
 }
 
-
 /// Per-sample log of the mixture likelihood, `[B,1]`.
 pub fn mixture_log_lik(leaves: &[LeafOutput], y: &Target) -> Tensor<2> {
     let terms: Vec<Tensor<2>> = leaves

@@ -298,7 +298,6 @@ impl Block {
     }
 }
 
-
 #[cfg(test)]
 mod tests {
     use super::*;

@@ -122,9 +122,13 @@ impl ConvGrads for burn::backend::LibTorch {
         options: ConvOptions<2>,
         need: [bool; 3],
     ) -> [Option<FloatTensor<Self>>; 3] {
-        // `ANT_CONV_BACKWARD=burn` keeps burn-tch's backward pass, to compare.
-        let fused = !options.is_asymmetric()
-            && std::env::var("ANT_CONV_BACKWARD").map_or(true, |v| v != "burn");
+        // `ANT_CONV_BACKWARD=burn` keeps burn-tch's backward pass, to compare (read once:
+        // this runs for every convolution of every step).
+        static BURNS: std::sync::OnceLock<bool> = std::sync::OnceLock::new();
+        let burns = *BURNS.get_or_init(|| {
+            std::env::var("ANT_CONV_BACKWARD").is_ok_and(|v| v == "burn")
+        });
+        let fused = !options.is_asymmetric() && !burns;
         match fused {
             true => torch_conv::backward(&x, &weight, &grad, &options, need),
             false => separate_grads::<Self>(x, weight, bias, grad, options, need),
