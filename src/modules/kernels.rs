@@ -1,15 +1,14 @@
-//! Two burn ops with ant's own kernels: the 2-D convolution's backward pass and 2×2
-//! max-pooling.
+//! Two burn ops with ant's own kernels: the 2-D convolution (forward on burn-flex, and
+//! its backward pass) and 2×2 max-pooling.
 //!
 //! burn computes a convolution's gradients one by one, the weight's generically as a
 //! convolution with batch and channels swapped. On burn-flex that ran through its general
-//! path (a copy of the whole output gradient as a "kernel", then a small product per
-//! input channel), which made it most of the pure-Rust training step (docs/RESULTS.md,
-//! "Where a training step goes"). Here, on burn-flex, the input is unrolled (im2col) a
-//! chunk of samples at a time and the gradient is `G · colsᵀ`, one gemm per chunk, as
-//! PyTorch does; on LibTorch all three gradients come from its fused
-//! `at::convolution_backward` (cuDNN's on a GPU), as in PyTorch's autograd. The forward
-//! pass is burn's.
+//! path, which made it most of the pure-Rust training step (docs/RESULTS.md, "Where a
+//! training step goes"). Here, on burn-flex, the convolutions ANTs use (stride 1,
+//! symmetric padding) run forward and backward as gemms on the unrolled input
+//! ([`super::unrolled`]), as PyTorch's CPU convolution without oneDNN does; on LibTorch
+//! all three gradients come from its fused `at::convolution_backward` (cuDNN's on a GPU),
+//! as in PyTorch's autograd, and the forward pass is burn-tch's.
 //!
 //! The op is a burn backend extension with its own backward pass: [`conv2d`] is what
 //! the modules call.
@@ -23,7 +22,7 @@ use burn::backend::autodiff::grads::Gradients;
 use burn::backend::autodiff::ops::{Backward, Ops, OpsKind};
 use burn::backend::autodiff::NodeId;
 use burn::backend::flex::FlexTensor;
-use burn::backend::ops::{ConvOptions, FloatTensorOps, IntTensorOps, ModuleOps};
+use burn::backend::ops::{ConvOptions, IntTensorOps, ModuleOps};
 use burn::backend::tensor::{FloatTensor, IntTensor};
 use burn::backend::{
     Autodiff, Backend, Dispatch, Flex, TensorMetadata, backend_extension, get_or_init_device_settings,
@@ -34,7 +33,9 @@ use burn::prelude::*;
 use burn::tensor::{DType, IntDType, Shape, TensorData};
 use rayon::prelude::*;
 
-/// Convolutions with [`Self::conv2d_weight_grad`] in their backward pass.
+use super::unrolled;
+
+/// Convolutions with [`ConvGrads`] as their backward pass, and 2×2 max-pooling.
 #[backend_extension(Flex, LibTorch: cfg(feature = "torch"), Autodiff)]
 pub trait GemmConv: Backend {
     /// The convolution with a bias (burn's forward, bias included).
@@ -45,16 +46,6 @@ pub trait GemmConv: Backend {
         options: ConvOptions<2>,
     ) -> FloatTensor<Self> {
         Self::conv2d(x, weight, Some(bias), options)
-    }
-
-    /// The gradient of the weight, given the output's gradient `grad`.
-    fn conv2d_weight_grad(
-        x: FloatTensor<Self>,
-        weight: FloatTensor<Self>,
-        grad: FloatTensor<Self>,
-        options: ConvOptions<2>,
-    ) -> FloatTensor<Self> {
-        Self::conv2d_weight_backward(x, weight, grad, options)
     }
 
     /// 2×2 max-pooling with stride 2 (the only pooling ANTs use), with the argmax of
@@ -90,10 +81,8 @@ pub trait ConvGrads: GemmConv {
     }
 }
 
-impl ConvGrads for Flex {}
-
 /// The three gradients one by one, burn's way: the input's by a transposed convolution,
-/// the weight's by [`GemmConv::conv2d_weight_grad`], the bias's by a sum.
+/// the weight's generically, the bias's by a sum.
 fn separate_grads<B: GemmConv>(
     x: FloatTensor<B>,
     weight: FloatTensor<B>,
@@ -104,7 +93,7 @@ fn separate_grads<B: GemmConv>(
 ) -> [Option<FloatTensor<B>>; 3] {
     let gx = need_x
         .then(|| B::conv2d_x_backward(x.clone(), weight.clone(), grad.clone(), options.clone()));
-    let gw = need_w.then(|| B::conv2d_weight_grad(x.clone(), weight, grad.clone(), options));
+    let gw = need_w.then(|| B::conv2d_weight_backward(x.clone(), weight, grad.clone(), options));
     let gb = need_b.then(|| B::conv2d_bias_backward(x, bias, grad));
     [gx, gw, gb]
 }
@@ -209,25 +198,18 @@ mod torch_conv {
 }
 
 impl GemmConv for Flex {
-    fn conv2d_weight_grad(
+    fn conv2d_bias(
         x: FlexTensor,
         weight: FlexTensor,
-        grad: FlexTensor,
+        bias: FlexTensor,
         options: ConvOptions<2>,
     ) -> FlexTensor {
-        let plain = options.groups == 1
-            && x.dtype() == DType::F32
-            && grad.dtype() == DType::F32
-            && !options.is_asymmetric();
-        // Below a few thousand output positions (batch × height × width) burn's own
-        // measured faster: W2's 40-channel 8×8 convolution at batch 16, 1.97 ms against
-        // 2.83 for the backward pass; at batch 512 the gemm is 2-3× faster.
-        let [n, _, ho, wo] = dims4(grad.layout().shape());
-        if !plain || n * ho * wo < MIN_GEMM_ROWS {
-            return Flex::conv2d_weight_backward(x, weight, grad, options);
-        }
-        let w_shape = weight.layout().shape().clone();
-        im2col_weight_grad(&x, &grad, &w_shape, &options)
+        let Some(shape) = unrolled_shape(&x, &weight, &options) else {
+            return Flex::conv2d(x, weight, Some(bias), options);
+        };
+        let (ho, wo) = shape.out_hw();
+        let out = unrolled::conv2d(&shape, &f32s(&x), &f32s(&weight), &f32s(&bias));
+        FlexTensor::from_data(TensorData::new(out, [shape.n, shape.o, ho, wo]))
     }
 
     fn max_pool2x2_with_indices(x: FlexTensor, int_dtype: IntDType) -> (FlexTensor, FlexTensor) {
@@ -251,6 +233,55 @@ impl GemmConv for Flex {
             return Flex::max_pool2d(x, [2, 2], [2, 2], [0, 0], [1, 1], false);
         }
         pool2x2(&x, false).0
+    }
+}
+
+impl ConvGrads for Flex {
+    fn conv2d_grads(
+        x: FlexTensor,
+        weight: FlexTensor,
+        bias: FlexTensor,
+        grad: FlexTensor,
+        options: ConvOptions<2>,
+        need: [bool; 3],
+    ) -> [Option<FlexTensor>; 3] {
+        let Some(shape) = unrolled_shape(&x, &weight, &options).filter(|_| grad.dtype() == DType::F32)
+        else {
+            return separate_grads::<Self>(x, weight, bias, grad, options, need);
+        };
+        let g = unrolled::conv2d_grads(&shape, &f32s(&x), &f32s(&weight), &f32s(&grad), need);
+        let tensor = |v: Option<Vec<f32>>, like: &FlexTensor| {
+            v.map(|v| FlexTensor::from_data(TensorData::new(v, like.layout().shape().clone())))
+        };
+        [tensor(g.x, &x), tensor(g.weight, &weight), tensor(g.bias, &bias)]
+    }
+}
+
+/// The shapes of a convolution [`unrolled`] computes (f32, stride 1, no dilation or
+/// groups, symmetric padding: every convolution of an ANT); `None` for burn's own.
+fn unrolled_shape(
+    x: &FlexTensor,
+    weight: &FlexTensor,
+    options: &ConvOptions<2>,
+) -> Option<unrolled::ConvShape> {
+    let plain = options.groups == 1
+        && options.stride == [1, 1]
+        && options.dilation == [1, 1]
+        && !options.is_asymmetric()
+        && x.dtype() == DType::F32
+        && weight.dtype() == DType::F32;
+    let [n, c, h, w] = dims4(x.layout().shape());
+    let [o, wc, kh, kw] = dims4(weight.layout().shape());
+    let pad = options.padding_begin();
+    let fits = wc == c && h + 2 * pad[0] >= kh && w + 2 * pad[1] >= kw && kh * kw > 0;
+    (plain && fits).then_some(unrolled::ConvShape { n, c, h, w, o, kh, kw, pad })
+}
+
+/// An f32 tensor's values in row-major order.
+fn f32s(t: &FlexTensor) -> std::borrow::Cow<'_, [f32]> {
+    match t.as_slice::<f32>() {
+        Some(v) => std::borrow::Cow::Borrowed(v),
+        None => std::borrow::Cow::Owned(t.clone().into_data().try_into_vec::<f32>().expect("f32")),
     }
 }
 
@@ -301,121 +332,8 @@ fn pool2x2(x: &FlexTensor, with_indices: bool) -> (FlexTensor, Vec<i64>) {
     (out, idx)
 }
 
-/// Output positions (the gemm's inner dimension) from which the unrolled product is used.
-const MIN_GEMM_ROWS: usize = 4096;
-
-/// Floats of unrolled input per chunk (32 MiB): bounds the memory, keeps each gemm large.
-const CHUNK_FLOATS: usize = 8 << 20;
-
-/// `dW[o, (c, i, j)] = Σ_(b, y, x) G[b, o, y, x] · X[b, c, y·s + i·d − p, x·s + j·d − p]`,
-/// as `G · colsᵀ` over chunks of samples.
-fn im2col_weight_grad(
-    x: &FlexTensor,
-    grad: &FlexTensor,
-    w_shape: &Shape,
-    options: &ConvOptions<2>,
-) -> FlexTensor {
-    let x = x.to_contiguous();
-    let xs: &[f32] = x.as_slice().expect("contiguous f32");
-    let [n, c, h, w] = dims4(x.layout().shape());
-    let [o, _, kh, kw] = dims4(w_shape);
-    let [_, _, ho, wo] = dims4(grad.layout().shape());
-    let (l, ckk) = (ho * wo, c * kh * kw);
-    // [o, n·l]: the output gradient with the samples of a chunk side by side.
-    let g = grad
-        .permute(&[1, 0, 2, 3])
-        .to_contiguous()
-        .reshape(Shape::new([o, n * l]));
-    let per_chunk = (CHUNK_FLOATS / (ckk * l).max(1)).clamp(1, n.max(1));
-    let geo = Geometry {
-        c,
-        h,
-        w,
-        kh,
-        kw,
-        ho,
-        wo,
-        stride: options.stride,
-        padding: options.padding_begin(),
-        dilation: options.dilation,
-    };
-    let mut acc: Option<FlexTensor> = None;
-    for start in (0..n).step_by(per_chunk) {
-        let nb = per_chunk.min(n - start);
-        let mut cols = vec![0f32; ckk * nb * l];
-        cols.par_chunks_mut(nb * l)
-            .enumerate()
-            .for_each(|(r, row)| geo.fill_row(xs, start, nb, r, row));
-        let cols = FlexTensor::from_data(TensorData::new(cols, [ckk, nb * l]));
-        let part = Flex::float_matmul(
-            g.narrow(1, start * l, nb * l),
-            cols.transpose(0, 1),
-        );
-        acc = Some(match acc {
-            None => part,
-            Some(a) => Flex::float_add(a, part),
-        });
-    }
-    let dw = acc.unwrap_or_else(|| FlexTensor::zeros(Shape::new([o, ckk]), DType::F32));
-    dw.reshape(w_shape.clone())
-}
-
 fn dims4(s: &Shape) -> [usize; 4] {
     [s[0], s[1], s[2], s[3]]
-}
-
-/// The shapes of one convolution, for unrolling its input.
-struct Geometry {
-    c: usize,
-    h: usize,
-    w: usize,
-    kh: usize,
-    kw: usize,
-    ho: usize,
-    wo: usize,
-    stride: [usize; 2],
-    padding: [usize; 2],
-    dilation: [usize; 2],
-}
-
-impl Geometry {
-    /// Row `r` = (channel, i, j) of the unrolled input for samples `start..start + nb`:
-    /// for each sample and output position, the input value under kernel tap (i, j).
-    fn fill_row(&self, xs: &[f32], start: usize, nb: usize, r: usize, row: &mut [f32]) {
-        let (ch, i, j) = (r / (self.kh * self.kw), (r / self.kw) % self.kh, r % self.kw);
-        let (l, plane) = (self.ho * self.wo, self.h * self.w);
-        // Output columns x whose input column lies inside the image.
-        let col_of = |x: usize| (x * self.stride[1] + j * self.dilation[1]).checked_sub(self.padding[1]);
-        let xs_valid: Vec<(usize, usize)> = (0..self.wo)
-            .filter_map(|x| col_of(x).filter(|&ix| ix < self.w).map(|ix| (x, ix)))
-            .collect();
-        for b in 0..nb {
-            let img = &xs[((start + b) * self.c + ch) * plane..][..plane];
-            let out = &mut row[b * l..][..l];
-            for y in 0..self.ho {
-                let Some(iy) = (y * self.stride[0] + i * self.dilation[0]).checked_sub(self.padding[0])
-                else {
-                    continue;
-                };
-                if iy >= self.h {
-                    continue;
-                }
-                let src = &img[iy * self.w..][..self.w];
-                let dst = &mut out[y * self.wo..][..self.wo];
-                if self.stride[1] == 1 && self.dilation[1] == 1 {
-                    // One contiguous run: output columns x0..x0+len read ix0..ix0+len.
-                    if let (Some(&(x0, ix0)), Some(&(x1, _))) = (xs_valid.first(), xs_valid.last()) {
-                        let len = x1 + 1 - x0;
-                        dst[x0..x0 + len].copy_from_slice(&src[ix0..ix0 + len]);
-                    }
-                } else {
-                    for &(x, ix) in &xs_valid {
-                        dst[x] = src[ix];
-                    }
-                }
-            }
-        }
-    }
 }
 
 impl<B: ConvGrads, C: CheckpointStrategy> GemmConv for Autodiff<B, C> {
@@ -626,7 +544,7 @@ mod tests {
             ([2, 3, 10, 11], 5, [5, 5], [1, 1], [1, 1], 2),
             ([2, 2, 11, 9], 3, [3, 2], [2, 3], [1, 1], 1),
             ([2, 1, 12, 12], 2, [3, 3], [1, 1], [2, 2], 1),
-            // 100,000 unrolled floats a sample: four chunks.
+            // 136,000 unrolled floats a sample: a chunk each, 19 in a group.
             ([300, 40, 14, 14], 3, [5, 5], [1, 1], [1, 1], 0),
         ];
         for (shape, c_out, k, stride, dilation, pad) in cases {
@@ -740,34 +658,58 @@ mod tests {
         }
     }
 
-    /// The unrolled product itself (used from 4,096 output positions on) against
-    /// burn's generic weight gradient, on geometries too small to reach it through
-    /// [`conv2d`]: padding, strides, dilation, a non-square kernel.
+    /// burn-flex's gradients by [`super::unrolled`] against burn's one by one, for each
+    /// subset of them (the first convolution of a tree needs no input gradient), on
+    /// padded and non-square kernels and batches split into several chunks and groups;
+    /// and burn's own where `unrolled` does not apply (strides, dilation).
     #[test]
-    fn unrolled_weight_gradient_matches_burns() {
+    fn unrolled_gradients_match_burns() {
         use burn::backend::Flex;
         use burn::backend::flex::FlexTensor;
-        use burn::backend::ops::{ConvOptions, ModuleOps};
+        use burn::backend::ops::ConvOptions;
+
+        use super::ConvGrads;
 
         let data = |shape: [usize; 4], k: usize| {
             let n: usize = shape.iter().product();
             let v = (0..n).map(|i| ((i * k + 11) % 23) as f32 / 11.0 - 1.0).collect();
             FlexTensor::from_data(TensorData::new(v, shape))
         };
+        let v = |t: Option<FlexTensor>| t.map(|t| t.into_data().try_to_vec::<f32>().unwrap());
         // (input, weight, output, stride, padding, dilation)
         let cases = [
             ([3, 2, 9, 8], [4, 2, 3, 3], [3, 4, 7, 6], [1, 1], [0, 0], [1, 1]),
             ([2, 3, 10, 11], [5, 3, 5, 5], [2, 5, 10, 11], [1, 1], [2, 2], [1, 1]),
+            ([3, 2, 6, 9], [3, 2, 2, 5], [3, 3, 7, 7], [1, 1], [1, 1], [1, 1]),
+            // 13 samples a chunk: 11 chunks, a group each, the last one short.
+            ([131, 4, 12, 12], [6, 4, 5, 5], [131, 6, 12, 12], [1, 1], [2, 2], [1, 1]),
             ([2, 2, 11, 9], [3, 2, 3, 2], [2, 3, 6, 4], [2, 3], [1, 1], [1, 1]),
             ([2, 1, 12, 12], [2, 1, 3, 3], [2, 2, 10, 10], [1, 1], [1, 1], [2, 2]),
         ];
         for (xs, ws, gs, stride, pad, dilation) in cases {
             let options = ConvOptions::new(stride, pad, dilation, 1);
-            let (x, w, g) = (data(xs, 37), data(ws, 5), data(gs, 13));
-            let ours = super::im2col_weight_grad(&x, &g, &w.layout().shape().clone(), &options);
-            let burns = Flex::conv2d_weight_backward(x, w, g, options);
-            let v = |t: FlexTensor| t.into_data().try_to_vec::<f32>().unwrap();
-            close(&v(ours), &v(burns), &format!("{xs:?} {ws:?}"));
+            let (x, w, g, b) = (data(xs, 37), data(ws, 5), data(gs, 13), data([1, 1, 1, ws[0]], 3));
+            let b = b.reshape(burn::tensor::Shape::new([ws[0]]));
+            for need in [[true; 3], [false, true, true], [true, false, false], [false, false, true]] {
+                let args = (x.clone(), w.clone(), b.clone(), g.clone(), options.clone());
+                let ours = Flex::conv2d_grads(args.0, args.1, args.2, args.3, args.4, need);
+                let burns = super::separate_grads::<Flex>(
+                    x.clone(),
+                    w.clone(),
+                    b.clone(),
+                    g.clone(),
+                    options.clone(),
+                    need,
+                );
+                for (k, (o, b)) in ours.into_iter().zip(burns).enumerate() {
+                    let what = format!("{xs:?} {ws:?} {need:?} gradient {k}");
+                    match (v(o), v(b)) {
+                        (Some(o), Some(b)) => close(&o, &b, &what),
+                        (None, None) => {}
+                        _ => panic!("{what}: given by one side only"),
+                    }
+                }
+            }
         }
     }
 }

@@ -3,4 +3,5 @@ mod block;
 pub mod fused;
 mod kernels;
 pub mod router;
+mod unrolled;
 pub use block::{Block, Repr, index_tensor, to_vec};
