@@ -8,7 +8,9 @@
 //! the padded plane (and folding it back one contiguous sum), not `ho` runs of `wo`
 //! floats: W2's 8-wide rows made the copies, not the arithmetic, the cost. The columns
 //! with `x ≥ wo` are padding of the layout: the output gradient is zero there and the
-//! outputs there are dropped. Per chunk of samples, with `G` the output gradient
+//! outputs there are dropped (what they read are real pixels of the next row, so they
+//! add nothing to the weight gradient unless a pixel is not finite, and then no gradient
+//! is). Per chunk of samples, with `G` the output gradient
 //! `[o, positions]` and `cols` the unrolled input `[c·kh·kw, positions]`:
 //! `out = W · cols`, `dW += G · colsᵀ`, `dcols = Wᵀ · G` folded onto the input's
 //! gradient. Chunks are sized to stay in a core's cache and run in parallel in a fixed
@@ -138,6 +140,50 @@ impl ConvShape {
             }
         }
     }
+
+    /// The outputs of `nb` samples on the grid, `[o, nb · span]`, back to `[nb, o, ho, wo]`
+    /// in `out`, with the bias added.
+    fn ungrid(&self, grid: &[f32], nb: usize, bias: &[f32], out: &mut [f32]) {
+        let (ho, wo) = self.out_hw();
+        let (span, wp) = (self.span(), self.wp());
+        for (oc, row) in grid.chunks_exact(nb * span).enumerate() {
+            for (b, src) in row.chunks_exact(span).enumerate() {
+                let dst = &mut out[(b * self.o + oc) * ho * wo..][..ho * wo];
+                for (y, d) in dst.chunks_exact_mut(wo).enumerate() {
+                    for (d, v) in d.iter_mut().zip(&src[y * wp..][..wo]) {
+                        *d = v + bias[oc];
+                    }
+                }
+            }
+        }
+    }
+
+    /// The transpose of [`Self::unroll`]: each of the `nb` samples' unrolled rows `dcols`
+    /// summed back onto its padded planes `dxp`.
+    fn fold(&self, dcols: &[f32], nb: usize, dxp: &mut Vec<f32>) {
+        let (span, plane, kk) = (self.span(), self.hp() * self.wp(), self.kh * self.kw);
+        dxp.clear();
+        dxp.resize(nb * self.c * plane, 0.0);
+        for (q, p) in dxp.chunks_exact_mut(plane).enumerate() {
+            let (b, ch) = (q / self.c, q % self.c);
+            for r in ch * kk..(ch + 1) * kk {
+                let src = &dcols[r * nb * span + b * span..][..span];
+                for (d, v) in p[self.offset(r)..][..span].iter_mut().zip(src) {
+                    *d += v;
+                }
+            }
+        }
+    }
+
+    /// Padded planes `dxp` cropped to the input's planes `dx`.
+    fn crop(&self, dxp: &[f32], dx: &mut [f32]) {
+        let wp = self.wp();
+        for (d, p) in dx.chunks_exact_mut(self.h * self.w).zip(dxp.chunks_exact(self.hp() * wp)) {
+            for (y, row) in d.chunks_exact_mut(self.w).enumerate() {
+                row.copy_from_slice(&p[(y + self.pad[0]) * wp + self.pad[1]..][..self.w]);
+            }
+        }
+    }
 }
 
 /// A matrix inside a slice: element (i, j) at `i · row_stride + j · col_stride`.
@@ -218,7 +264,7 @@ pub fn conv2d(s: &ConvShape, x: &[f32], weight: &[f32], bias: &[f32]) -> Vec<f32
     assert!(s.valid() && x.len() == s.n * s.c * s.h * s.w && weight.len() == s.o * s.taps());
     assert_eq!(bias.len(), s.o);
     let (ho, wo) = s.out_hw();
-    let (span, wp, ckk) = (s.span(), s.wp(), s.taps());
+    let (span, ckk) = (s.span(), s.taps());
     let (per, group) = s.split();
     let mut out = vec![0f32; s.n * s.o * ho * wo];
     out.par_chunks_mut(group * s.o * ho * wo)
@@ -233,17 +279,7 @@ pub fn conv2d(s: &ConvShape, x: &[f32], weight: &[f32], bias: &[f32]) -> Vec<f32
                 sc.grid.resize(s.o * nb * span, 0.0);
                 let cols = Mat::row_major(&sc.cols, ckk, nb * span);
                 gemm(&mut sc.grid, Mat::row_major(weight, s.o, ckk), cols, false);
-                // Back from the grid to [nb, o, ho, wo], adding the bias.
-                for (oc, row) in sc.grid.chunks_exact(nb * span).enumerate() {
-                    for (b, src) in row.chunks_exact(span).enumerate() {
-                        let dst = &mut out[(b * s.o + oc) * ho * wo..][..ho * wo];
-                        for (y, d) in dst.chunks_exact_mut(wo).enumerate() {
-                            for (d, v) in d.iter_mut().zip(&src[y * wp..][..wo]) {
-                                *d = v + bias[oc];
-                            }
-                        }
-                    }
-                }
+                s.ungrid(&sc.grid, nb, bias, out);
             }
         });
     out
@@ -261,69 +297,64 @@ pub fn conv2d_grads(
     assert!(s.valid() && x.len() == s.n * s.c * s.h * s.w && weight.len() == s.o * s.taps());
     let (ho, wo) = s.out_hw();
     assert_eq!(grad.len(), s.n * s.o * ho * wo);
-    let (span, ckk, plane) = (s.span(), s.taps(), s.h * s.w);
-    let (hp, wp, kk) = (s.hp(), s.wp(), s.kh * s.kw);
-    let (per, group) = s.split();
+    let (_, group) = s.split();
     let mut dx = need_x.then(|| vec![0f32; x.len()]);
     let mut dw = None;
     if need_x || need_w {
-        // One slice of the input's gradient per group (empty ones when it is not asked).
-        let dx_parts: Vec<&mut [f32]> = match dx.as_deref_mut() {
-            Some(dx) => dx.chunks_mut(group * s.c * plane).collect(),
-            None => (0..s.n.div_ceil(group)).map(|_| -> &mut [f32] { &mut [] }).collect(),
+        // Each group's slice of the input's gradient, if asked.
+        let dx_parts: Vec<Option<&mut [f32]>> = match dx.as_deref_mut() {
+            Some(dx) => dx.chunks_mut(group * s.c * s.h * s.w).map(Some).collect(),
+            None => (0..s.n.div_ceil(group)).map(|_| None).collect(),
         };
         let partials: Vec<Option<Vec<f32>>> = dx_parts
             .into_par_iter()
             .enumerate()
-            .map(|(gi, dx)| {
-                let mut sc = Scratch::default();
-                let mut dw = need_w.then(|| vec![0f32; s.o * ckk]);
-                let mut dxp = vec![];
-                let first = gi * group;
-                for start in (first..(first + group).min(s.n)).step_by(per) {
-                    let nb = per.min(s.n - start);
-                    sc.grid.resize(s.o * nb * span, 0.0);
-                    s.grid_grad(grad, start, nb, &mut sc.grid);
-                    let g = Mat::row_major(&sc.grid, s.o, nb * span);
-                    sc.cols.resize(ckk * nb * span, 0.0);
-                    if let Some(dw) = dw.as_deref_mut() {
-                        let xp = s.padded(x, start, nb, &mut sc.padded);
-                        s.unroll(xp, nb, &mut sc.cols);
-                        gemm(dw, g, Mat::row_major(&sc.cols, ckk, nb * span).t(), start > first);
-                    }
-                    if need_x {
-                        gemm(&mut sc.cols, Mat::row_major(weight, s.o, ckk).t(), g, false);
-                        // Fold each sample's rows onto its padded planes, then crop.
-                        dxp.clear();
-                        dxp.resize(nb * s.c * hp * wp, 0.0);
-                        for (q, p) in dxp.chunks_exact_mut(hp * wp).enumerate() {
-                            let (b, ch) = (q / s.c, q % s.c);
-                            for r in ch * kk..(ch + 1) * kk {
-                                let src = &sc.cols[r * nb * span + b * span..][..span];
-                                for (d, v) in p[s.offset(r)..][..span].iter_mut().zip(src) {
-                                    *d += v;
-                                }
-                            }
-                        }
-                        let dx = &mut dx[(start - first) * s.c * plane..][..nb * s.c * plane];
-                        for (d, p) in dx.chunks_exact_mut(plane).zip(dxp.chunks_exact(hp * wp)) {
-                            for (y, row) in d.chunks_exact_mut(s.w).enumerate() {
-                                row.copy_from_slice(&p[(y + s.pad[0]) * wp + s.pad[1]..][..s.w]);
-                            }
-                        }
-                    }
-                }
-                dw
-            })
+            .map(|(gi, dx)| group_grads(s, x, weight, grad, gi * group, dx, need_w))
             .collect();
         // The groups' weight gradients, summed in order.
         let sum = partials.into_iter().flatten().reduce(|mut a, b| {
             a.iter_mut().zip(&b).for_each(|(a, b)| *a += b);
             a
         });
-        dw = need_w.then(|| sum.unwrap_or_else(|| vec![0f32; s.o * ckk]));
+        dw = need_w.then(|| sum.unwrap_or_else(|| vec![0f32; weight.len()]));
     }
     ConvGradients { x: dx, weight: dw, bias: need_b.then(|| bias_grad(s, grad)) }
+}
+
+/// One group's share, samples `first..first + group`: their input gradient written into
+/// `dx` (that slice of it) if asked, their weight gradient returned if `need_w`.
+fn group_grads(
+    s: &ConvShape,
+    x: &[f32],
+    weight: &[f32],
+    grad: &[f32],
+    first: usize,
+    mut dx: Option<&mut [f32]>,
+    need_w: bool,
+) -> Option<Vec<f32>> {
+    let (span, ckk, plane) = (s.span(), s.taps(), s.c * s.h * s.w);
+    let (per, group) = s.split();
+    let mut sc = Scratch::default();
+    let mut dxp = vec![];
+    let mut dw = need_w.then(|| vec![0f32; weight.len()]);
+    for start in (first..(first + group).min(s.n)).step_by(per) {
+        let nb = per.min(s.n - start);
+        sc.grid.resize(s.o * nb * span, 0.0);
+        s.grid_grad(grad, start, nb, &mut sc.grid);
+        let g = Mat::row_major(&sc.grid, s.o, nb * span);
+        sc.cols.resize(ckk * nb * span, 0.0);
+        if let Some(dw) = dw.as_deref_mut() {
+            let xp = s.padded(x, start, nb, &mut sc.padded);
+            s.unroll(xp, nb, &mut sc.cols);
+            gemm(dw, g, Mat::row_major(&sc.cols, ckk, nb * span).t(), start > first);
+        }
+        if let Some(dx) = dx.as_deref_mut() {
+            gemm(&mut sc.cols, Mat::row_major(weight, s.o, ckk).t(), g, false);
+            s.fold(&sc.cols, nb, &mut dxp);
+            s.crop(&dxp, &mut dx[(start - first) * plane..][..nb * plane]);
+        }
+    }
+    dw
 }
 
 /// The bias's gradient: each output channel's gradient summed over samples and positions.
