@@ -257,6 +257,24 @@ struct Scratch {
     padded: Vec<f32>,
     cols: Vec<f32>,
     grid: Vec<f32>,
+    folded: Vec<f32>,
+}
+
+thread_local! {
+    /// Each thread's scratch, kept between calls: a step makes many convolutions of the
+    /// same shapes, and fresh buffers cost their zeroing (16 MiB a call at batch 512).
+    static SCRATCH: std::cell::RefCell<Scratch> = std::cell::RefCell::default();
+}
+
+/// `f` with this thread's scratch space.
+fn with_scratch<R>(f: impl FnOnce(&mut Scratch) -> R) -> R {
+    SCRATCH.with_borrow_mut(f)
+}
+
+/// `v` at length `len`; what it held before is left in it (every user overwrites it).
+fn sized(v: &mut Vec<f32>, len: usize) -> &mut [f32] {
+    v.resize(len, 0.0);
+    &mut v[..len]
 }
 
 /// The convolution of `x` by `weight` plus `bias`, `[n, o, ho, wo]`.
@@ -270,17 +288,18 @@ pub fn conv2d(s: &ConvShape, x: &[f32], weight: &[f32], bias: &[f32]) -> Vec<f32
     out.par_chunks_mut(group * s.o * ho * wo)
         .enumerate()
         .for_each(|(gi, out)| {
-            let mut sc = Scratch::default();
-            for (ci, out) in out.chunks_mut(per * s.o * ho * wo).enumerate() {
-                let (start, nb) = (gi * group + ci * per, out.len() / (s.o * ho * wo));
-                let xp = s.padded(x, start, nb, &mut sc.padded);
-                sc.cols.resize(ckk * nb * span, 0.0);
-                s.unroll(xp, nb, &mut sc.cols);
-                sc.grid.resize(s.o * nb * span, 0.0);
-                let cols = Mat::row_major(&sc.cols, ckk, nb * span);
-                gemm(&mut sc.grid, Mat::row_major(weight, s.o, ckk), cols, false);
-                s.ungrid(&sc.grid, nb, bias, out);
-            }
+            with_scratch(|sc| {
+                for (ci, out) in out.chunks_mut(per * s.o * ho * wo).enumerate() {
+                    let (start, nb) = (gi * group + ci * per, out.len() / (s.o * ho * wo));
+                    let xp = s.padded(x, start, nb, &mut sc.padded);
+                    let cols = sized(&mut sc.cols, ckk * nb * span);
+                    s.unroll(xp, nb, cols);
+                    let grid = sized(&mut sc.grid, s.o * nb * span);
+                    let cols = Mat::row_major(cols, ckk, nb * span);
+                    gemm(grid, Mat::row_major(weight, s.o, ckk), cols, false);
+                    s.ungrid(grid, nb, bias, out);
+                }
+            })
         });
     out
 }
@@ -334,26 +353,26 @@ fn group_grads(
 ) -> Option<Vec<f32>> {
     let (span, ckk, plane) = (s.span(), s.taps(), s.c * s.h * s.w);
     let (per, group) = s.split();
-    let mut sc = Scratch::default();
-    let mut dxp = vec![];
     let mut dw = need_w.then(|| vec![0f32; weight.len()]);
-    for start in (first..(first + group).min(s.n)).step_by(per) {
-        let nb = per.min(s.n - start);
-        sc.grid.resize(s.o * nb * span, 0.0);
-        s.grid_grad(grad, start, nb, &mut sc.grid);
-        let g = Mat::row_major(&sc.grid, s.o, nb * span);
-        sc.cols.resize(ckk * nb * span, 0.0);
-        if let Some(dw) = dw.as_deref_mut() {
-            let xp = s.padded(x, start, nb, &mut sc.padded);
-            s.unroll(xp, nb, &mut sc.cols);
-            gemm(dw, g, Mat::row_major(&sc.cols, ckk, nb * span).t(), start > first);
+    with_scratch(|sc| {
+        for start in (first..(first + group).min(s.n)).step_by(per) {
+            let nb = per.min(s.n - start);
+            let grid = sized(&mut sc.grid, s.o * nb * span);
+            s.grid_grad(grad, start, nb, grid);
+            let g = Mat::row_major(grid, s.o, nb * span);
+            let cols = sized(&mut sc.cols, ckk * nb * span);
+            if let Some(dw) = dw.as_deref_mut() {
+                let xp = s.padded(x, start, nb, &mut sc.padded);
+                s.unroll(xp, nb, cols);
+                gemm(dw, g, Mat::row_major(cols, ckk, nb * span).t(), start > first);
+            }
+            if let Some(dx) = dx.as_deref_mut() {
+                gemm(cols, Mat::row_major(weight, s.o, ckk).t(), g, false);
+                s.fold(cols, nb, &mut sc.folded);
+                s.crop(&sc.folded, &mut dx[(start - first) * plane..][..nb * plane]);
+            }
         }
-        if let Some(dx) = dx.as_deref_mut() {
-            gemm(&mut sc.cols, Mat::row_major(weight, s.o, ckk).t(), g, false);
-            s.fold(&sc.cols, nb, &mut dxp);
-            s.crop(&dxp, &mut dx[(start - first) * plane..][..nb * plane]);
-        }
-    }
+    });
     dw
 }
 
