@@ -398,3 +398,33 @@ fn lane_sum(v: &[f32]) -> f32 {
     }
     lanes.iter().sum::<f32>() + tail
 }
+
+#[cfg(test)]
+mod tests {
+    use super::{ConvShape, conv2d, conv2d_grads};
+
+    /// The output and the three gradients are the same bit for bit on one thread and on
+    /// four: chunks and groups follow the shapes, and the groups' partial weight
+    /// gradients are summed in order (a run's results do not depend on the machine).
+    #[test]
+    fn results_do_not_depend_on_the_thread_count() {
+        let s = ConvShape { n: 131, c: 4, h: 12, w: 12, o: 6, kh: 5, kw: 5, pad: [2, 2] };
+        let (ho, wo) = s.out_hw();
+        let data = |n: usize, k: usize| -> Vec<f32> {
+            (0..n).map(|i| ((i * k + 11) % 23) as f32 / 11.0 - 1.0).collect()
+        };
+        let x = data(s.n * s.c * s.h * s.w, 37);
+        let w = data(s.o * s.c * s.kh * s.kw, 5);
+        let g = data(s.n * s.o * ho * wo, 13);
+        let run = |threads: usize| {
+            let pool = rayon::ThreadPoolBuilder::new().num_threads(threads).build().unwrap();
+            pool.install(|| {
+                let out = conv2d(&s, &x, &w, &[0.5; 6]);
+                let grads = conv2d_grads(&s, &x, &w, &g, [true; 3]);
+                (out, grads.x.unwrap(), grads.weight.unwrap(), grads.bias.unwrap())
+            })
+        };
+        assert!(s.n.div_ceil(s.split().0) > 1, "several chunks");
+        assert_eq!(run(1), run(4));
+    }
+}
