@@ -119,11 +119,11 @@ impl FusedGrads for Flex {
     }
 }
 
-/// `tanh(x)` for f32 within 4e-7 of the exact value (5 ulp near ±1): Eigen's rational approximation
-/// (as PyTorch's and onnxruntime's vectorised tanh), odd polynomials of degree 13 over
-/// 6, on `x` clamped where tanh rounds to ±1. Plain arithmetic, so the loops around it
-/// vectorise; burn-flex's tanh calls libm per element (W1's forward: 0.43 ms against
-/// PyTorch's 0.28 at batch 512, as `2σ(2x) − 1`).
+/// `tanh(x)` for f32 within 4e-7 of the exact value (5 ulp near ±1): Eigen's rational
+/// approximation (as PyTorch's and onnxruntime's vectorised tanh), odd polynomials of
+/// degree 13 over 6, on `x` clamped where tanh rounds to ±1. Plain arithmetic, so the
+/// loops around it vectorise; burn-flex's tanh calls libm per element (W1's forward:
+/// 0.43 ms against PyTorch's 0.28 at batch 512, as `2σ(2x) − 1`).
 #[inline(always)]
 fn tanh_f32(x: f32) -> f32 {
     const ALPHA: [f32; 7] = [
@@ -417,8 +417,8 @@ mod tests {
         }
     }
 
-    /// burn-flex's own tanh is within 4e-7 of the exact value everywhere (3.1e-7 at worst), NaN stays NaN,
-    /// and its gradient through autodiff is burn's.
+    /// burn-flex's own tanh is within 4e-7 of the exact value everywhere (3.1e-7 at
+    /// worst), NaN stays NaN, and its gradient through autodiff is burn's.
     #[test]
     fn flex_tanh_is_within_4e7_of_tanh() {
         use burn::backend::Flex;
