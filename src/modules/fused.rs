@@ -68,8 +68,7 @@ pub trait FusedGrads: FusedOps {
 
     /// tanh's input gradient, from its output: `g · (1 − out²)`.
     fn tanh_grad(output: FloatTensor<Self>, grad: FloatTensor<Self>) -> FloatTensor<Self> {
-        let sq = Self::float_mul(output.clone(), output);
-        Self::float_mul(grad, Self::float_add_scalar(Self::float_neg(sq), 1.0.into()))
+        tanh_grad_by_ops::<Self>(output, grad)
     }
 
     /// Log-sigmoid's input gradient, from its input.
@@ -111,12 +110,15 @@ impl FusedGrads for Flex {
         let same = output.layout().shape() == grad.layout().shape();
         match (output.dtype(), grad.dtype(), same) {
             (DType::F32, DType::F32, true) => flex_map(&[&output, &grad], |[o, g]| g * (1.0 - o * o)),
-            _ => {
-                let sq = Flex::float_mul(output.clone(), output);
-                Flex::float_mul(grad, Flex::float_add_scalar(Flex::float_neg(sq), 1.0.into()))
-            }
+            _ => tanh_grad_by_ops::<Flex>(output, grad),
         }
     }
+}
+
+/// `g · (1 − out²)` by a backend's elementwise ops.
+fn tanh_grad_by_ops<B: Backend>(output: FloatTensor<B>, grad: FloatTensor<B>) -> FloatTensor<B> {
+    let sq = B::float_mul(output.clone(), output);
+    B::float_mul(grad, B::float_add_scalar(B::float_neg(sq), 1.0.into()))
 }
 
 /// `tanh(x)` for f32 within 4e-7 of the exact value (5 ulp near ±1): Eigen's rational

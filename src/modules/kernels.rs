@@ -204,7 +204,8 @@ impl GemmConv for Flex {
         bias: FlexTensor,
         options: ConvOptions<2>,
     ) -> FlexTensor {
-        let Some(shape) = unrolled_shape(&x, &weight, &options) else {
+        let Some(shape) = unrolled_shape(&x, &weight, &options).filter(|_| bias.dtype() == DType::F32)
+        else {
             return Flex::conv2d(x, weight, Some(bias), options);
         };
         let (ho, wo) = shape.out_hw();
@@ -272,9 +273,8 @@ fn unrolled_shape(
         && weight.dtype() == DType::F32;
     let [n, c, h, w] = dims4(x.layout().shape());
     let [o, wc, kh, kw] = dims4(weight.layout().shape());
-    let pad = options.padding_begin();
-    let fits = wc == c && h + 2 * pad[0] >= kh && w + 2 * pad[1] >= kw && kh * kw > 0;
-    (plain && fits).then_some(unrolled::ConvShape { n, c, h, w, o, kh, kw, pad })
+    let shape = unrolled::ConvShape { n, c, h, w, o, kh, kw, pad: options.padding_begin() };
+    (plain && wc == c && shape.valid()).then_some(shape)
 }
 
 /// An f32 tensor's values in row-major order.

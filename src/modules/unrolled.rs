@@ -82,7 +82,8 @@ impl ConvShape {
         (t / self.kw) * self.wp() + t % self.kw
     }
 
-    fn valid(&self) -> bool {
+    /// Whether the kernel fits the padded input (and is not empty).
+    pub fn valid(&self) -> bool {
         self.hp() >= self.kh && self.wp() >= self.kw && self.kh * self.kw > 0
     }
 
