@@ -696,8 +696,11 @@ mod tests {
             ([3, 2, 9, 8], [4, 2, 3, 3], [3, 4, 7, 6], [1, 1], [0, 0], [1, 1]),
             ([2, 3, 10, 11], [5, 3, 5, 5], [2, 5, 10, 11], [1, 1], [2, 2], [1, 1]),
             ([3, 2, 6, 9], [3, 2, 2, 5], [3, 3, 7, 7], [1, 1], [1, 1], [1, 1]),
-            // 13 samples a chunk: 11 chunks, a group each, the last one short.
+            // 13 samples a chunk: 11 chunks, a group each, the last one short; unrolled
+            // by rows (4 channels of 5-wide kernel rows).
             ([131, 4, 12, 12], [6, 4, 5, 5], [131, 6, 12, 12], [1, 1], [2, 2], [1, 1]),
+            // By rows, a kernel neither square nor padded alike on both axes.
+            ([3, 8, 7, 10], [3, 8, 3, 4], [3, 3, 7, 11], [1, 1], [1, 2], [1, 1]),
             ([2, 2, 11, 9], [3, 2, 3, 2], [2, 3, 6, 4], [2, 3], [1, 1], [1, 1]),
             ([2, 1, 12, 12], [2, 1, 3, 3], [2, 2, 10, 10], [1, 1], [1, 1], [2, 2]),
         ];
