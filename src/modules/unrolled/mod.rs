@@ -78,13 +78,15 @@ impl ConvShape {
         self.n.div_ceil(per).div_ceil(GROUPS).max(1) * per
     }
 
-    /// The layout for this shape (measured on W2's and the presets' shapes, one thread):
-    /// [`rows`] where `c · kw` and the output plane are big enough to fill its gemms
-    /// (smaller ones are at best even with [`grid`]: a 3x3 kernel on 3 channels or a 4x4
-    /// output plane), [`grid`] otherwise.
+    /// The layout for this shape, as measured (one thread, batch 512, W2's and the
+    /// presets' shapes): [`rows`] where its per-sample gemms are big enough, that is an
+    /// output plane of 32 positions or more and `c · kw` of 16 or more, or a single input
+    /// channel (its weight gradient: 0.65x the grid's time on MNIST's first convolution);
+    /// [`grid`] otherwise (at best even on 4x4 output planes; 1.5x the time for the weight
+    /// gradient of a 3x3 kernel on 3 channels).
     fn unrolled<'a>(&self, weight: &'a [f32]) -> Unrolled<'a> {
         let (ho, wo) = self.out_hw();
-        if self.c * self.kw >= 16 && ho * wo >= 32 {
+        if (self.c == 1 || self.c * self.kw >= 16) && ho * wo >= 32 {
             Unrolled::Rows(self.weight_by_rows(weight))
         } else {
             Unrolled::Grid(weight)
