@@ -15,7 +15,7 @@ peer="$(dirname "$0")/../../shared/peer/torch_step_bench.py"
 ant() { # name bench device batch threads
     echo "== $1 $3 batch $4 threads $5"
     OMP_NUM_THREADS=$5 RAYON_NUM_THREADS=$5 ANT_DEVICE=$3 ANT_BENCH_BATCH=$4 "$2" --bench \
-        --warm-up-time 2 --measurement-time 4 2>&1 | grep -E "^W|time:" | paste - - |
+        --warm-up-time 2 --measurement-time 4 2>&1 | grep -E "^W[12] |time:" | paste - - |
         sed -E 's/ +/ /g' | grep -v Warning || true
 }
 peer() { echo "== peer batch $1 threads $2"; BENCH_BATCH=$1 python3 "$peer" all "$2" 2>&1 | grep "train:"; }
