@@ -271,8 +271,15 @@ impl Block {
     pub fn forward(&self, x: Repr) -> Repr {
         let (mut ci, mut li) = (0, 0);
         let mut x = x;
-        for l in &self.spec.layers {
+        let mut layers = self.spec.layers.iter().peekable();
+        while let Some(l) = layers.next() {
             x = match (l, x) {
+                // ReLU then 2x2 max-pooling is pooling then ReLU, values and gradients
+                // alike (the maximum commutes with a non-decreasing function; where it is
+                // not positive both pass no gradient), on a quarter of the values.
+                (LayerSpec::Relu, Repr::Image(t)) if layers.next_if_eq(&&LayerSpec::MaxPool2).is_some() => {
+                    Repr::Image(fused::relu(super::kernels::max_pool2x2(t)))
+                }
                 (LayerSpec::Conv { .. }, Repr::Image(t)) => {
                     ci += 1;
                     Repr::Image(super::kernels::conv2d(&self.convs[ci - 1], t))
@@ -352,6 +359,35 @@ mod tests {
         let mean = z.iter().sum::<f32>() / z.len() as f32;
         let sd = (z.iter().map(|v| (v - mean).powi(2)).sum::<f32>() / z.len() as f32).sqrt();
         assert!((sd - 2.0).abs() < 1e-3, "spread {sd}");
+    }
+
+    /// A convolution, ReLU and 2x2 max-pooling, run by the block (which pools before the
+    /// ReLU) and in the spec's order by hand: the same values and gradients, bit for bit,
+    /// on inputs with ties and windows that are all negative.
+    #[test]
+    fn pooling_before_relu_changes_nothing() {
+        let dev = Device::flex().autodiff();
+        let spec = BlockSpec::new(vec![
+            LayerSpec::Conv { c_in: 2, c_out: 3, k: 3, pad: 1 },
+            LayerSpec::Relu,
+            LayerSpec::MaxPool2,
+        ]);
+        let b = Block::init(&spec, &dev);
+        // Values on a coarse grid: ties within windows, and many negative windows.
+        let v: Vec<f32> = (0..4 * 2 * 8 * 8).map(|i| ((i * 37 % 11) as f32 - 6.0) / 2.0).collect();
+        let x = || Tensor::<4>::from_data(TensorData::new(v.clone(), [4, 2, 8, 8]), &dev).require_grad();
+        let weight = b.convs[0].weight.val();
+        let run = |y: Tensor<4>, x: &Tensor<4>| {
+            let w = Tensor::<4>::from_data(TensorData::new((0..y.shape().num_elements()).map(|i| (i % 5) as f32 - 2.0).collect::<Vec<_>>(), y.dims()), &dev);
+            let g = (y.clone() * w).sum().backward();
+            (to_vec(y), to_vec(x.grad(&g).unwrap()), to_vec(weight.grad(&g).unwrap()))
+        };
+        let (xa, xb) = (x(), x());
+        let by_block = run(b.forward(Repr::Image(xa.clone())).into_image(), &xa);
+        let conv = super::super::kernels::conv2d(&b.convs[0], xb.clone());
+        let by_hand = run(super::super::kernels::max_pool2x2(fused::relu(conv)), &xb);
+        assert!(by_hand.0.iter().any(|v| *v == 0.0) && by_hand.0.iter().any(|v| *v > 0.0));
+        assert_eq!(by_block, by_hand);
     }
 
     #[test]
