@@ -10,7 +10,7 @@
 //! times the arithmetic needed. Per chunk of samples, with `G` the output gradient
 //! `[o, positions]` and `cols` the unrolled input `[c·kh·kw, positions]`:
 //! `out = W · cols`, `dW += G · colsᵀ`, `dcols = Wᵀ · G` folded onto the input's
-//! gradient. A chunk's unrolled input is about what a core's L2 cache holds.
+//! gradient.
 
 use super::{ConvShape, Mat, Scratch, gemm, sized};
 

@@ -247,10 +247,11 @@ pub fn conv2d_grads(
     assert!(s.valid() && x.len() == s.n * s.c * s.h * s.w && weight.len() == s.o * s.taps());
     let (ho, wo) = s.out_hw();
     assert_eq!(grad.len(), s.n * s.o * ho * wo);
-    let (group, unrolled) = (s.group(), s.unrolled(weight));
+    let group = s.group();
     let mut dx = need_x.then(|| vec![0f32; x.len()]);
     let mut dw = None;
     if need_x || need_w {
+        let unrolled = s.unrolled(weight);
         // Each group's slice of the input's gradient, if asked.
         let dx_parts: Vec<Option<&mut [f32]>> = match dx.as_deref_mut() {
             Some(dx) => dx.chunks_mut(group * s.c * s.h * s.w).map(Some).collect(),

@@ -25,28 +25,29 @@ impl ConvShape {
         Mat { data: &u[i * wo..], rows: self.row_taps(), cols: ho * wo, row_stride: hp * wo, col_stride: 1 }
     }
 
+    /// Each kernel row of each (output, input) channel pair, a run of `kw` floats: where
+    /// it starts in the weight `[o, c, kh, kw]` and in the layout by rows.
+    fn row_runs(&self) -> impl Iterator<Item = (usize, usize)> + '_ {
+        (0..self.o * self.c * self.kh).map(|q| {
+            let (oc, ch, i) = (q / (self.c * self.kh), q / self.kh % self.c, q % self.kh);
+            (q * self.kw, (i * self.o + oc) * self.row_taps() + ch * self.kw)
+        })
+    }
+
     /// The weight `[o, c, kh, kw]` as `kh` matrices `[o, c·kw]`, one per kernel row.
     pub(super) fn weight_by_rows(&self, weight: &[f32]) -> Vec<f32> {
-        let (ckw, kk) = (self.row_taps(), self.kh * self.kw);
-        let mut w = vec![0f32; self.kh * self.o * ckw];
-        for (q, taps) in weight.chunks_exact(kk).enumerate() {
-            let (oc, ch) = (q / self.c, q % self.c);
-            for (i, row) in taps.chunks_exact(self.kw).enumerate() {
-                w[(i * self.o + oc) * ckw + ch * self.kw..][..self.kw].copy_from_slice(row);
-            }
+        let mut w = vec![0f32; weight.len()];
+        for (at, by_rows) in self.row_runs() {
+            w[by_rows..][..self.kw].copy_from_slice(&weight[at..][..self.kw]);
         }
         w
     }
 
     /// The transpose of [`Self::weight_by_rows`].
     pub(super) fn weight_from_rows(&self, w: &[f32]) -> Vec<f32> {
-        let (ckw, kk) = (self.row_taps(), self.kh * self.kw);
-        let mut weight = vec![0f32; self.o * self.c * kk];
-        for (q, taps) in weight.chunks_exact_mut(kk).enumerate() {
-            let (oc, ch) = (q / self.c, q % self.c);
-            for (i, row) in taps.chunks_exact_mut(self.kw).enumerate() {
-                row.copy_from_slice(&w[(i * self.o + oc) * ckw + ch * self.kw..][..self.kw]);
-            }
+        let mut weight = vec![0f32; w.len()];
+        for (at, by_rows) in self.row_runs() {
+            weight[at..][..self.kw].copy_from_slice(&w[by_rows..][..self.kw]);
         }
         weight
     }
