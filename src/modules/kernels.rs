@@ -298,53 +298,56 @@ fn pool2x2(x: &FlexTensor, with_indices: bool) -> (FlexTensor, Vec<i64>) {
     let mut idx = vec![0i64; if with_indices { out.len() } else { 0 }];
     let plane_out = (ho * wo).max(1);
     let planes = out.par_chunks_mut(plane_out).zip(xs.par_chunks(h * w));
-    let fill = |(o, plane): (&mut [f32], &[f32]), mut ix: Option<&mut [i64]>| {
-        for y in 0..ho {
-            let (r0, r1) = (&plane[2 * y * w..][..w], &plane[(2 * y + 1) * w..][..w]);
-            let o = &mut o[y * wo..][..wo];
-            match ix.as_deref_mut() {
-                None => {
-                    for (x, o) in o.iter_mut().enumerate() {
-                        *o = window_max(r0, r1, x).0;
-                    }
-                }
-                Some(ix) => {
-                    let ix = &mut ix[y * wo..][..wo];
-                    for (x, (o, ix)) in o.iter_mut().zip(ix).enumerate() {
-                        let (v, at) = window_max(r0, r1, x);
-                        *o = v;
-                        *ix = ((2 * y + at / 2) * w + 2 * x + at % 2) as i64;
-                    }
-                }
-            }
-        }
-    };
     if with_indices {
         planes
             .zip(idx.par_chunks_mut(plane_out))
-            .for_each(|(p, ix)| fill(p, Some(ix)));
+            .for_each(|((o, plane), ix)| pool_plane(plane, w, o, Some(ix)));
     } else {
-        planes.for_each(|p| fill(p, None));
+        planes.for_each(|(o, plane)| pool_plane(plane, w, o, None));
     }
     let out = FlexTensor::from_data(TensorData::new(out, [n, c, ho, wo]));
     (out, idx)
 }
 
-/// The maximum of the 2×2 window at output column `x` of input rows `r0`, `r1`, and
-/// which of its cells (0 to 3, row-major) holds it: burn-flex's ties and NaNs. The picks
-/// are conditional moves, not branches: which cell wins is a coin toss on real
-/// activations, and mispredicted branches made this pooling 3× slower than the same
-/// loop on sorted data (LLVM lowers a float select to a branch without AVX).
-#[inline(always)]
-fn window_max(r0: &[f32], r1: &[f32], x: usize) -> (f32, usize) {
-    use std::hint::select_unpredictable as pick;
-    let (mut best, mut at) = (r0[2 * x], 0);
-    for (k, v) in [r0[2 * x + 1], r1[2 * x], r1[2 * x + 1]].into_iter().enumerate() {
-        let take = (v > best) | v.is_nan();
-        best = f32::from_bits(pick(take, v.to_bits(), best.to_bits()));
-        at = pick(take, k + 1, at);
+/// One plane (`w` wide) pooled into `out` (`wo = w / 2` wide), with the argmax
+/// (`row · w + column`) in `ix` when given. The cells of a window are taken in row-major
+/// order and one replaces the best so far when it is greater or NaN: the first maximum
+/// wins, a NaN wins over any number and the last NaN over earlier ones (burn-flex's
+/// ties and NaNs). Written as selects on whole rows so that the loops compile to vector
+/// compares and blends (branches on which cell wins, a coin toss on real activations,
+/// made a scalar loop 3x slower on random data than on sorted).
+fn pool_plane(plane: &[f32], w: usize, out: &mut [f32], mut ix: Option<&mut [i64]>) {
+    let wo = w / 2;
+    let take = |v: f32, best: f32| (v > best) | v.is_nan();
+    for (y, o) in out.chunks_exact_mut(wo.max(1)).enumerate() {
+        let (r0, r1) = (&plane[2 * y * w..][..2 * wo], &plane[(2 * y + 1) * w..][..2 * wo]);
+        match ix.as_deref_mut() {
+            None => {
+                for (x, o) in o.iter_mut().enumerate() {
+                    let mut best = r0[2 * x];
+                    for v in [r0[2 * x + 1], r1[2 * x], r1[2 * x + 1]] {
+                        best = if take(v, best) { v } else { best };
+                    }
+                    *o = best;
+                }
+            }
+            Some(ix) => {
+                let ix = &mut ix[y * wo..][..wo];
+                let first = (2 * y * w) as i64;
+                for (x, (o, ix)) in o.iter_mut().zip(ix).enumerate() {
+                    let at = first + 2 * x as i64;
+                    let (mut best, mut arg) = (r0[2 * x], at);
+                    for (v, a) in [(r0[2 * x + 1], at + 1), (r1[2 * x], at + w as i64), (r1[2 * x + 1], at + w as i64 + 1)] {
+                        let t = take(v, best);
+                        best = if t { v } else { best };
+                        arg = if t { a } else { arg };
+                    }
+                    *o = best;
+                    *ix = arg;
+                }
+            }
+        }
     }
-    (best, at)
 }
 
 fn dims4(s: &Shape) -> [usize; 4] {
@@ -596,16 +599,18 @@ mod tests {
     #[test]
     fn pooling_matches_burns() {
         for device in [Device::flex().autodiff(), Device::flex()] {
-            for shape in [[2, 3, 8, 8], [3, 2, 7, 9], [1, 1, 2, 2]] {
+            // Three values, most windows holding a tie; then a fourth, NaN, in about
+            // half of the windows (compared bit for bit).
+            for (shape, values) in [([2, 3, 8, 8], 3), ([3, 2, 7, 9], 3), ([1, 1, 2, 2], 3), ([2, 3, 8, 10], 4)] {
                 let burns_pool = MaxPool2dConfig::new([2, 2]).with_strides([2, 2]).init();
                 let run = |f: &dyn Fn(Tensor<4>) -> Tensor<4>| {
-                    // Three values: most windows hold a tie.
                     let n: usize = shape.iter().product();
-                    let v = (0..n).map(|i| ((i * i / 3) % 3) as f32).collect();
+                    let value = |k: usize| if k == 3 { f32::NAN } else { k as f32 };
+                    let v = (0..n).map(|i| value((i * i / 3 + i / 5) % values)).collect();
                     let x = Tensor::<4>::from_data(TensorData::new(v, shape), &device);
                     let x = if device.is_autodiff() { x.require_grad() } else { x };
                     let y = f(x.clone());
-                    let out = to_vec(y.clone());
+                    let out: Vec<u32> = to_vec(y.clone()).iter().map(|v| v.to_bits()).collect();
                     let grad = device.is_autodiff().then(|| {
                         let w = Tensor::<4>::from_data(
                             TensorData::new(

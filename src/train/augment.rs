@@ -7,6 +7,7 @@ use std::sync::Mutex;
 
 use rand::{Rng, SeedableRng};
 use rand_chacha::ChaCha8Rng;
+use rayon::prelude::*;
 
 pub use crate::options::Augment;
 
@@ -99,37 +100,96 @@ impl Augmenter {
 
     /// Samples `idx` cropped (and mirrored) as `shifts` say, row-major `[idx.len(),C,H,W]`.
     pub fn apply(&self, idx: &[usize], shifts: &[Shift]) -> Vec<f32> {
-        let (c, h, w) = (self.c, self.h, self.w);
-        let per = c * h * w;
+        let per = self.c * self.h * self.w;
         let mut out = vec![0f32; idx.len() * per];
-        for (b, (&i, s)) in idx.iter().zip(shifts).enumerate() {
-            let (dy, dx, flip) = (s.dy as isize, s.dx as isize, s.flip);
-            let src = &self.x[i * per..(i + 1) * per];
-            let dst = &mut out[b * per..(b + 1) * per];
-            for ch in 0..c {
-                dst[ch * h * w..(ch + 1) * h * w].fill(self.fill[ch]);
-                for y in 0..h {
-                    let sy = y as isize + dy;
-                    if sy < 0 || sy >= h as isize {
-                        continue; // zero padding
-                    }
-                    for xo in 0..w {
-                        let xs = if flip { w - 1 - xo } else { xo } as isize + dx;
-                        if xs < 0 || xs >= w as isize {
-                            continue;
+        // Images in parallel: this runs between steps, while the other cores wait.
+        out.par_chunks_mut(per)
+            .zip(idx.par_iter().zip(shifts))
+            .for_each(|(dst, (&i, s))| self.crop(&self.x[i * per..(i + 1) * per], *s, dst));
+        out
+    }
+
+    /// One image `src` `[C,H,W]` cropped as `s` says into `dst`: output pixel (y, x) is
+    /// source pixel (y + dy, x' + dx), x' = x or, mirrored, w − 1 − x; the fill where that
+    /// falls outside. Row by row: each row's pixels inside are one run of the source's.
+    fn crop(&self, src: &[f32], s: Shift, dst: &mut [f32]) {
+        let (h, w) = (self.h as isize, self.w);
+        let (dy, dx) = (s.dy as isize, s.dx as isize);
+        // The output columns whose source column is inside, and where their run starts.
+        let (lo, hi) = match s.flip {
+            false => ((-dx).max(0), (w as isize - dx).min(w as isize)),
+            true => (dx.max(0), (w as isize + dx).min(w as isize)),
+        };
+        let (lo, hi) = (lo as usize, hi.max(lo) as usize);
+        let (plane_src, plane_dst) = (src.chunks_exact(self.h * w), dst.chunks_exact_mut(self.h * w));
+        for ((plane_src, plane_dst), &fill) in plane_src.zip(plane_dst).zip(&self.fill) {
+            for (y, row) in plane_dst.chunks_exact_mut(w).enumerate() {
+                let sy = y as isize + dy;
+                if sy < 0 || sy >= h || lo == hi {
+                    row.fill(fill);
+                    continue;
+                }
+                let src_row = &plane_src[sy as usize * w..][..w];
+                row[..lo].fill(fill);
+                row[hi..].fill(fill);
+                match s.flip {
+                    // x' + dx for x in lo..hi: from lo + dx on.
+                    false => row[lo..hi].copy_from_slice(&src_row[(lo as isize + dx) as usize..][..hi - lo]),
+                    // w − 1 − x + dx for x in lo..hi: down from w − 1 − lo + dx.
+                    true => {
+                        let top = (w as isize - 1 - lo as isize + dx) as usize;
+                        for (d, v) in row[lo..hi].iter_mut().zip(src_row[..=top].iter().rev()) {
+                            *d = *v;
                         }
-                        dst[(ch * h + y) * w + xo] = src[(ch * h + sy as usize) * w + xs as usize];
                     }
                 }
             }
         }
-        out
     }
 }
 
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    /// The crop's definition, pixel by pixel: output (y, x) is source (y + dy, x' + dx),
+    /// x' = x or w − 1 − x mirrored, else the channel's fill.
+    fn crop_by_pixel(img: &[f32], [c, h, w]: [usize; 3], fill: &[f32], s: Shift) -> Vec<f32> {
+        let mut out = vec![0f32; c * h * w];
+        for ch in 0..c {
+            for y in 0..h {
+                for x in 0..w {
+                    let sy = y as i64 + s.dy;
+                    let sx = if s.flip { (w - 1 - x) as i64 } else { x as i64 } + s.dx;
+                    let inside = (0..h as i64).contains(&sy) && (0..w as i64).contains(&sx);
+                    out[(ch * h + y) * w + x] = match inside {
+                        true => img[(ch * h + sy as usize) * w + sx as usize],
+                        false => fill[ch],
+                    };
+                }
+            }
+        }
+        out
+    }
+
+    /// Every offset within the padding, mirrored or not, on images narrower and shorter
+    /// than the padding (whole rows of fill) and not square: the pixels of the definition.
+    #[test]
+    fn crops_are_the_pixel_by_pixel_definition() {
+        for ([c, h, w], pad) in [([2, 5, 4], 2), ([1, 3, 2], 4), ([3, 2, 6], 1)] {
+            let n = c * h * w;
+            let imgs: Vec<f32> = (0..2 * n).map(|v| v as f32 + 1.0).collect();
+            let fill: Vec<f32> = (0..c).map(|ch| -(ch as f32) - 1.0).collect();
+            let a = Augmenter::new(imgs.clone(), [c, h, w], (pad, true), fill.clone(), 0);
+            let p = pad as i64;
+            for (dy, dx, flip) in (-p..=p).flat_map(|dy| (-p..=p).flat_map(move |dx| [(dy, dx, false), (dy, dx, true)])) {
+                let s = Shift { dy, dx, flip };
+                let got = a.apply(&[1, 0], &[s, s]);
+                let want = [&imgs[n..], &imgs[..n]].map(|img| crop_by_pixel(img, [c, h, w], &fill, s)).concat();
+                assert_eq!(got, want, "{:?} {s:?}", [c, h, w]);
+            }
+        }
+    }
 
     #[test]
     fn crops_and_flips_preserve_content_and_are_seeded() {
