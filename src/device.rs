@@ -10,8 +10,10 @@
 //! host, burn-flex, seeded there, and are then moved: one seed grows the same tree on every
 //! device, up to the devices' floating-point rounding.
 
+use std::cell::Cell;
 use std::fmt;
 use std::str::FromStr;
+use std::sync::{Mutex, MutexGuard};
 
 use burn::prelude::Device;
 use serde::{Deserialize, Serialize};
@@ -166,9 +168,47 @@ pub(crate) fn host_like(like: &Device) -> Device {
     Device::flex().with_autodiff_context_from(like)
 }
 
-/// Seeds the host's random draws (see the module docs).
+/// Seeds the host's random draws (see the module docs). Call it only while holding
+/// [`hold_draws`]'s guard.
 pub(crate) fn seed_draws(seed: u64) {
     Device::flex().seed(seed);
+}
+
+/// The host's seeded draws are one stream per process (burn-flex's): two trainings at
+/// once would interleave their draws as their threads happen to run, and a seed would
+/// no longer decide the tree (a test that grew a split alone grew none beside others on
+/// a loaded machine). So whatever seeds and draws holds this first.
+static DRAWS: Mutex<()> = Mutex::new(());
+
+thread_local! {
+    /// Whether this thread holds [`DRAWS`] (a training holds it through growth, which
+    /// asks for it again).
+    static HOLDS_DRAWS: Cell<bool> = const { Cell::new(false) };
+}
+
+/// While alive, this thread is the only one in the process that seeds or draws.
+pub(crate) struct DrawsHeld(Option<MutexGuard<'static, ()>>);
+
+impl Drop for DrawsHeld {
+    fn drop(&mut self) {
+        // Before the field (the lock) is dropped.
+        if self.0.is_some() {
+            HOLDS_DRAWS.set(false);
+        }
+    }
+}
+
+/// Waits until no other thread seeds or draws, then keeps it so until the guard is
+/// dropped; at once where this thread already holds it. Each training uses every core
+/// anyway, so trainings in one process run one after the other.
+pub(crate) fn hold_draws() -> DrawsHeld {
+    if HOLDS_DRAWS.get() {
+        return DrawsHeld(None);
+    }
+    // A training that panicked left nothing behind that the next one reads.
+    let guard = DRAWS.lock().unwrap_or_else(|p| p.into_inner());
+    HOLDS_DRAWS.set(true);
+    DrawsHeld(Some(guard))
 }
 
 #[cfg(test)]

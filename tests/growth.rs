@@ -420,3 +420,43 @@ fn an_observer_stops_training_between_mini_batches() {
     assert!(matches!(e, AntError::Interrupted), "{e:?}");
     assert_eq!(e.to_string(), "training interrupted");
 }
+
+/// Trainings started at once in one process run one after the other: their initial
+/// weights come from one seeded stream per process, and interleaved draws would make
+/// the tree depend on how the threads ran (this module's split test once grew no split
+/// on a loaded machine). Both grow what their seed decides.
+#[test]
+fn trainings_at_once_run_one_after_the_other() {
+    use ant::observe::{EpochRecord, Observer};
+    use std::sync::{Arc, Mutex};
+    /// Appends its training's number at every epoch.
+    struct Log(usize, Arc<Mutex<Vec<usize>>>);
+    impl Observer for Log {
+        fn epoch(&mut self, _: &EpochRecord) {
+            self.1.lock().unwrap().push(self.0);
+        }
+    }
+    let data = quadrants();
+    let log = Arc::new(Mutex::new(vec![]));
+    let fits: Vec<Vec<f32>> = std::thread::scope(|s| {
+        let runs: Vec<_> = (0..2)
+            .map(|k| {
+                let (log, data) = (log.clone(), &data);
+                s.spawn(move || {
+                    let params = small_params().with_ablation(Ablation::NoTransformer);
+                    let dev = ant::default_device();
+                    let model = Ant::fit(params, data, &dev, &mut Log(k, log)).expect("fits");
+                    model
+                        .predict(data, Inference::MultiPath)
+                        .expect("predicts")
+                        .values
+                })
+            })
+            .collect();
+        runs.into_iter().map(|r| r.join().unwrap()).collect()
+    });
+    let log = log.lock().unwrap();
+    let switches = log.windows(2).filter(|w| w[0] != w[1]).count();
+    assert_eq!(switches, 1, "the two trainings' epochs interleave: {log:?}");
+    assert_eq!(fits[0], fits[1], "the same seed, the same model");
+}

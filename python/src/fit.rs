@@ -23,7 +23,8 @@ use crate::params::params_from;
 pub const PYTHON_DATA: &str = "numpy arrays (Python)";
 
 /// One training at a time in a process: initial weights are drawn from one seeded
-/// stream per process (burn-flex's), which two concurrent trainings would share.
+/// stream per process (burn-flex's), which two concurrent trainings would share. The
+/// library waits for its own lock too; this one is waited for here, answering Ctrl-C.
 static FIT_LOCK: Mutex<()> = Mutex::new(());
 
 /// Trains a classifier on `x` and the class indices `y` (`0..n_classes`); `class_names`

@@ -15,7 +15,7 @@ use super::checkpoint::Checkpoints;
 use super::device_set::DeviceSet;
 use super::eval::MetricCtx;
 use super::fit::{Batch, FitOptions, Objective, fit};
-use crate::device::seed_draws;
+use crate::device::{hold_draws, seed_draws};
 use super::seed::{INIT_DEEPEN, INIT_ROOT, INIT_SPLIT, shuffle_stream, sub_seed};
 use super::state::{Fitted, Select};
 use crate::error::Result;
@@ -172,6 +172,7 @@ pub fn train_root(
     input: Shape,
     obs: &mut dyn Observer,
 ) -> Result<Grown> {
+    let _draws = hold_draws();
     let GrowthData {
         task,
         train,
@@ -229,6 +230,7 @@ pub fn grow_from(
     start: Grown,
     obs: &mut dyn Observer,
 ) -> Result<Grown> {
+    let _draws = hold_draws();
     let ctx = Ctx { cfg, data };
     let mut grown = start;
     let mut frontier = grown.tree.topology.leaves();

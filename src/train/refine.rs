@@ -84,6 +84,7 @@ pub fn train_fixed(
         return Ok(None);
     };
     // Drawn as the root of a grown tree is: the seed alone decides the weights.
+    let _draws = crate::device::hold_draws();
     crate::device::seed_draws(sub_seed(cfg.seed, 0, INIT_ROOT));
     let modules = TreeModules::init(&topology, data.device);
     let obj = TreeObjective {

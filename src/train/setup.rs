@@ -136,6 +136,7 @@ pub(crate) fn train(
 ) -> Result<Trained> {
         let cfg = params.check()?;
         let input = check_training_data(&cfg, data)?;
+        let _draws = crate::device::hold_draws();
         let task = task_of(data);
         let (provenance, train, valid) = validation_rows(&cfg, data, observer);
         let norm = Normalisation::fit(&train, input, cfg.image_norm);
