@@ -31,6 +31,7 @@ impl Sets {
             metric: &self.metric,
             device,
             checkpoints: None,
+            pretrained: None,
         }
     }
 }

@@ -268,6 +268,46 @@ impl Block {
         &self.spec
     }
 
+    /// The same block on `device` with parameters of its own (new ids, the same values),
+    /// so that an optimiser trains it apart from the original.
+    pub fn copied_to(&self, device: &Device) -> Block {
+        let mut out = Block::lazy(&self.spec, device);
+        for (to, from) in out.convs.iter_mut().zip(&self.convs) {
+            copy_conv(to, from, device);
+        }
+        for (to, from) in out.linears.iter_mut().zip(&self.linears) {
+            to.weight = copied_param(from.weight.val(), device);
+            to.bias = from.bias.as_ref().map(|b| copied_param(b.val(), device));
+        }
+        out
+    }
+
+    /// A copy of `self` whose leading convolutions are `from`'s, as long as the two
+    /// specs' convolutions agree (the rest, and every FC layer, stay `self`'s).
+    pub fn with_convs_from(&self, from: &Block) -> Block {
+        let conv_specs = |b: &BlockSpec| {
+            b.layers
+                .iter()
+                .filter(|l| matches!(l, LayerSpec::Conv { .. }))
+                .cloned()
+                .collect::<Vec<_>>()
+        };
+        let (ours, theirs) = (conv_specs(&self.spec), conv_specs(&from.spec));
+        let mut out = self.clone();
+        let device = self.device();
+        let agree = ours.iter().zip(&theirs).take_while(|(a, b)| a == b).count();
+        for (to, from) in out.convs.iter_mut().zip(&from.convs).take(agree) {
+            copy_conv(to, from, &device);
+        }
+        out
+    }
+
+    /// The device the block's parameters live on.
+    fn device(&self) -> Device {
+        let first = self.convs.first().map(|c| c.weight.val().device());
+        first.unwrap_or_else(|| self.linears[0].weight.val().device())
+    }
+
     pub fn forward(&self, x: Repr) -> Repr {
         let (mut ci, mut li) = (0, 0);
         let mut x = x;
@@ -303,6 +343,19 @@ impl Block {
         }
         x
     }
+}
+
+/// `to` takes `from`'s weights (new parameters on `device`).
+fn copy_conv(to: &mut Conv2d, from: &Conv2d, device: &Device) {
+    to.weight = copied_param(from.weight.val(), device);
+    to.bias = from.bias.as_ref().map(|b| copied_param(b.val(), device));
+}
+
+/// `t`'s values as a new parameter on `device` (with autodiff if the device has it).
+fn copied_param<const D: usize>(t: Tensor<D>, device: &Device) -> Param<Tensor<D>> {
+    let data = t.without_autodiff().into_data();
+    let v = Tensor::from_data(data, &device.clone().without_autodiff());
+    Param::from_tensor(if device.is_autodiff() { v.autodiff() } else { v })
 }
 
 #[cfg(test)]
@@ -404,3 +457,4 @@ mod tests {
         }
     }
 }
+

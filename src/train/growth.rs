@@ -13,6 +13,7 @@ use super::candidate::{
 };
 use super::checkpoint::Checkpoints;
 use super::device_set::DeviceSet;
+use super::pretrained::Pretrained;
 use super::eval::MetricCtx;
 use super::fit::{Batch, FitOptions, Objective, fit};
 use crate::device::{hold_draws, seed_draws};
@@ -151,6 +152,23 @@ pub struct GrowthData<'a> {
     pub device: &'a Device,
     /// Where to checkpoint every epoch (and replay from, when resuming).
     pub checkpoints: Option<&'a Checkpoints>,
+    /// The trained CNN new modules start from (`--init-from`), if any.
+    pub pretrained: Option<&'a Pretrained>,
+}
+
+impl GrowthData<'_> {
+    /// A new transformer at `pos` of a path: the pretrained CNN's there, else fresh.
+    fn new_transformer(&self, pos: PathPos, spec: &crate::spec::BlockSpec) -> Block {
+        let start = self.pretrained.and_then(|p| p.transformer(pos, spec, self.device));
+        start.unwrap_or_else(|| Block::init(spec, self.device))
+    }
+
+    /// A new solver on a representation of shape `input`: the pretrained CNN's head
+    /// where it reads that shape, else fresh.
+    fn new_solver(&self, input: Shape, spec: &crate::spec::BlockSpec) -> Block {
+        let start = self.pretrained.and_then(|p| p.solver(input, spec, self.device));
+        start.unwrap_or_else(|| Block::init(spec, self.device))
+    }
 }
 
 /// Grow a tree on `data.train`, choosing by validation NLL on `data.valid`: the root
@@ -177,7 +195,6 @@ pub fn train_root(
         task,
         train,
         valid,
-        device,
         ..
     } = data;
     let preset = cfg.preset;
@@ -193,8 +210,10 @@ pub fn train_root(
     // each candidate keeps every draw independent of what ran before.
     seed_draws(sub_seed(cfg.seed, 0, INIT_ROOT));
     let cand = DeepenCandidate {
-        transformer: root_t.as_ref().map(|t| Block::init(t, device)),
-        solver: Block::init(&root_solver, device),
+        transformer: root_t
+            .as_ref()
+            .map(|t| data.new_transformer(PathPos::FIRST, t)),
+        solver: data.new_solver(root_shape, &root_solver),
     };
     let vc = LeafCache::for_root(valid);
     let tc = train.augment.is_none().then(|| LeafCache::for_root(train));
@@ -366,9 +385,15 @@ impl Ctx<'_> {
                 parent.jittered(INHERIT_JITTER),
                 parent.jittered(INHERIT_JITTER),
             ),
-            Init::Fresh => (Block::init(&solver, device), Block::init(&solver, device)),
+            Init::Fresh => (
+                self.data.new_solver(shape, &solver),
+                self.data.new_solver(shape, &solver),
+            ),
         };
         let mut router = Block::init(&r, device);
+        if let Some(p) = self.data.pretrained {
+            router = p.router(view.topology.next_pos(at.node), router);
+        }
         if self.cfg.router_init == RouterInit::Centred {
             router = router.centred_on(self.leaf_sample(view, at), ROUTER_SPREAD);
         }
@@ -411,10 +436,10 @@ impl Ctx<'_> {
             (_, Some(t)) => t,
         };
         let out = t.out_shape(shape).expect("checked");
-        let device = self.data.device;
+        let solver = self.cfg.preset.solver(out, self.data.task);
         let c = DeepenCandidate {
-            transformer: Some(Block::init(&t, device)),
-            solver: Block::init(&self.cfg.preset.solver(out, self.data.task), device),
+            transformer: Some(self.data.new_transformer(pos, &t)),
+            solver: self.data.new_solver(out, &solver),
         };
         self.train_candidate(c, CandidateKind::Deepen, at, obs).map(Some)
     }

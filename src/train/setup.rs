@@ -1,13 +1,14 @@
 //! Training a model from a data set: the checks on the data, the validation rows, the
 //! device sets, then growth and refinement (or a baseline) into an [`Ant`].
 
+use std::path::Path;
 use std::sync::Arc;
 
 use burn::prelude::*;
 
 use super::{
-    Augmenter, Checkpoints, DeviceSet, GrowthData, MetricCtx, grow, refine, to_device,
-    train_fixed,
+    Augmenter, Checkpoints, DeviceSet, GrowthData, MetricCtx, Pretrained, grow, refine,
+    to_device, train_fixed,
 };
 use crate::data::split::{Provenance, ValidRows, ValidSplit};
 use crate::data::{Dataset, Targets};
@@ -148,6 +149,10 @@ pub(crate) fn train(
         let tset = training_set(&cfg, &train, &norm, input, &base);
         let vset = to_device(&valid, &norm, input, &base);
         let ad = base.clone().autodiff();
+        let pretrained = match &cfg.init_from {
+            Some(dir) => Some(Pretrained::load(Path::new(dir), &cfg, (input, task), &base)?),
+            None => None,
+        };
         crate::device::seed_draws(cfg.seed);
         let data = GrowthData {
             task,
@@ -156,6 +161,7 @@ pub(crate) fn train(
             metric: &metric,
             device: &ad,
             checkpoints,
+            pretrained: pretrained.as_ref(),
         };
         if let Some(c) = checkpoints {
             c.track_augmenter(tset.augment.clone());

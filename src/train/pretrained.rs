@@ -1,0 +1,152 @@
+//! The pretrained start (the paper's `*` rows, "parameters initialised with a
+//! pre-trained CNN"): an ANT whose modules start from a trained single-path CNN, a model
+//! of `--baseline cnn` or `--ablation no-router` on the same preset and data.
+//!
+//! Which module starts from what:
+//! - the transformer growth adds at depth k of a path (the root's is depth 1) starts from
+//!   the CNN's k-th transformer, when the CNN has one of the same spec (the same preset
+//!   and pooling rule give the same spec at the same depth);
+//! - a solver whose input has the shape of the CNN head's input starts from that head
+//!   (so a one-path tree as deep as the CNN starts as the CNN itself);
+//! - a router at depth k starts its convolutions from those of the CNN's next transformer
+//!   (the (k+1)-th), where their specs agree, and its fully connected layers fresh: the
+//!   router then looks at the features the CNN learnt to compute next, and learns only
+//!   how to route on them;
+//! - anything else (deeper than the CNN, or of another shape) starts fresh.
+//!
+//! Every copy has parameters of its own (new ids, the CNN's values): an optimiser tells
+//! modules apart by their ids, and two modules started from one CNN layer stay two.
+
+use std::path::Path;
+
+use burn::prelude::*;
+
+use crate::ensemble::is_ensemble;
+use crate::error::{AntError, Result};
+use crate::model::Ant;
+use crate::modules::Block;
+use crate::params::TrainConfig;
+use crate::pool::PathPos;
+use crate::preset::Task;
+use crate::spec::{BlockSpec, Shape};
+
+/// A trained single-path CNN, its modules ready to be copied into an ANT's.
+#[derive(Debug)]
+pub struct Pretrained {
+    /// Its transformers, root first (the k-th at index k-1).
+    transformers: Vec<Block>,
+    /// Its solver, and the shape of the representation the solver reads.
+    head: Block,
+    head_input: Shape,
+}
+
+impl Pretrained {
+    /// The CNN saved in `dir`, checked against the run it starts: the same preset,
+    /// pooling rule, image scaling, input shape and task, and a single path whose k-th
+    /// transformer is the one growth would add at depth k.
+    pub fn load(
+        dir: &Path,
+        cfg: &TrainConfig,
+        (input, task): (Shape, Task),
+        device: &Device,
+    ) -> Result<Pretrained> {
+        let bad = |msg: String| AntError::data(dir, format!("--init-from: {msg}"));
+        if !dir.is_dir() {
+            return Err(bad("no such directory".into()));
+        }
+        if is_ensemble(dir) {
+            let msg = "is an ensemble; start from one tree: a member's directory, or a model \
+                       of --baseline cnn or --ablation no-router";
+            return Err(bad(msg.into()));
+        }
+        let cnn = Ant::load(dir, device)?;
+        let (meta, topo) = (cnn.meta(), &cnn.tree().topology);
+        let theirs = &meta.config;
+        if meta.preset != cfg.preset {
+            let msg = format!(
+                "holds a model of preset {}, this run's preset is {}",
+                meta.preset, cfg.preset
+            );
+            return Err(bad(msg));
+        }
+        if topo.input != input {
+            let msg = format!(
+                "its model takes inputs of shape {}, this run's data has {input}",
+                topo.input
+            );
+            return Err(bad(msg));
+        }
+        if meta.task != task {
+            let msg = format!("its model's task is {:?}, this run's is {task:?}", meta.task);
+            return Err(bad(msg));
+        }
+        let same = |what: &str, a: String, b: String| {
+            (a != b).then(|| bad(format!("its model used {what} {a}, this run uses {b}")))
+        };
+        let pool = same("--pool-rule", theirs.pool_rule.to_string(), cfg.pool_rule.to_string());
+        let norm = same(
+            "--image-norm",
+            format!("{:?}", theirs.image_norm).to_lowercase(),
+            format!("{:?}", cfg.image_norm).to_lowercase(),
+        );
+        if let Some(e) = pool.or(norm) {
+            return Err(e);
+        }
+        if topo.nodes.len() != 1 {
+            let msg = format!(
+                "its tree has {} nodes; a pretrained start is a single-path CNN (a model of \
+                 --baseline cnn or --ablation no-router, one node)",
+                topo.nodes.len()
+            );
+            return Err(bad(msg));
+        }
+        let root = &topo.nodes[0];
+        let mut shape = input;
+        for (k, t) in root.edge.iter().enumerate() {
+            let pos = PathPos::after(&root.edge[..k]);
+            let ours = cfg.preset.transformer(shape, pos, cfg.pool_rule, cfg.width);
+            if ours.as_ref() != Some(t) {
+                let msg = format!(
+                    "its transformer {} is {}, where this run's growth would add {}",
+                    k + 1,
+                    t.label(),
+                    ours.map_or("none".into(), |o| o.label())
+                );
+                return Err(bad(msg));
+            }
+            shape = t.out_shape(shape).expect("a loaded topology is checked");
+        }
+        if root.edge.is_empty() {
+            let msg = "its model has no transformer (a linear baseline?): nothing to start from";
+            return Err(bad(msg.into()));
+        }
+        let modules = &cnn.tree().modules.nodes[0];
+        Ok(Pretrained {
+            transformers: modules.edge().to_vec(),
+            head: modules.solver().expect("one node is a leaf").clone(),
+            head_input: shape,
+        })
+    }
+
+    /// The CNN's transformer for depth `pos.index` when it has `spec`, copied to
+    /// `device`.
+    pub fn transformer(&self, pos: PathPos, spec: &BlockSpec, device: &Device) -> Option<Block> {
+        let t = self.transformers.get(pos.index - 1)?;
+        (t.spec() == spec).then(|| t.copied_to(device))
+    }
+
+    /// The CNN's head when a solver of `spec` reads a representation of `input`'s shape.
+    pub fn solver(&self, input: Shape, spec: &BlockSpec, device: &Device) -> Option<Block> {
+        (input == self.head_input && self.head.spec() == spec)
+            .then(|| self.head.copied_to(device))
+    }
+
+    /// `fresh` (a router at the place of the transformer at `pos`) with its leading
+    /// convolutions taken from the CNN's transformer there, as far as their specs agree.
+    pub fn router(&self, pos: PathPos, fresh: Block) -> Block {
+        match self.transformers.get(pos.index - 1) {
+            Some(t) => fresh.with_convs_from(t),
+            None => fresh,
+        }
+    }
+}

@@ -1,0 +1,257 @@
+//! The pretrained start (`--init-from DIR`, the paper's `*` rows): an ANT whose modules
+//! start from a trained single-path CNN.
+
+use std::path::Path;
+
+mod common;
+
+use ant::data::Dataset;
+use ant::data::idx::load_idx_dir;
+use ant::{Ablation, Accept, Ant, AntParams, Augment, Baseline, Inference, Preset};
+use burn::prelude::Device;
+use common::*;
+
+/// 400 training and 100 test MNIST images from the repository.
+fn mnist() -> (Dataset, Dataset) {
+    let dir = Path::new(env!("CARGO_MANIFEST_DIR")).join("data/mnist");
+    let (train, test) = load_idx_dir(&dir).expect("the repository ships MNIST in data/mnist");
+    (train.take_first(400), test.take_first(100))
+}
+
+/// mnist-c's settings for a small, quick run: two transformers at most on a path.
+fn quick() -> AntParams {
+    AntParams::new(Preset::MnistC)
+        .with_augment(Some(Augment::None))
+        .with_max_depth(2)
+        .with_batch_size(64)
+        .with_patience(Some(2))
+        .with_seed(3)
+}
+
+/// A CNN baseline of two transformers trained a few epochs, saved in `dir`.
+fn cnn(dir: &Path, train: &Dataset) -> Ant {
+    let p = quick()
+        .with_baseline(Some(Baseline::Cnn))
+        .with_refine_epochs(Some(4));
+    let cnn = Ant::fit(p, train, &Device::flex(), &mut ant::observe::Silent).unwrap();
+    assert_eq!(
+        cnn.tree().topology.transformers(),
+        2,
+        "the CNN has two transformers"
+    );
+    cnn.save(dir).unwrap();
+    cnn
+}
+
+fn probabilities(model: &Ant, data: &Dataset) -> Vec<f32> {
+    model.predict(data, Inference::MultiPath).unwrap().values
+}
+
+#[test]
+fn a_one_path_tree_as_deep_as_the_cnn_starts_as_the_cnn() {
+    let tmp = tempfile::tempdir().unwrap();
+    let (train, test) = mnist();
+    let dir = tmp.path().join("cnn");
+    let cnn = cnn(&dir, &train);
+    // Only deepening, one level: the root starts from the CNN's first transformer, the
+    // deepen candidate from its second and its head, i.e. the CNN itself. A learning rate
+    // of 1e-30 leaves every weight as it started (no f32 weight moves by 1e-30).
+    let p = quick()
+        .with_ablation(Ablation::NoRouter)
+        .with_max_depth(1)
+        .with_epochs_node(1)
+        .with_refine_epochs(Some(0))
+        .with_lr(1e-30)
+        .with_accept(Accept::Paper)
+        .with_init_from(Some(dir.to_str().unwrap().to_string()));
+    let ant = Ant::fit(p, &train, &Device::flex(), &mut ant::observe::Silent).unwrap();
+    assert_eq!(
+        ant.tree().topology,
+        cnn.tree().topology,
+        "the grown tree is the CNN's"
+    );
+    assert_eq!(probabilities(&ant, &test), probabilities(&cnn, &test));
+    // The saved model records what it started from.
+    assert_eq!(ant.meta().config.init_from.as_deref(), dir.to_str());
+
+    // Fresh modules give other predictions (the start is what made them equal).
+    let fresh = quick()
+        .with_ablation(Ablation::NoRouter)
+        .with_max_depth(1)
+        .with_epochs_node(1)
+        .with_refine_epochs(Some(0))
+        .with_lr(1e-30)
+        .with_accept(Accept::Paper);
+    let fresh = Ant::fit(fresh, &train, &Device::flex(), &mut ant::observe::Silent).unwrap();
+    assert_ne!(probabilities(&fresh, &test), probabilities(&cnn, &test));
+}
+
+#[test]
+fn a_split_starts_its_router_from_the_cnn_and_trains_as_usual() {
+    let tmp = tempfile::tempdir().unwrap();
+    let (train, test) = mnist();
+    let dir = tmp.path().join("cnn");
+    let cnn = cnn(&dir, &train);
+    let p = quick()
+        .with_epochs_node(3)
+        .with_refine_epochs(Some(2))
+        .with_accept(Accept::Paper)
+        .with_init_from(Some(dir.to_str().unwrap().to_string()));
+    let ant = Ant::fit(p, &train, &Device::flex(), &mut ant::observe::Silent).unwrap();
+    // Trained from the CNN's start it is at least about as good on these rows as the
+    // CNN (a sanity bound: 100 test images).
+    let (a, c) = (
+        ant.evaluate(&test).unwrap().multi_path,
+        cnn.evaluate(&test).unwrap().multi_path,
+    );
+    assert!(
+        a <= c + 10.0,
+        "ANT from the CNN {a}% against the CNN's {c}%"
+    );
+}
+
+#[test]
+fn wrong_starts_are_one_clear_error() {
+    let tmp = tempfile::tempdir().unwrap();
+    let (train, _) = mnist();
+    let dir = tmp.path().join("cnn");
+    cnn(&dir, &train);
+    let data = Path::new(env!("CARGO_MANIFEST_DIR")).join("data/mnist");
+    let out = tmp.path().join("out");
+    let run = |extra: &[&str]| {
+        let mut args = vec![
+            "train",
+            "--data",
+            s(&data),
+            "--train-limit",
+            "400",
+            "--epochs-node",
+            "1",
+            "--refine-epochs",
+            "1",
+            "--max-depth",
+            "1",
+            "--out",
+            s(&out),
+            "--force",
+        ];
+        args.extend_from_slice(extra);
+        ant(&args)
+    };
+    let cnn_dir = s(&dir);
+    // Another preset.
+    let o = run(&["--preset", "mnist-a", "--init-from", cnn_dir]);
+    assert_clean_error(&o, &[cnn_dir, "preset mnist-c", "mnist-a"]);
+    // A missing directory.
+    let missing = tmp.path().join("nothing");
+    let o = run(&["--preset", "mnist-c", "--init-from", s(&missing)]);
+    assert_clean_error(&o, &[s(&missing), "no such directory"]);
+    // Another pooling rule makes other transformers.
+    let o = run(&[
+        "--preset",
+        "mnist-c",
+        "--pool-rule",
+        "every",
+        "--init-from",
+        cnn_dir,
+    ]);
+    assert_clean_error(&o, &[cnn_dir, "--pool-rule"]);
+    // A baseline has nothing to start.
+    let o = run(&[
+        "--preset",
+        "mnist-c",
+        "--baseline",
+        "cnn",
+        "--init-from",
+        cnn_dir,
+    ]);
+    assert_clean_error(&o, &["--init-from", "baseline cnn"]);
+    // A model of other inputs: a table's.
+    let table = tmp.path().join("t.csv");
+    let rows: String = (0..40)
+        .map(|i| format!("{},{}\n", i as f32 / 40.0, i % 2))
+        .collect();
+    std::fs::write(&table, format!("x,y\n{rows}")).unwrap();
+    let tab = tmp.path().join("tab");
+    let o = ant(&[
+        "train",
+        "--preset",
+        "tabular",
+        "--data",
+        s(&table),
+        "--target",
+        "y",
+        "--task",
+        "classification",
+        "--epochs-node",
+        "1",
+        "--refine-epochs",
+        "1",
+        "--max-depth",
+        "1",
+        "--out",
+        s(&tab),
+    ]);
+    assert!(o.status.success(), "{}", stderr(&o));
+    let o = run(&["--preset", "mnist-c", "--init-from", s(&tab)]);
+    assert_clean_error(&o, &[s(&tab), "preset tabular"]);
+    // An ensemble.
+    let ens = tmp.path().join("ens");
+    let o = ant(&[
+        "train",
+        "--preset",
+        "mnist-c",
+        "--data",
+        s(&data),
+        "--train-limit",
+        "400",
+        "--baseline",
+        "cnn",
+        "--refine-epochs",
+        "1",
+        "--max-depth",
+        "2",
+        "--ensemble",
+        "2",
+        "--out",
+        s(&ens),
+    ]);
+    assert!(o.status.success(), "{}", stderr(&o));
+    let o = run(&["--preset", "mnist-c", "--init-from", s(&ens)]);
+    assert_clean_error(&o, &[s(&ens), "ensemble"]);
+    // A grown tree with routers is not a single path.
+    let grown = tmp.path().join("grown");
+    let o = ant(&[
+        "train",
+        "--preset",
+        "mnist-c",
+        "--data",
+        s(&data),
+        "--train-limit",
+        "400",
+        "--epochs-node",
+        "2",
+        "--refine-epochs",
+        "0",
+        "--max-depth",
+        "1",
+        "--accept",
+        "paper",
+        "--router-balance",
+        "1",
+        "--out",
+        s(&grown),
+    ]);
+    assert!(o.status.success(), "{}", stderr(&o));
+    let tree: serde_json::Value =
+        serde_json::from_slice(&std::fs::read(grown.join("tree.json")).unwrap()).unwrap();
+    // (any gain keeps the split, and one split with balanced routing lowers the NLL)
+    assert!(
+        tree["topology"]["nodes"].as_array().unwrap().len() > 1,
+        "{tree}"
+    );
+    let o = run(&["--preset", "mnist-c", "--init-from", s(&grown)]);
+    assert_clean_error(&o, &[s(&grown), "single-path"]);
+    // Nothing was written by the refused runs.
+    assert!(!out.join("tree.json").exists());
+}
