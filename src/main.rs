@@ -86,6 +86,10 @@ fn eval(a: EvalArgs) -> Result<()> {
 fn prune(a: PruneArgs) -> Result<()> {
     let device = a.device.burn()?;
     ant::outputs::check_prune_out(&a.model, &a.data, &a.out, a.force)?;
+    // Held while the pruned model is written: two prunes into one directory would mix
+    // one's tree.json with the other's weights.
+    let _lock = ant::run::DirLock::take(&a.out, false)?;
+    ant::outputs::check_prune_out(&a.model, &a.data, &a.out, a.force)?;
     match Model::load(&a.model, &device)? {
         Model::Single(model) => print_json(&prune_model(&model, &a.data, a.min_reach, &a.out)?),
         // An ensemble: each member pruned into OUT/member-K, ensemble.json copied.

@@ -118,6 +118,7 @@ pub enum Saved {
 pub fn check_model_dir(out: &Path, saved: Saved, replace: bool, inputs: &[Input]) -> Result<()> {
     use crate::layout::{CHECKPOINT_DIR, ENSEMBLE_FILE, TREE_FILE};
     let out = &check(out, Kind::Dir, inputs)?;
+    check_nothing_foreign(out)?;
     let has = |name: &str| std::fs::symlink_metadata(out.join(name)).is_ok();
     let refuse = |msg: &str| Err(AntError::data(out, msg));
     if has(CHECKPOINT_DIR) {
@@ -138,6 +139,72 @@ pub fn check_model_dir(out: &Path, saved: Saved, replace: bool, inputs: &[Input]
         }
         _ => Ok(()),
     }
+}
+
+/// Refuses a directory that holds files or folders under the names `ant` writes (and
+/// replaces or deletes) in a model or run directory, when `ant` did not write them: a
+/// `checkpoint/` without the run file `ant` starts every run with, a `run.lock` without
+/// its text, a `tree.json` or `ensemble.json` of no known format, or training records,
+/// a report, a pruning summary or weights beside no model or run of `ant`'s. `ant`
+/// deletes or replaces only what it can tell it wrote.
+pub fn check_nothing_foreign(out: &Path) -> Result<()> {
+    use crate::layout::*;
+    if !out.is_dir() {
+        return Ok(());
+    }
+    let has = |name: &str| std::fs::symlink_metadata(out.join(name)).is_ok();
+    let reads = |name: &str, ok: fn(&[u8]) -> bool| {
+        crate::persist::read_bounded(&out.join(name), 256 << 20).is_ok_and(|b| ok(&b))
+    };
+    let tree = reads(TREE_FILE, |b| format_is(b, crate::model::FORMAT));
+    let ensemble = reads(ENSEMBLE_FILE, |b| format_is(b, crate::ensemble::FORMAT));
+    let run = reads(&format!("{CHECKPOINT_DIR}/{RUN_FILE}"), |b| {
+        serde_json::from_slice::<crate::run::RunFile>(b).is_ok()
+    });
+    let lock = reads(LOCK_FILE, |b| {
+        b.starts_with(crate::run::LOCK_TEXT.as_bytes())
+    });
+    let mut foreign: Vec<String> = [
+        (CHECKPOINT_DIR, !run),
+        (LOCK_FILE, !lock),
+        (TREE_FILE, !tree),
+        (ENSEMBLE_FILE, !ensemble),
+    ]
+    .into_iter()
+    .filter(|&(name, not_ours)| not_ours && has(name))
+    .map(|(name, _)| name.to_string())
+    .collect();
+    if !(tree || ensemble || run) {
+        let entries = std::fs::read_dir(out).map_err(|e| AntError::io(out, e))?;
+        let mut described: Vec<String> = entries
+            .flatten()
+            .map(|e| e.file_name().to_string_lossy().into_owned())
+            .filter(|n| {
+                [RECORDS_FILE, REPORT_FILE, PRUNE_FILE, LEGACY_WEIGHTS_FILE].contains(&n.as_str())
+                    || (n.starts_with("model-") && n.ends_with(".safetensors"))
+            })
+            .collect();
+        described.sort();
+        foreign.extend(described);
+    }
+    if foreign.is_empty() {
+        return Ok(());
+    }
+    let msg = format!(
+        "holds {}, which ant did not write: ant writes, replaces and deletes files of these \
+         names in its model and run directories; move them, or choose another directory",
+        foreign.join(", ")
+    );
+    Err(AntError::data(out, msg))
+}
+
+/// Whether `bytes` are a JSON object whose `format` is `format`.
+fn format_is(bytes: &[u8], format: &str) -> bool {
+    #[derive(serde::Deserialize)]
+    struct Head {
+        format: String,
+    }
+    serde_json::from_slice::<Head>(bytes).is_ok_and(|h| h.format == format)
 }
 
 /// After a model has replaced another in `dir`: the files that described the old one

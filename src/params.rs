@@ -272,20 +272,39 @@ impl AntParams {
             );
             return Err(AntError::invalid("width", reason));
         }
-        if !(c.lr.is_finite() && c.lr > 0.0) {
-            let reason = format!("must be a positive number, got {}", c.lr);
+        // Training computes in f32: a flag must be a finite f32 (1e40 is infinite there,
+        // 1e-50 zero).
+        let lr32 = c.lr as f32;
+        if !(c.lr.is_finite() && c.lr > 0.0 && lr32.is_finite() && lr32 > 0.0) {
+            let reason = format!(
+                "must be a positive number that f32 holds ({:e} to {:e}), got {}",
+                f32::MIN_POSITIVE,
+                f32::MAX,
+                c.lr
+            );
             return Err(AntError::invalid("lr", reason));
         }
         for (name, w) in [
             ("router_balance", c.router_balance),
             ("router_confidence", c.router_confidence),
         ] {
-            if !(w.is_finite() && w >= 0.0) {
-                return Err(AntError::invalid(
-                    name,
-                    format!("must be a number >= 0, got {w}"),
-                ));
+            if !(w.is_finite() && w >= 0.0 && (w as f32).is_finite()) {
+                let reason = format!(
+                    "must be a number >= 0 that f32 holds (at most {:e}), got {w}",
+                    f32::MAX
+                );
+                return Err(AntError::invalid(name, reason));
             }
+        }
+        if !c.preset.wants_images()
+            && let Some(a) = c.augment
+            && a != Augment::None
+        {
+            let reason = format!(
+                "{a} moves image pixels; preset {} reads table rows (use none)",
+                c.preset
+            );
+            return Err(AntError::invalid("augment", reason));
         }
         if !(c.valid_fraction > 0.0 && c.valid_fraction < 1.0) {
             let reason = format!("must be in (0, 1), got {}", c.valid_fraction);
@@ -434,6 +453,22 @@ mod tests {
         assert_eq!(name(p().with_batch_size(0)), "batch_size");
         assert_eq!(name(p().with_valid_fraction(1.0)), "valid_fraction");
         assert_eq!(name(p().with_router_balance(f64::NAN)), "router_balance");
+        // Finite in f64, not in the f32 that training computes in.
+        assert_eq!(name(p().with_router_balance(1e40)), "router_balance");
+        assert_eq!(name(p().with_router_confidence(1e39)), "router_confidence");
+        assert_eq!(name(p().with_lr(1e40)), "lr");
+        assert_eq!(name(p().with_lr(1e-50)), "lr");
+        // Image augmentation on a table does nothing: refused.
+        let table = AntParams::new(Preset::Tabular);
+        assert_eq!(
+            name(table.clone().with_augment(Some(Augment::Shift))),
+            "augment"
+        );
+        assert_eq!(
+            name(AntParams::new(Preset::Sarcos).with_augment(Some(Augment::CropFlip))),
+            "augment"
+        );
+        assert!(table.with_augment(Some(Augment::None)).check().is_ok());
         assert_eq!(name(p().with_width(0)), "width");
         assert_eq!(name(p().with_width(MAX_WIDTH + 1)), "width");
         assert!(p().with_width(MAX_WIDTH).check().is_ok());

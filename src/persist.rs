@@ -285,20 +285,37 @@ pub fn remove_file(path: &Path) -> Result<()> {
     }
 }
 
-/// Whether `name` is one of the temporary names this module writes.
+/// Whether `name` is one of the temporary names this module writes: `.NAME.PID.tmp` or
+/// `.NAME.PID.old.tmp`.
 pub fn is_temp_name(name: &str) -> bool {
-    name.starts_with('.') && name.ends_with(".tmp")
+    temp_parts(name).is_some()
 }
 
-/// Remove the temporary files and directories that interrupted writes left in `dir`.
-/// Only for a directory no other process writes to (one whose run lock is held).
-pub fn remove_stale_temps(dir: &Path) -> Result<()> {
+/// `(NAME, PID)` of a temporary name this module writes (see [`is_temp_name`]).
+fn temp_parts(name: &str) -> Option<(&str, u32)> {
+    let rest = name.strip_prefix('.')?.strip_suffix(".tmp")?;
+    let rest = rest.strip_suffix(".old").unwrap_or(rest);
+    let (target, pid) = rest.rsplit_once('.')?;
+    let digits = !pid.is_empty() && pid.bytes().all(|b| b.is_ascii_digit());
+    let pid = pid.parse().ok().filter(|_| digits)?;
+    (!target.is_empty()).then_some((target, pid))
+}
+
+/// Remove the temporary files and directories that interrupted writes left in `dir`:
+/// only names this module makes (`.NAME.PID.tmp`), for a NAME that `owned` says the
+/// command writes there, of a process that is gone. Anything else, `.notes.tmp` say, is
+/// the user's and stays. Only for a directory no other process writes to (one whose
+/// run lock is held).
+pub fn remove_stale_temps(dir: &Path, owned: impl Fn(&str) -> bool) -> Result<()> {
     let Ok(entries) = std::fs::read_dir(dir) else {
         return Ok(());
     };
     for e in entries.flatten() {
-        let name = e.file_name();
-        if !is_temp_name(&name.to_string_lossy()) {
+        let name = e.file_name().to_string_lossy().into_owned();
+        let Some((target, pid)) = temp_parts(&name) else {
+            continue;
+        };
+        if !owned(target) || (pid != std::process::id() && process_alive(pid)) {
             continue;
         }
         let p = e.path();
@@ -464,11 +481,29 @@ mod tests {
     #[test]
     fn stale_temps_are_removed_and_nothing_else() {
         let d = tempfile::tempdir().unwrap();
-        std::fs::write(d.path().join(".tree.json.77.tmp"), b"x").unwrap();
-        std::fs::create_dir(d.path().join(".checkpoint.77.tmp")).unwrap();
+        // A process id above Linux's largest (2^22) names a process that is gone.
+        let gone = 4_194_999;
+        std::fs::write(d.path().join(format!(".tree.json.{gone}.tmp")), b"x").unwrap();
+        std::fs::create_dir(d.path().join(format!(".checkpoint.{gone}.old.tmp"))).unwrap();
         std::fs::write(d.path().join("tree.json"), b"x").unwrap();
         std::fs::write(d.path().join(".hidden"), b"x").unwrap();
-        remove_stale_temps(d.path()).unwrap();
-        assert_eq!(names(d.path()), [".hidden", "tree.json"]);
+        // The user's: other names that end in .tmp, a name `ant` does not write there,
+        // and a temporary of a process still running (process 1 always is).
+        std::fs::write(d.path().join(".notes.tmp"), b"x").unwrap();
+        std::fs::create_dir(d.path().join(".scratch.tmp")).unwrap();
+        std::fs::write(d.path().join(".scratch.tmp/kept"), b"x").unwrap();
+        std::fs::write(d.path().join(format!(".mine.csv.{gone}.tmp")), b"x").unwrap();
+        std::fs::write(d.path().join(".tree.json.1.tmp"), b"x").unwrap();
+        remove_stale_temps(d.path(), crate::layout::is_model_owned).unwrap();
+        let kept = [
+            ".hidden",
+            &format!(".mine.csv.{gone}.tmp"),
+            ".notes.tmp",
+            ".scratch.tmp",
+        ];
+        let mut kept: Vec<String> = kept.iter().map(|s| s.to_string()).collect();
+        kept.extend([".tree.json.1.tmp".into(), "tree.json".into()]);
+        kept.sort();
+        assert_eq!(names(d.path()), kept);
     }
 }

@@ -230,7 +230,12 @@ impl Run {
     pub fn start_from(out: &Path, spec: RunSpec, existing: Existing, cwd: PathBuf) -> Result<Run> {
         crate::outputs::check(out, crate::outputs::Kind::Dir, &[])?;
         // A directory in use is refused first: its checkpoints are that run's.
-        let held = if out.is_dir() { Some(lock(out)?) } else { None };
+        let held = if out.is_dir() {
+            crate::outputs::check_nothing_foreign(out)?;
+            Some(lock(out)?)
+        } else {
+            None
+        };
         if let Err(e) = check_free(out, existing) {
             // Refused: leave the directory as it was (the lock is ours, so no run uses it).
             if held.is_some() {
@@ -258,7 +263,7 @@ impl Run {
                 l
             }
         };
-        remove_stale_temps(out)?;
+        remove_stale_temps(out, crate::layout::is_model_owned)?;
         let ckdir = out.join(CHECKPOINT_DIR);
         let file = RunFile {
             spec: spec.clone(),
@@ -314,8 +319,9 @@ impl Run {
         let file: RunFile = serde_json::from_slice(&text)
             .map_err(|e| AntError::data(&path, format!("not a run file: {e}")))?;
         let lock = lock(out)?;
-        remove_stale_temps(out)?;
-        remove_stale_temps(&ckdir)?;
+        remove_stale_temps(out, crate::layout::is_model_owned)?;
+        // Everything in the checkpoint folder is the run's.
+        remove_stale_temps(&ckdir, |_| true)?;
         let (source, train) = load(&file.spec, &file.cwd)?;
         if let Some(started) = &file.checksums {
             check_same_data(out, &file, started, &DataChecksums::of(&source, &train))?;
@@ -530,6 +536,61 @@ fn check_same_data(
     ))
 }
 
+/// A directory's lock, held by this process until dropped (then its `run.lock` goes):
+/// what a command that writes a model directory outside a run holds (`ant prune`, an
+/// ensemble's `ensemble.json`), so that two commands never write one directory at once.
+pub struct DirLock {
+    dir: PathBuf,
+    _file: File,
+}
+
+impl DirLock {
+    /// The lock of `dir` (made if missing): at once, or an error that another command
+    /// holds it; with `wait`, once the command holding it lets go.
+    pub fn take(dir: &Path, wait: bool) -> Result<DirLock> {
+        crate::outputs::check_nothing_foreign(dir)?;
+        std::fs::create_dir_all(dir).map_err(|e| AntError::io(dir, e))?;
+        let file = if wait { lock_waiting(dir)? } else { lock(dir)? };
+        Ok(DirLock {
+            dir: dir.to_path_buf(),
+            _file: file,
+        })
+    }
+}
+
+impl Drop for DirLock {
+    fn drop(&mut self) {
+        // Before the OS lock goes with the file: a command waiting for it writes its own.
+        let _ = std::fs::remove_file(self.dir.join(LOCK_FILE));
+    }
+}
+
+/// [`lock`], waiting for a command that holds it to end.
+fn lock_waiting(out: &Path) -> Result<File> {
+    #[cfg(unix)]
+    {
+        let file = File::open(out).map_err(|e| AntError::io(out, e))?;
+        file.lock().map_err(|e| AntError::io(out, e))?;
+        write_lock_text(out)?;
+        Ok(file)
+    }
+    #[cfg(not(unix))]
+    lock(out)
+}
+
+/// Says in `run.lock` who holds the directory's lock.
+fn write_lock_text(out: &Path) -> Result<()> {
+    let path = out.join(LOCK_FILE);
+    let text = format!(
+        "{LOCK_TEXT} (process {}) while it writes this directory: no other command may write here until it ends\n",
+        std::process::id()
+    );
+    std::fs::write(&path, text).map_err(|e| AntError::io(&path, e))
+}
+
+/// How `run.lock` starts: what tells it from a file of the user's.
+pub(crate) const LOCK_TEXT: &str = "held by ant";
+
 /// Take the directory's lock, or say that another run holds it. The OS lock is held on
 /// the directory itself (where the OS can lock one), so that deleting `run.lock` does
 /// not let a second run in; `run.lock` says who holds it.
@@ -542,11 +603,7 @@ fn lock(out: &Path) -> Result<File> {
     let held = file.try_lock();
     #[cfg(unix)]
     if held.is_ok() {
-        let text = format!(
-            "held by ant (process {}) while it trains into this directory: no other run may write here until it ends\n",
-            std::process::id()
-        );
-        std::fs::write(&path, text).map_err(|e| AntError::io(&path, e))?;
+        write_lock_text(out)?;
     }
     match held {
         Ok(()) => Ok(file),

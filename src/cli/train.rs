@@ -107,18 +107,22 @@ fn train_ensemble(
     }
     let cwd = std::env::current_dir().map_err(|e| AntError::io(".", e))?;
     let file = EnsembleFile::new(spec, n, cwd)?;
-    let mut written = file.matches_dir(out)?;
+    file.matches_dir(out)?;
     let members: Vec<usize> = match member {
         Some(k) => vec![k],
         None => (0..n).collect(),
     };
     for k in members {
         let dir = member_dir(out, k);
+        // Members started at once (--member K in several processes) check and write
+        // ensemble.json one at a time: the second sees the first's and must match it.
+        let ensemble_lock = ant::run::DirLock::take(out, true)?;
+        let written = file.matches_dir(out)?;
         let run = Run::start(&dir, file.member_spec(k)?, existing)?;
         if !written {
             file.save(out)?;
-            written = true;
         }
+        drop(ensemble_lock);
         note!(
             "member {k} of {n} (seed {}): if stopped, continue with `ant train --resume {}`",
             run.spec().params.seed,

@@ -181,6 +181,13 @@ fn read_split(dir: &Path, prefix: &str) -> Result<Split> {
     if images.dims[0] == 0 {
         return Err(AntError::data(&images_path, "contains no images"));
     }
+    if images.dims[1] == 0 || images.dims[2] == 0 {
+        let msg = format!(
+            "its images are {}x{} pixels: an image needs at least one pixel",
+            images.dims[1], images.dims[2]
+        );
+        return Err(AntError::data(&images_path, msg));
+    }
     if images.dims[0] != labels.dims[0] {
         return Err(AntError::data(
             &images_path,
@@ -424,6 +431,14 @@ mod tests {
             msg.contains("no training sample has label 0, 2..=254"),
             "{msg}"
         );
+        // Images without pixels (0x0, 1x0) used to panic in training's normalisation.
+        write("train-labels.idx1-ubyte", &[2], &[0, 1]);
+        for dims in [[2, 0, 0], [2, 1, 0]] {
+            write("train-images.idx3-ubyte", &dims, &[]);
+            let msg = load_idx_dir(d).unwrap_err().to_string();
+            assert!(msg.contains("train-images.idx3-ubyte"), "{msg}");
+            assert!(msg.contains("an image needs at least one pixel"), "{msg}");
+        }
     }
 
     #[test]

@@ -56,10 +56,20 @@ pub fn parse_sarcos(bytes: &[u8], path: &Path) -> Result<Dataset> {
 
     let mut x = Vec::with_capacity(rows.len() * SARCOS_INPUTS);
     let mut values = Vec::with_capacity(rows.len() * SARCOS_OUTPUTS);
-    for row in &rows {
-        // Out-of-range f64 become inf in f32 and are then refused by check_finite.
-        x.extend(row[..SARCOS_INPUTS].iter().map(|&v| v as f32));
-        values.extend(row[SARCOS_INPUTS..].iter().map(|&v| v as f32));
+    for (r, row) in rows.iter().enumerate() {
+        for (c, &v) in row.iter().enumerate() {
+            let v = super::to_f32(v).map_err(|why| {
+                let at = match c.checked_sub(SARCOS_INPUTS) {
+                    Some(t) => format!("target column {t}"),
+                    None => format!("column {c}"),
+                };
+                AntError::data(path, format!("row {r}, {at}: the value {why}"))
+            })?;
+            match c < SARCOS_INPUTS {
+                true => x.push(v),
+                false => values.push(v),
+            }
+        }
     }
     let ds = Dataset {
         x,
@@ -166,6 +176,14 @@ mod tests {
         write(&[w.double_matrix("sarcos_inv", 3, 28, &r)]);
         let msg = load_sarcos(&p).unwrap_err().to_string();
         assert!(msg.contains("row 2, target column 4"), "{msg}");
+        // A value beyond f32's range is named as such, with its place (it was reported
+        // as "non-finite input value inf").
+        let mut r = rows(3);
+        r[SARCOS_COLS + 3] = 1e300;
+        write(&[w.double_matrix("sarcos_inv", 3, 28, &r)]);
+        let msg = load_sarcos(&p).unwrap_err().to_string();
+        assert!(msg.contains("s.mat: row 1, column 3"), "{msg}");
+        assert!(msg.contains("1e300, which overflows f32"), "{msg}");
         // Truncated MAT-file.
         let full = std::fs::read(&p).unwrap();
         std::fs::write(&p, &full[..full.len() - 9]).unwrap();

@@ -67,6 +67,10 @@ fn load_any(
             let mut spec = spec.clone();
             spec.index = Some(t.index);
             spec.n_columns = Some(t.n_columns);
+            // Once a model's, the names stay those it was trained on.
+            if spec.columns.is_none() {
+                spec.columns = t.columns;
+            }
             Ok(Loaded {
                 all: t.data,
                 own_test: None,

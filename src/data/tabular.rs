@@ -59,6 +59,10 @@ pub struct TargetSpec {
     pub index: Option<usize>,
     #[serde(default)]
     pub n_columns: Option<usize>,
+    /// The training file's header, every column in order (`None`: it had none). Later
+    /// files are read by these names, whatever their order.
+    #[serde(default)]
+    pub columns: Option<Vec<String>>,
 }
 
 impl TargetSpec {
@@ -70,6 +74,7 @@ impl TargetSpec {
             skip_rows: 0,
             index: None,
             n_columns: None,
+            columns: None,
         }
     }
 
@@ -93,6 +98,8 @@ pub struct Tabular {
     /// Where the target column was found, and how many columns the file has.
     pub index: usize,
     pub n_columns: usize,
+    /// The header row, every column in order (`None`: the file has none).
+    pub columns: Option<Vec<String>>,
 }
 
 /// Parses the table; an empty one is an error.
@@ -189,17 +196,16 @@ fn features(
                 )
             })?;
             // Checked after narrowing: a huge f64 becomes an f32 infinity.
-            let v32 = v as f32;
-            if !v32.is_finite() {
-                return Err(AntError::data(
+            let v32 = super::to_f32(v).map_err(|why| {
+                AntError::data(
                     path,
                     format!(
-                        "line {line}, {}: non-finite value {}",
+                        "line {line}, {}: {} {why}",
                         column_label(header, j),
                         quoted(cell)
                     ),
-                ));
-            }
+                )
+            })?;
             x.push(v32);
         }
     }
@@ -247,10 +253,17 @@ pub fn parse_labelled(
     spec: &TargetSpec,
     classes: Option<&[String]>,
 ) -> Result<Tabular> {
-    let t = table(bytes, path, spec)?;
+    let mut t = table(bytes, path, spec)?;
+    // A model's table is read by the names it was trained on, in its order.
+    if let Some(names) = &spec.columns {
+        t = by_names(&t, names, None, path)?;
+    }
     let n_columns = t.n_cols();
     check_column_count(n_columns, spec, path)?;
-    let (index, has_header) = resolve_target(&t, spec, path)?;
+    let (index, has_header) = match (&spec.columns, spec.index) {
+        (Some(_), Some(index)) => (index, true),
+        _ => resolve_target(&t, spec, path)?,
+    };
     let header = has_header.then(|| t.rows[0].clone());
     let rows = data_rows(&t, has_header, path)?;
     // Features first: a bad feature cell is reported before a bad target cell.
@@ -275,6 +288,7 @@ pub fn parse_labelled(
         class_names,
         index,
         n_columns,
+        columns: header,
     })
 }
 
@@ -325,10 +339,10 @@ impl TargetColumn<'_> {
     fn values(&self) -> Result<Targets> {
         let mut values = Vec::with_capacity(self.cells.len());
         for &(line, cell) in &self.cells {
-            match cell.trim().parse::<f64>().map(|v| v as f32) {
-                Ok(v) if v.is_finite() => values.push(v),
-                Ok(_) => {
-                    return Err(self.err(line, format!("non-finite target {}", quoted(cell))));
+            match cell.trim().parse::<f64>().map(super::to_f32) {
+                Ok(Ok(v)) => values.push(v),
+                Ok(Err(why)) => {
+                    return Err(self.err(line, format!("target {} {why}", quoted(cell))));
                 }
                 Err(_) => {
                     return Err(self.err(
@@ -435,6 +449,17 @@ pub fn parse_features(
 ) -> Result<Dataset> {
     let default_spec = TargetSpec::new("", TabularTask::Regression);
     let t = table(bytes, path, spec.unwrap_or(&default_spec))?;
+    if let Some(s) = spec
+        && let (Some(names), Some(target)) = (&s.columns, s.index)
+    {
+        // The features by the names the model was trained on; the target may be there.
+        let kept = by_names(&t, names, Some(target), path)?;
+        let rows = data_rows(&kept, true, path)?;
+        let count = rows.len();
+        let x = features(&kept, rows, None, Some(&kept.rows[0]), path)?;
+        let values = vec![0.0; count];
+        return Dataset::new(x, vec![n_features], Targets::Values { values, dim: 1 });
+    }
     let dropped = dropped_columns(&t, spec, n_features, n_outputs, path)?;
     let is_feature = |j: usize| !dropped.contains(&j);
     // Only the feature columns decide whether the first row is a header: the
@@ -508,6 +533,64 @@ fn find_target(first: &[String], s: &TargetSpec, n: usize, path: &Path) -> Resul
         );
         AntError::data(path, msg)
     })
+}
+
+/// The table's columns by the header names a model was trained on (`names`, every
+/// column of its training file in order), in that order, the header row first. With
+/// `optional` (the target's index in `names`, for rows to predict) that column may be
+/// absent, and is left out either way. A header that lacks a name, or has one the
+/// model does not know, is an error that lists both.
+fn by_names(t: &Table, names: &[String], optional: Option<usize>, path: &Path) -> Result<Table> {
+    let first: Vec<&str> = t.rows[0].iter().map(|c| c.trim()).collect();
+    let find = |name: &str| first.iter().position(|c| *c == name.trim());
+    let wanted: Vec<(usize, &String)> = names
+        .iter()
+        .enumerate()
+        .filter(|&(j, _)| Some(j) != optional)
+        .collect();
+    let missing: Vec<String> = wanted
+        .iter()
+        .filter(|(_, n)| find(n).is_none())
+        .map(|(_, n)| quoted(n))
+        .collect();
+    let known = |c: &str| names.iter().any(|n| n.trim() == c);
+    let extra: Vec<String> = first
+        .iter()
+        .filter(|c| !known(c))
+        .map(|c| quoted(c))
+        .collect();
+    let mut seen = first.clone();
+    seen.sort_unstable();
+    let twice = seen.windows(2).find(|w| w[0] == w[1]).map(|w| w[0]);
+    if missing.is_empty() && extra.is_empty() && twice.is_none() {
+        let order: Vec<usize> = wanted.iter().filter_map(|(_, n)| find(n)).collect();
+        let pick = |row: &Vec<String>| order.iter().map(|&j| row[j].clone()).collect();
+        return Ok(Table {
+            header: None,
+            rows: t.rows.iter().map(pick).collect(),
+            line_numbers: t.line_numbers.clone(),
+            delimiter: t.delimiter,
+        });
+    }
+    let mut why = Vec::new();
+    if !missing.is_empty() {
+        why.push(format!("missing {}", list(&missing)));
+    }
+    if !extra.is_empty() {
+        why.push(format!("not the model's: {}", list(&extra)));
+    }
+    if let Some(name) = twice {
+        why.push(format!("{} named twice", quoted(name)));
+    }
+    let all: Vec<String> = names.iter().map(|n| quoted(n)).collect();
+    let msg = format!(
+        "line {}: the header does not name the columns the model was trained on ({}); the \
+         model reads its columns by these names, in any order: {}",
+        t.line_numbers[0],
+        why.join("; "),
+        list(&all)
+    );
+    Err(AntError::data(path, msg))
 }
 
 /// A copy of the table with only the columns where `keep` holds.
@@ -652,9 +735,13 @@ mod tests {
             (
                 "a,b\n1,0\n2,nan\n",
                 cls("a"),
-                "line 3, column 1 ('b'): non-finite",
+                "line 3, column 1 ('b'): 'nan' is non-finite",
             ),
-            ("a,b\n1,0\n2,1e300\n", cls("a"), "non-finite"),
+            (
+                "a,b\n1,0\n2,1e300\n",
+                cls("a"),
+                "line 3, column 1 ('b'): '1e300' is 1e300, which overflows f32",
+            ),
             (
                 "a,b\n1,0\n2,x\n",
                 cls("a"),

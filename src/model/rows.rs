@@ -24,9 +24,37 @@ impl Ant {
         let m = self.meta();
         let p = &m.provenance;
         let names = m.class_names.as_deref();
-        let (test, warning) = load_test_rows(path, &p.test_split, p.target.as_ref(), names)?;
+        let (test, warning) = load_test_rows(path, &p.test_split, p.target.as_ref(), names)
+            .map_err(|e| self.not_its_kind_of_data(path).unwrap_or(e))?;
         self.check_fits_file(&test, path, true)?;
         Ok((test, warning))
+    }
+
+    /// Why `path` cannot hold this model's kind of input, when it plainly cannot: images
+    /// for a model of table rows, or a table for a model of images. Said before a
+    /// reader's own error, which would judge the file by another format's rules.
+    pub(crate) fn not_its_kind_of_data(&self, path: &Path) -> Option<AntError> {
+        use crate::data::detect::{FileFormat, Input, detect};
+        use crate::spec::Shape;
+        let input = self.tree().topology.input;
+        let found = match detect(path).ok()? {
+            Input::Dir(_) | Input::File(FileFormat::Idx | FileFormat::CifarBatch, _) => "images",
+            Input::File(FileFormat::Text, _) => "a table (delimited text)",
+            Input::File(FileFormat::Mat, _) => "a MAT-file",
+        };
+        let wants = match input {
+            Shape::Image { c, h, w } if found != "images" => {
+                format!("{c}x{h}x{w} images (an IDX or CIFAR-10 directory)")
+            }
+            Shape::Flat { d } if found == "images" => format!("rows of {d} numeric features"),
+            _ => return None,
+        };
+        let msg = format!(
+            "holds {found}, and the model (preset {}, trained on {}) reads {wants}",
+            self.meta().preset,
+            self.meta().provenance.data
+        );
+        Some(AntError::data(path, msg))
     }
 
     /// The validation and test rows this model was trained with, rebuilt from its

@@ -38,8 +38,6 @@ impl MetricCtx {
 /// synchronisation each).
 pub struct Totals<'a> {
     metric: &'a MetricCtx,
-    /// Regression: the per-output standard deviations as a `[1,D]` tensor, made once.
-    y_std: Option<Tensor<2>>,
     /// Per chunk: the sum of log-likelihoods, and the errors (count) or squared errors.
     ll: Vec<Tensor<1>>,
     scored: Vec<Tensor<1>>,
@@ -50,7 +48,6 @@ impl<'a> Totals<'a> {
     pub fn new(metric: &'a MetricCtx) -> Self {
         Totals {
             metric,
-            y_std: None,
             ll: Vec::new(),
             scored: Vec::new(),
             n: 0,
@@ -64,13 +61,11 @@ impl<'a> Totals<'a> {
         self.ll.push(ll.sum());
         let scored = match y {
             Target::Classes(c) => pred.argmax(1).not_equal(c.clone()).int().sum().float(),
+            // Per output, in standardised units: scaled back in f64 by `finish`, since
+            // the squares of large targets (1e19 and up) overflow f32.
             Target::Values(v) => {
-                let d = self.metric.y_std.len();
-                let s = self.y_std.get_or_insert_with(|| {
-                    let std = TensorData::new(self.metric.y_std.clone(), [d]);
-                    Tensor::<1>::from_data(std, &v.device()).reshape([1, d])
-                });
-                ((pred - v.clone()) * s.clone()).powi_scalar(2).sum()
+                let d = v.dims()[1];
+                (pred - v.clone()).powi_scalar(2).sum_dim(0).reshape([d])
             }
         };
         self.scored.push(scored);
@@ -83,7 +78,15 @@ impl<'a> Totals<'a> {
             false => to_vec(Tensor::cat(parts, 0)),
         };
         let nll = read(self.ll).into_iter().fold(0.0, |acc, v| acc - v as f64);
-        let scored = read(self.scored).into_iter().fold(0.0, |acc, v| acc + v as f64);
+        let y_std = &self.metric.y_std;
+        let scale = |i: usize| match self.metric.task {
+            Task::Classification { .. } => 1.0,
+            Task::Regression { .. } => (y_std[i % y_std.len()] as f64).powi(2),
+        };
+        let scored = read(self.scored)
+            .into_iter()
+            .enumerate()
+            .fold(0.0, |acc, (i, v)| acc + v as f64 * scale(i));
         (nll / self.n.max(1) as f64, self.metric.finish(scored, self.n))
     }
 }

@@ -58,30 +58,43 @@ pub(crate) fn check_training_data(cfg: &TrainConfig, data: &Dataset) -> Result<S
         );
         return Err(AntError::param(msg));
     }
-    if !has_validation_rows(cfg, data) {
-        let msg = format!(
-            "no validation samples: a seeded {} of the {} training samples (of each class \
-             of two samples or more) is held out for validation, and that is none of them",
-            cfg.valid_fraction,
-            data.len()
-        );
+    if input.numel() == 0 {
+        let msg = format!("the samples have no values (shape {input}): nothing to train on");
         return Err(AntError::param(msg));
     }
+    check_split_sizes(cfg, data)?;
     Ok(input)
 }
 
-/// Whether the validation rows [`ValidSplit::for_training`] takes from `data` are not
-/// none: a class of two samples gives one; regression and the last rows hold out
-/// `round(fraction * n)`.
-fn has_validation_rows(cfg: &TrainConfig, data: &Dataset) -> bool {
-    match &data.targets {
-        Targets::Classes { labels, n_classes } if cfg.valid_rows == ValidRows::Drawn => {
-            let mut count = vec![0usize; *n_classes];
-            labels.iter().for_each(|&l| count[l as usize] += 1);
-            count.iter().any(|&m| m >= 2)
-        }
-        _ => (cfg.valid_fraction * data.len() as f64).round() >= 1.0,
+/// Refuse a split that leaves too little to train on: fewer training or validation rows
+/// than classes (at least 2 training rows and 1 validation row for regression), which
+/// would train on nothing or validate on nothing.
+fn check_split_sizes(cfg: &TrainConfig, data: &Dataset) -> Result<()> {
+    let rule = ValidSplit::for_training(cfg.valid_rows, cfg.valid_fraction, cfg.seed, data);
+    let (train, valid) = rule.apply(data);
+    let (need_train, need_valid, unit) = match &data.targets {
+        Targets::Classes { n_classes, .. } => (*n_classes, *n_classes, "one per class"),
+        Targets::Values { .. } => (2, 1, "regression"),
+    };
+    if train.len() >= need_train && valid.len() >= need_valid {
+        return Ok(());
     }
+    let what = match (train.len() < need_train, valid.len()) {
+        (_, 0) => "no validation samples",
+        (true, _) => "too few samples to train on",
+        (false, _) => "too few validation samples",
+    };
+    let msg = format!(
+        "{what}: the {} training samples split into {} for training and {} for validation \
+         (--valid-fraction {}, --valid-rows {}); training needs at least {need_train} and \
+         validation {need_valid} ({unit}): use more data or another --valid-fraction",
+        data.len(),
+        train.len(),
+        valid.len(),
+        cfg.valid_fraction,
+        cfg.valid_rows,
+    );
+    Err(AntError::param(msg))
 }
 
 /// The training split on the device, with augmentation when asked for.

@@ -127,6 +127,13 @@ pub fn render_tree(
 /// The training curves of the run in `dir` (`records.jsonl`, and `tree.json` if present
 /// for the task and growth decisions), `width` pixels wide.
 pub fn render_curves(dir: &Path, format: Format, width: u32) -> Result<Vec<u8>> {
+    if crate::ensemble::is_ensemble(dir) {
+        let msg = format!(
+            "is an ensemble: its members have the training records; draw one with `ant curves --run {}`",
+            dir.join("member-0").display()
+        );
+        return Err(AntError::data(dir, msg));
+    }
     let path = dir.join("records.jsonl");
     let records = curves::read_records(&path)?;
     if records.is_empty() {

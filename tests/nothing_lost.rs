@@ -1,0 +1,531 @@
+//! "Nothing lost", round three: what a hostile pass over the CLI found. `ant` deletes
+//! or replaces only what it can tell it wrote, every command that writes a model
+//! directory holds its lock, tables are read by their column names, and every value a
+//! model file or a flag carries is checked for its use.
+
+use std::path::{Path, PathBuf};
+use std::process::Output;
+
+mod common;
+
+use common::*;
+
+/// A small classification table: 120 rows of two features, three classes.
+fn table(dir: &Path) -> PathBuf {
+    let p = dir.join("cls.csv");
+    let mut text = String::from("a,b,y\n");
+    for (i, r) in uniform(120, 2, 7).chunks(2).enumerate() {
+        text.push_str(&format!("{},{},{}\n", r[0], r[1], i % 3));
+    }
+    std::fs::write(&p, text).unwrap();
+    p
+}
+
+/// `ant train` on that table with a quick schedule, into `out`, then `extra` flags.
+fn train(data: &Path, out: &Path, extra: &[&str]) -> Output {
+    let mut args = vec![
+        "train",
+        "--preset",
+        "tabular",
+        "--data",
+        s(data),
+        "--target",
+        "y",
+        "--task",
+        "classification",
+        "--epochs-node",
+        "2",
+        "--refine-epochs",
+        "1",
+        "--max-depth",
+        "2",
+        "--out",
+        s(out),
+    ];
+    args.extend_from_slice(extra);
+    ant(&args)
+}
+
+fn ok(o: &Output) {
+    assert!(o.status.success(), "{}", stderr(o));
+}
+
+/// Case 1: a `checkpoint/` folder of the user's is neither used nor deleted.
+#[test]
+fn a_checkpoint_folder_ant_did_not_make_is_kept() {
+    let t = tempfile::tempdir().unwrap();
+    let data = table(t.path());
+    let out = t.path().join("p");
+    std::fs::create_dir_all(out.join("checkpoint")).unwrap();
+    std::fs::write(out.join("checkpoint/e.pt"), "mine").unwrap();
+    let o = train(&data, &out, &[]);
+    assert_clean_error(&o, &["checkpoint", "which ant did not write"]);
+    assert_eq!(std::fs::read(out.join("checkpoint/e.pt")).unwrap(), b"mine");
+    assert!(!out.join("tree.json").exists());
+}
+
+/// Case 2: names that merely end in `.tmp` are the user's.
+#[test]
+fn the_users_tmp_files_are_kept() {
+    let t = tempfile::tempdir().unwrap();
+    let data = table(t.path());
+    let out = t.path().join("p");
+    std::fs::create_dir_all(out.join(".scratch.tmp")).unwrap();
+    std::fs::write(out.join(".scratch.tmp/x"), "mine").unwrap();
+    std::fs::write(out.join(".notes.tmp"), "mine").unwrap();
+    ok(&train(&data, &out, &[]));
+    assert!(out.join("tree.json").is_file());
+    assert_eq!(std::fs::read(out.join(".notes.tmp")).unwrap(), b"mine");
+    assert_eq!(std::fs::read(out.join(".scratch.tmp/x")).unwrap(), b"mine");
+}
+
+/// Case 3: a report, records or pruning summary beside no model is the user's, for
+/// `train` and for `prune`.
+#[test]
+fn descriptions_beside_no_model_are_the_users() {
+    let t = tempfile::tempdir().unwrap();
+    let data = table(t.path());
+    let model = t.path().join("m");
+    ok(&train(&data, &model, &[]));
+    for name in ["report.json", "records.jsonl", "prune.json"] {
+        let out = t.path().join(format!("p-{name}"));
+        std::fs::create_dir_all(&out).unwrap();
+        std::fs::write(out.join(name), "mine").unwrap();
+        assert_clean_error(&train(&data, &out, &[]), &[name, "which ant did not write"]);
+        let o = ant(&[
+            "prune",
+            "--model",
+            s(&model),
+            "--data",
+            s(&data),
+            "--min-reach",
+            "0.5",
+            "--out",
+            s(&out),
+        ]);
+        assert_clean_error(&o, &[name, "which ant did not write"]);
+        assert_eq!(std::fs::read(out.join(name)).unwrap(), b"mine", "{name}");
+    }
+    // A model's own descriptions are replaced with it (--force), as before.
+    ok(&train(&data, &model, &["--force"]));
+    assert!(model.join("report.json").is_file());
+}
+
+/// Case 4: prunes into one directory run one after the other; the result is whole.
+#[test]
+fn prunes_into_one_directory_do_not_mix() {
+    let t = tempfile::tempdir().unwrap();
+    let data = table(t.path());
+    let model = t.path().join("m");
+    ok(&train(&data, &model, &["--accept", "paper"]));
+    let out = t.path().join("o");
+    // While another command holds the directory, prune is refused and writes nothing.
+    let held = ant::run::DirLock::take(&out, false).unwrap();
+    let o = ant(&[
+        "prune",
+        "--model",
+        s(&model),
+        "--data",
+        s(&data),
+        "--min-reach",
+        "0",
+        "--out",
+        s(&out),
+    ]);
+    assert_clean_error(&o, &["another run is using this directory"]);
+    assert!(!out.join("tree.json").exists());
+    drop(held);
+    let prune = |reach: &str| {
+        std::process::Command::new(env!("CARGO_BIN_EXE_ant"))
+            .args(["prune", "--model", s(&model), "--data", s(&data)])
+            .args(["--min-reach", reach, "--out", s(&out), "--force"])
+            .output()
+            .unwrap()
+    };
+    for _ in 0..4 {
+        let (a, b) = std::thread::scope(|sc| {
+            let a = sc.spawn(|| prune("0"));
+            let b = sc.spawn(|| prune("1"));
+            (a.join().unwrap(), b.join().unwrap())
+        });
+        // One may be refused (the other holds the lock); what is there loads.
+        for o in [&a, &b] {
+            if !o.status.success() {
+                assert_clean_error(o, &["another run is using this directory"]);
+            }
+        }
+        assert!(a.status.success() || b.status.success());
+        let e = ant(&["eval", "--model", s(&out), "--data", s(&data)]);
+        ok(&e);
+        assert!(!out.join("run.lock").exists());
+    }
+}
+
+/// Case 5: members started at once with other parameters: the second is refused.
+#[test]
+fn ensemble_members_must_share_their_parameters() {
+    let t = tempfile::tempdir().unwrap();
+    let data = table(t.path());
+    let out = t.path().join("e");
+    let member = |k: &str, lr: &str, n: &str| {
+        let data = data.clone();
+        let out = out.clone();
+        let (k, lr, n) = (k.to_string(), lr.to_string(), n.to_string());
+        std::thread::spawn(move || {
+            train(
+                &data,
+                &out,
+                &["--ensemble", &n, "--member", &k, "--lr", &lr],
+            )
+        })
+    };
+    let (a, b) = (member("0", "0.01", "2"), member("1", "0.002", "2"));
+    let (a, b) = (a.join().unwrap(), b.join().unwrap());
+    assert!(
+        a.status.success() != b.status.success(),
+        "{}\n{}",
+        stderr(&a),
+        stderr(&b)
+    );
+    let refused = if a.status.success() { &b } else { &a };
+    assert_clean_error(refused, &["ensemble.json", "members must share it"]);
+    // Another size is refused too.
+    let c = member("1", "0.01", "3").join().unwrap();
+    assert_clean_error(&c, &["ensemble.json", "--ensemble 2, not 3"]);
+}
+
+/// The iris-like table of cases 6 and 7: named columns, a text label.
+fn named(dir: &Path) -> PathBuf {
+    let p = dir.join("named.csv");
+    let mut text = String::from("sl,sw,pl,pw,species\n");
+    for (i, r) in uniform(150, 4, 3).chunks(4).enumerate() {
+        let k = i % 3;
+        let cells: Vec<String> = r.iter().map(|v| (v + k as f32).to_string()).collect();
+        text.push_str(&format!(
+            "{},{}\n",
+            cells.join(","),
+            ["setosa", "versicolor", "virginica"][k]
+        ));
+    }
+    std::fs::write(&p, text).unwrap();
+    p
+}
+
+/// `text` with its columns taken in `order` (by index), lines as they are.
+fn reorder(text: &str, order: &[usize]) -> String {
+    text.lines()
+        .map(|l| {
+            let cells: Vec<&str> = l.split(',').collect();
+            order
+                .iter()
+                .map(|&j| cells[j])
+                .collect::<Vec<_>>()
+                .join(",")
+                + "\n"
+        })
+        .collect()
+}
+
+/// Cases 6 and 7: columns are matched by the names the model saved.
+#[test]
+fn tables_are_read_by_column_name() {
+    let t = tempfile::tempdir().unwrap();
+    let data = named(t.path());
+    let m = t.path().join("m");
+    let o = ant(&[
+        "train",
+        "--preset",
+        "tabular",
+        "--data",
+        s(&data),
+        "--target",
+        "species",
+        "--task",
+        "classification",
+        "--epochs-node",
+        "5",
+        "--refine-epochs",
+        "2",
+        "--max-depth",
+        "1",
+        "--out",
+        s(&m),
+    ]);
+    ok(&o);
+    let text = std::fs::read_to_string(&data).unwrap();
+    let same = t.path().join("same.csv");
+    std::fs::write(&same, reorder(&text, &[1, 0, 3, 2, 4])).unwrap();
+    let shuffled = t.path().join("shuffled.csv");
+    std::fs::write(&shuffled, reorder(&text, &[3, 2, 1, 0, 4])).unwrap();
+    let json = |p: &Path| {
+        let o = ant(&["eval", "--model", s(&m), "--data", s(p), "--json"]);
+        ok(&o);
+        let v: serde_json::Value = serde_json::from_slice(&o.stdout).unwrap();
+        v["multi_path_error"].clone()
+    };
+    // The same rows with their columns in two other orders score the same (all rows:
+    // neither file is the training file byte for byte).
+    assert_eq!(json(&shuffled), json(&same));
+    let predict = |p: &Path| ant(&["predict", "--model", s(&m), "--input", s(p)]);
+    let features = t.path().join("features.csv");
+    std::fs::write(&features, reorder(&text, &[0, 1, 2, 3])).unwrap();
+    let features_shuffled = t.path().join("features_shuffled.csv");
+    std::fs::write(&features_shuffled, reorder(&text, &[2, 0, 3, 1])).unwrap();
+    let (a, b) = (predict(&features), predict(&features_shuffled));
+    ok(&a);
+    assert_eq!(a.stdout, b.stdout);
+    // An extra column (an id) and a missing one are named, not read as features.
+    let with_id = t.path().join("id.csv");
+    let id: String = text
+        .lines()
+        .enumerate()
+        .map(|(i, l)| {
+            let cells: Vec<&str> = l.split(',').collect();
+            let id = if i == 0 {
+                "id".to_string()
+            } else {
+                i.to_string()
+            };
+            format!("{id},{}\n", cells[..4].join(","))
+        })
+        .collect();
+    std::fs::write(&with_id, id).unwrap();
+    assert_clean_error(&predict(&with_id), &["id.csv", "not the model's: 'id'"]);
+    let three = t.path().join("three.csv");
+    std::fs::write(&three, reorder(&text, &[0, 1, 2])).unwrap();
+    assert_clean_error(&predict(&three), &["three.csv", "missing 'pw'"]);
+}
+
+/// A header of numeric names is a header when they are the model's names.
+#[test]
+fn numeric_column_names_are_read_as_a_header() {
+    let t = tempfile::tempdir().unwrap();
+    let p = t.path().join("n.csv");
+    let mut text = String::from("1,2,label\n");
+    for (i, r) in uniform(90, 2, 5).chunks(2).enumerate() {
+        text.push_str(&format!(
+            "{},{},{}\n",
+            r[0] + (i % 2) as f32,
+            r[1],
+            ["x", "y"][i % 2]
+        ));
+    }
+    std::fs::write(&p, &text).unwrap();
+    let m = t.path().join("m");
+    ok(&ant(&[
+        "train",
+        "--preset",
+        "tabular",
+        "--data",
+        s(&p),
+        "--target",
+        "label",
+        "--task",
+        "classification",
+        "--epochs-node",
+        "2",
+        "--refine-epochs",
+        "1",
+        "--max-depth",
+        "1",
+        "--out",
+        s(&m),
+    ]));
+    let input = t.path().join("in.csv");
+    std::fs::write(&input, "2,1\n0.5,0.1\n0.2,0.3\n").unwrap();
+    let o = ant(&["predict", "--model", s(&m), "--input", s(&input)]);
+    ok(&o);
+    // Two rows predicted: the header was not read as a row.
+    let out = String::from_utf8_lossy(&o.stdout).into_owned();
+    assert_eq!(out.lines().count(), 3, "{out}");
+}
+
+/// Case 8: a normalisation no division can use is refused when the model loads.
+#[test]
+fn model_files_with_unusable_scales_are_refused() {
+    let t = tempfile::tempdir().unwrap();
+    let data = table(t.path());
+    let m = t.path().join("m");
+    ok(&train(&data, &m, &[]));
+    let tree = std::fs::read_to_string(m.join("tree.json")).unwrap();
+    let v: serde_json::Value = serde_json::from_str(&tree).unwrap();
+    for (key, value, needle) in [
+        ("x_std", 1e-45, "too small to divide by"),
+        ("x_mean", 3e38, "x_mean"),
+    ] {
+        let mut v = v.clone();
+        v["normalisation"][key][0] = serde_json::json!(value);
+        std::fs::write(m.join("tree.json"), serde_json::to_string(&v).unwrap()).unwrap();
+        let o = ant(&["eval", "--model", s(&m), "--data", s(&data)]);
+        assert_clean_error(&o, &["tree.json", needle]);
+    }
+}
+
+/// Cases 10 and 11: too little to train on is one error, before anything is written.
+#[test]
+fn sets_too_small_to_train_on_are_refused_before_anything_is_written() {
+    let t = tempfile::tempdir().unwrap();
+    let r = t.path().join("r.csv");
+    let rows: String = uniform(40, 2, 9)
+        .chunks(2)
+        .map(|p| format!("{},{},{}\n", p[0], p[1], p[0] - p[1]))
+        .collect();
+    std::fs::write(&r, format!("a,b,y\n{rows}")).unwrap();
+    for extra in [
+        &["--valid-fraction", "0.999"][..],
+        &["--valid-fraction", "0.999", "--valid-rows", "last"],
+    ] {
+        let out = t.path().join("x");
+        let mut args = vec![
+            "train",
+            "--preset",
+            "tabular",
+            "--data",
+            s(&r),
+            "--target",
+            "y",
+            "--task",
+            "regression",
+            "--epochs-node",
+            "2",
+            "--refine-epochs",
+            "1",
+            "--max-depth",
+            "2",
+            "--out",
+            s(&out),
+        ];
+        args.extend_from_slice(extra);
+        assert_clean_error(&ant(&args), &["too few samples to train on"]);
+        assert!(!out.exists(), "nothing is written");
+    }
+    // Images of no pixels.
+    let idx = t.path().join("idx");
+    std::fs::create_dir(&idx).unwrap();
+    let write = |name: &str, dims: &[u32], data: &[u8]| {
+        let mut b = vec![0, 0, 0x08, dims.len() as u8];
+        dims.iter().for_each(|d| b.extend(d.to_be_bytes()));
+        b.extend_from_slice(data);
+        std::fs::write(idx.join(name), b).unwrap();
+    };
+    write("train-images-idx3-ubyte", &[20, 0, 0], &[]);
+    write("train-labels-idx1-ubyte", &[20], &[0, 1].repeat(10));
+    write("t10k-images-idx3-ubyte", &[2, 0, 0], &[]);
+    write("t10k-labels-idx1-ubyte", &[2], &[0, 1]);
+    let out = t.path().join("y");
+    let o = ant(&[
+        "train",
+        "--preset",
+        "mnist-c",
+        "--data",
+        s(&idx),
+        "--epochs-node",
+        "2",
+        "--refine-epochs",
+        "1",
+        "--max-depth",
+        "2",
+        "--out",
+        s(&out),
+    ]);
+    assert_clean_error(&o, &["train-images-idx3-ubyte", "0x0 pixels"]);
+    assert!(!out.exists());
+}
+
+/// Case 12 and 9: a float flag infinite in f32, and augmentation of a table, are
+/// refused by name.
+#[test]
+fn flags_that_f32_cannot_hold_or_that_do_nothing_are_refused() {
+    let t = tempfile::tempdir().unwrap();
+    let data = table(t.path());
+    let out = t.path().join("x");
+    let o = train(&data, &out, &["--router-balance", "1e40"]);
+    assert_clean_error(&o, &["--router-balance", "f32"]);
+    let o = train(&data, &out, &["--augment", "shift"]);
+    assert_clean_error(&o, &["augment", "shift"]);
+    assert!(!out.exists());
+}
+
+/// Case 13: targets around 1e20 train; their MSE is finite (f64 holds it).
+#[test]
+fn huge_regression_targets_train() {
+    let t = tempfile::tempdir().unwrap();
+    let r = t.path().join("r.csv");
+    let rows: String = uniform(200, 2, 4)
+        .chunks(2)
+        // Targets of about 1e20 whose squares (1e40) f32 cannot hold.
+        .map(|p| {
+            format!(
+                "{},{},{}\n",
+                p[0],
+                p[1],
+                (3.0 + p[0] * p[1].sin()) as f64 * 1e20
+            )
+        })
+        .collect();
+    std::fs::write(&r, format!("a,b,y\n{rows}")).unwrap();
+    let out = t.path().join("x");
+    let o = ant(&[
+        "train",
+        "--preset",
+        "tabular",
+        "--data",
+        s(&r),
+        "--target",
+        "y",
+        "--task",
+        "regression",
+        "--epochs-node",
+        "2",
+        "--refine-epochs",
+        "1",
+        "--max-depth",
+        "1",
+        "--out",
+        s(&out),
+    ]);
+    ok(&o);
+    let report: serde_json::Value =
+        serde_json::from_slice(&std::fs::read(out.join("report.json")).unwrap()).unwrap();
+    let mse = report["multi_path_mse"].as_f64().unwrap();
+    assert!(mse.is_finite() && mse > 0.0, "{report}");
+}
+
+/// Cases 14 and 15: the error says what the model wants and what was given.
+#[test]
+fn errors_name_the_models_kind_of_data() {
+    let t = tempfile::tempdir().unwrap();
+    let mnist = Path::new(env!("CARGO_MANIFEST_DIR")).join("data/mnist");
+    let m = t.path().join("m");
+    ok(&ant(&[
+        "train",
+        "--preset",
+        "mnist-c",
+        "--data",
+        s(&mnist),
+        "--train-limit",
+        "200",
+        "--epochs-node",
+        "1",
+        "--refine-epochs",
+        "1",
+        "--max-depth",
+        "1",
+        "--out",
+        s(&m),
+    ]));
+    let data = named(t.path());
+    let o = ant(&["eval", "--model", s(&m), "--data", s(&data)]);
+    assert_clean_error(&o, &["named.csv", "holds a table", "1x28x28 images"]);
+    // An ensemble's curves are its members'.
+    let e = t.path().join("e");
+    ok(&train(&table(t.path()), &e, &["--ensemble", "2"]));
+    let o = ant(&[
+        "curves",
+        "--run",
+        s(&e),
+        "--out",
+        s(&t.path().join("c.svg")),
+    ]);
+    assert_clean_error(&o, &["is an ensemble", "member-0"]);
+}
