@@ -6,7 +6,8 @@
 #     bash scripts/results.sh ROW...        # e.g. sarcos-ensemble
 #     bash scripts/results.sh all
 #
-# Rows: mnist-c-full  mnist-c-full-paper  mnist-c-5k  sarcos  sarcos-ensemble
+# Rows: mnist-a  mnist-b  mnist-a-cnn  mnist-a-star  mnist-baselines  mnist-a-ensemble
+#       mnist-c-full  mnist-c-full-paper  mnist-c-5k  sarcos  sarcos-ensemble
 #       mnist-c-5k-ensemble  fig4  side-by-side-sarcos  side-by-side-mnist5k
 #       fidelity-5k  fidelity-full  fidelity-valid-rows   (issue 12's controlled runs; ANT_DEVICE=torch for
 #       LibTorch, which the report's numbers used: source scripts/torch-env.sh first)
@@ -31,12 +32,29 @@ ensemble() { # row, data, ant train flags...
 
 row() {
     case "$1" in
+        # The paper's Table 1 on MNIST (issue 33), its protocol being the defaults: seeds
+        # 0, 1, 2 each; RAYON_NUM_THREADS=1 runs two rows at once on 2 cores.
+        mnist-a|mnist-b) for seed in 0 1 2; do
+                train "$1-seed$seed" --preset "$1" --data data/mnist --seed "$seed"
+            done ;;
+        # The single-path CNN the pretrained start (*) begins from, and mnist-a* itself.
+        mnist-a-cnn) train "$1" --preset mnist-a --data data/mnist --baseline cnn ;;
+        mnist-a-star) for seed in 0 1 2; do
+                train "$1-seed$seed" --preset mnist-a --data data/mnist --seed "$seed" \
+                    --init-from "$root/mnist-a-cnn"
+            done ;;
+        mnist-baselines) for b in linear mlp-1 mlp-2; do
+                train "mnist-baseline-$b" --preset mnist-a --data data/mnist --baseline "$b"
+            done ;;
+        # Eight trees (about eight times a seed's time: for a GPU, or a long night).
+        mnist-a-ensemble) ensemble "$1" data/mnist --preset mnist-a --device "${ANT_DEVICE:-cpu}" ;;
         mnist-c-full) train "$1" --preset mnist-c --data data/mnist --augment none \
             --refine-epochs 5 --router-balance 1 --router-confidence 0.2 ;;
-        # The paper's mnist-c row with today's defaults (RESULTS ran it with ANT_DEVICE=torch).
+        # The paper's mnist-c row with shifted images, the defaults of the build that
+        # measured it (RESULTS ran it with ANT_DEVICE=torch and --select nll).
         mnist-c-full-paper) for seed in 0 1 2; do
                 train "$1-seed$seed" --preset mnist-c --data data/mnist --seed "$seed" \
-                    --device "${ANT_DEVICE:-cpu}"
+                    --augment shift --patience 10 --select nll --device "${ANT_DEVICE:-cpu}"
             done ;;
         mnist-c-5k) for seed in 0 1 2; do
                 train "$1-seed$seed" --preset mnist-c --data data/mnist --train-limit 5000 --seed "$seed"
@@ -46,9 +64,9 @@ row() {
         mnist-c-5k-ensemble) ensemble "$1" data/mnist --preset mnist-c --train-limit 5000 \
             --device "${ANT_DEVICE:-cpu}" ;;
         fig4) bash scripts/fig4.sh "$root/fig4" ;;
-        # One setting changed at a time against the defaults (paper: mean subtraction,
-        # the best refinement epoch by validation NLL).
-        fidelity-5k) for arm in "mean-nll:" "mean-std-nll:--image-norm mean-std" \
+        # One setting changed at a time against the defaults of issue 12's build (mean
+        # subtraction, the best refinement epoch by validation NLL, MNIST not augmented).
+        fidelity-5k) for arm in "mean-nll:--select nll" "mean-std-nll:--image-norm mean-std --select nll" \
                 "mean-metric:--select metric"; do
                 for seed in 0 1 2; do
                     # shellcheck disable=SC2086 # the arm's flags are words
@@ -56,7 +74,7 @@ row() {
                         --train-limit 5000 --seed "$seed" --device "${ANT_DEVICE:-cpu}" ${arm#*:}
                 done
             done ;;
-        fidelity-full) for arm in "mean-nll:" "mean-std-nll:--image-norm mean-std" \
+        fidelity-full) for arm in "mean-nll:--select nll" "mean-std-nll:--image-norm mean-std --select nll" \
                 "mean-metric:--select metric"; do
                 # shellcheck disable=SC2086
                 train "$1-${arm%%:*}" --preset mnist-c --data data/mnist \

@@ -32,7 +32,7 @@ pub use crate::layout::ENSEMBLE_FILE;
 pub const MAX_MEMBERS: usize = 1000;
 /// The most bytes an `ensemble.json` of [`MAX_MEMBERS`] members can take, with room.
 const MAX_FILE_BYTES: u64 = 16 << 20;
-pub(crate) const FORMAT: &str = "ant-ensemble-1";
+const FORMAT: &str = crate::layout::ENSEMBLE_FORMAT;
 
 /// Member `k`'s run directory.
 pub fn member_dir(dir: &Path, k: usize) -> PathBuf {

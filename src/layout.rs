@@ -19,6 +19,13 @@ pub const LOCK_FILE: &str = "run.lock";
 /// What `ant prune` writes beside the pruned model.
 pub const PRUNE_FILE: &str = "prune.json";
 
+/// The `format` of a `tree.json` and of an `ensemble.json`: what tells them from files
+/// of the same names that `ant` did not write.
+pub const MODEL_FORMAT: &str = "ant-model-1";
+pub const ENSEMBLE_FORMAT: &str = "ant-ensemble-1";
+/// How `run.lock` starts.
+pub const LOCK_TEXT: &str = "held by ant";
+
 /// The names a model, ensemble or run directory owns (what `ant` writes and reads there).
 pub fn is_model_owned(name: &str) -> bool {
     [

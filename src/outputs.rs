@@ -156,14 +156,10 @@ pub fn check_nothing_foreign(out: &Path) -> Result<()> {
     let reads = |name: &str, ok: fn(&[u8]) -> bool| {
         crate::persist::read_bounded(&out.join(name), 256 << 20).is_ok_and(|b| ok(&b))
     };
-    let tree = reads(TREE_FILE, |b| format_is(b, crate::model::FORMAT));
-    let ensemble = reads(ENSEMBLE_FILE, |b| format_is(b, crate::ensemble::FORMAT));
-    let run = reads(&format!("{CHECKPOINT_DIR}/{RUN_FILE}"), |b| {
-        serde_json::from_slice::<crate::run::RunFile>(b).is_ok()
-    });
-    let lock = reads(LOCK_FILE, |b| {
-        b.starts_with(crate::run::LOCK_TEXT.as_bytes())
-    });
+    let tree = reads(TREE_FILE, |b| format_is(b, MODEL_FORMAT));
+    let ensemble = reads(ENSEMBLE_FILE, |b| format_is(b, ENSEMBLE_FORMAT));
+    let run = reads(&format!("{CHECKPOINT_DIR}/{RUN_FILE}"), is_run_file);
+    let lock = reads(LOCK_FILE, |b| b.starts_with(LOCK_TEXT.as_bytes()));
     let mut foreign: Vec<String> = [
         (CHECKPOINT_DIR, !run),
         (LOCK_FILE, !lock),
@@ -175,17 +171,33 @@ pub fn check_nothing_foreign(out: &Path) -> Result<()> {
     .map(|(name, _)| name.to_string())
     .collect();
     if !(tree || ensemble || run) {
+        // Beside no model: only what ant recognises as its own (a diverged run's records).
+        let descriptions: [(&str, fn(&[u8]) -> bool); 4] = [
+            (RECORDS_FILE, is_records),
+            (REPORT_FILE, |b| {
+                has_key(b, &["multi_path_error", "multi_path_mse"])
+            }),
+            (PRUNE_FILE, |b| has_key(b, &["min_reach"])),
+            (LEGACY_WEIGHTS_FILE, |_| false),
+        ];
+        for (name, ours) in descriptions {
+            if has(name) && !reads(name, ours) {
+                foreign.push(name.to_string());
+            }
+        }
         let entries = std::fs::read_dir(out).map_err(|e| AntError::io(out, e))?;
-        let mut described: Vec<String> = entries
+        let mut weights: Vec<String> = entries
             .flatten()
             .map(|e| e.file_name().to_string_lossy().into_owned())
+            .filter(|n| n.starts_with("model-") && n.ends_with(".safetensors"))
+            // ant names its weights by their checksum: 16 hexadecimal digits.
             .filter(|n| {
-                [RECORDS_FILE, REPORT_FILE, PRUNE_FILE, LEGACY_WEIGHTS_FILE].contains(&n.as_str())
-                    || (n.starts_with("model-") && n.ends_with(".safetensors"))
+                let id = &n["model-".len()..n.len() - ".safetensors".len()];
+                !(id.len() == 16 && id.bytes().all(|b| b.is_ascii_hexdigit()))
             })
             .collect();
-        described.sort();
-        foreign.extend(described);
+        weights.sort();
+        foreign.extend(weights);
     }
     if foreign.is_empty() {
         return Ok(());
@@ -196,6 +208,34 @@ pub fn check_nothing_foreign(out: &Path) -> Result<()> {
         foreign.join(", ")
     );
     Err(AntError::data(out, msg))
+}
+
+/// Whether `bytes` are a run file as `ant` starts every run with: its spec and the
+/// directory it was started from.
+fn is_run_file(bytes: &[u8]) -> bool {
+    #[derive(serde::Deserialize)]
+    #[allow(dead_code)] // the fields are read to be there
+    struct Head {
+        spec: serde_json::Value,
+        cwd: serde_json::Value,
+    }
+    serde_json::from_slice::<Head>(bytes).is_ok()
+}
+
+/// Whether `bytes` are training records as `ant` writes them: none yet, or lines of
+/// JSON objects that each name a phase and an epoch.
+fn is_records(bytes: &[u8]) -> bool {
+    let text = String::from_utf8_lossy(bytes);
+    text.lines()
+        .filter(|l| !l.trim().is_empty())
+        .take(1)
+        .all(|l| has_key(l.as_bytes(), &["phase"]) && has_key(l.as_bytes(), &["epoch"]))
+}
+
+/// Whether `bytes` are a JSON object with one of `keys`.
+fn has_key(bytes: &[u8], keys: &[&str]) -> bool {
+    serde_json::from_slice::<serde_json::Map<String, serde_json::Value>>(bytes)
+        .is_ok_and(|m| keys.iter().any(|k| m.contains_key(*k)))
 }
 
 /// Whether `bytes` are a JSON object whose `format` is `format`.

@@ -26,6 +26,7 @@ use crate::data::source::{Source, load_source};
 use crate::data::split::Member;
 use crate::data::tabular::TargetSpec;
 use crate::error::{AntError, Result};
+use crate::layout::LOCK_TEXT;
 use crate::model::{Ant, Evaluation, TestSplit, missing_classes_warning};
 use crate::named::Named;
 use crate::observe::{EpochRecord, Observer};
@@ -585,11 +586,16 @@ fn write_lock_text(out: &Path) -> Result<()> {
         "{LOCK_TEXT} (process {}) while it writes this directory: no other command may write here until it ends\n",
         std::process::id()
     );
-    std::fs::write(&path, text).map_err(|e| AntError::io(&path, e))
+    // Written beside it and renamed: another command reading it never sees it half
+    // written (empty). Not one of the durable steps fault injection counts.
+    let tmp = out.join(format!(".{LOCK_FILE}.{}.tmp", std::process::id()));
+    std::fs::write(&tmp, text)
+        .and_then(|()| std::fs::rename(&tmp, &path))
+        .map_err(|e| {
+            let _ = std::fs::remove_file(&tmp);
+            AntError::io(&path, e)
+        })
 }
-
-/// How `run.lock` starts: what tells it from a file of the user's.
-pub(crate) const LOCK_TEXT: &str = "held by ant";
 
 /// Take the directory's lock, or say that another run holds it. The OS lock is held on
 /// the directory itself (where the OS can lock one), so that deleting `run.lock` does
@@ -647,6 +653,9 @@ fn load(spec: &RunSpec, cwd: &Path) -> Result<(Source, Dataset)> {
         None => train,
     };
     crate::train::check_training_data(&cfg, &train)?;
+    if let Some(start) = crate::model::start_model(&cfg.params(), &Device::flex())? {
+        crate::train::check_start(&start, &cfg, &train)?;
+    }
     check_memory(&cfg, &train)?;
     Ok((source, train))
 }

@@ -248,7 +248,7 @@ fn image_scaling_selection_and_validation_rows_are_chosen_and_recorded() {
     let paper = tree("paper", &[]);
     assert_eq!(std_of(&paper), 1.0);
     assert_eq!(paper["config"]["image_norm"], "mean");
-    assert_eq!(paper["config"]["select"], "nll");
+    assert_eq!(paper["config"]["select"], "metric");
     assert_eq!(paper["provenance"]["valid_split"]["kind"], "stratified");
     let scaled = tree(
         "scaled",
@@ -256,7 +256,7 @@ fn image_scaling_selection_and_validation_rows_are_chosen_and_recorded() {
             "--image-norm",
             "mean-std",
             "--select",
-            "metric",
+            "nll",
             "--valid-rows",
             "last",
         ],
@@ -267,7 +267,7 @@ fn image_scaling_selection_and_validation_rows_are_chosen_and_recorded() {
         std_of(&scaled)
     );
     assert_eq!(scaled["config"]["image_norm"], "mean-std");
-    assert_eq!(scaled["config"]["select"], "metric");
+    assert_eq!(scaled["config"]["select"], "nll");
     assert_eq!(scaled["config"]["valid_rows"], "last");
     assert_eq!(scaled["provenance"]["valid_split"]["kind"], "tail");
 }

@@ -141,7 +141,7 @@ fn diverged_training_is_an_error_that_leaves_nothing() {
     let r = ant(&train_args(
         &data,
         &out,
-        &["--epochs-node", "2", "--lr", "1e300"],
+        &["--epochs-node", "2", "--lr", "1e30"],
     ));
     assert_eq!(r.status.code(), Some(2), "{}", stderr(&r));
     let e = stderr(&r);
@@ -161,7 +161,7 @@ fn diverged_training_is_an_error_that_leaves_nothing() {
     let r = ant(&train_args(
         &data,
         &out,
-        &["--epochs-node", "2", "--lr", "1e300", "--force"],
+        &["--epochs-node", "2", "--lr", "1e30", "--force"],
     ));
     assert!(stderr(&r).contains("diverged"), "{}", stderr(&r));
     for (f, b) in files.iter().zip(&before) {
@@ -298,7 +298,8 @@ fn an_ensemble_or_a_link_to_nowhere_is_no_run_directory() {
     // An ensemble's directory: a model trained there would be hidden by ensemble.json.
     let ens = tmp.path().join("ens");
     std::fs::create_dir(&ens).unwrap();
-    std::fs::write(ens.join("ensemble.json"), "{}").unwrap();
+    // (of ant's format: one of another is the user's file, refused as such)
+    std::fs::write(ens.join("ensemble.json"), r#"{"format": "ant-ensemble-1"}"#).unwrap();
     for force in [&[][..], &["--force"]] {
         let mut extra = vec!["--epochs-node", "1"];
         extra.extend_from_slice(force);

@@ -225,13 +225,15 @@ class _ANTBase(BaseEstimator):
 class ANTClassifier(ClassifierMixin, _ANTBase):
     """An Adaptive Neural Tree classifier (Tanno et al., ICML 2019).
 
-    The parameters are ``ant train``'s options, with its defaults: ``preset`` (module
-    families: ``tabular`` for rows; ``mnist-a/b/c``, ``cifar10-a/b/c`` for images),
-    ``epochs_node``, ``patience`` (``None``: 5, or 10 with augmentation), ``refine_epochs``
-    (``None``: the preset's),
-    ``max_depth``, ``batch_size``, ``lr``, ``seed``, ``init``, ``ablation``, ``width``,
-    ``router_balance``, ``router_confidence``, ``router_init``, ``augment``,
-    ``baseline``, ``image_norm``, ``select``, ``valid_rows``, and ``device`` (``cpu``; ``torch`` / ``cuda:N`` in a build with
+    The parameters are ``ant train``'s options, with its defaults (the paper's
+    protocol): ``preset`` (module families: ``tabular`` for rows; ``mnist-a/b/c``,
+    ``cifar10-a/b/c`` for images), ``ablation``, ``init``, ``epochs_node``, ``patience``
+    (``None``: the paper's 5), ``refine_epochs`` (``None``: the preset's), ``max_depth``,
+    ``width``, ``batch_size``, ``lr``, ``seed``, ``valid_fraction``, ``augment``
+    (``None``: the preset's, images only), ``router_init``, ``router_balance``,
+    ``router_confidence``, ``baseline``, ``image_norm``, ``select``, ``valid_rows``,
+    ``pool_rule``, ``accept``, ``init_from`` (a model directory of a single-path CNN to
+    start from), and ``device`` (``cpu``; ``torch`` / ``cuda:N`` in a build with
     LibTorch). ``single_path=True`` predicts with each sample's most likely leaf alone
     instead of the mixture of all leaves.
 

@@ -180,3 +180,12 @@ def test_ensembles_average_their_members(iris):
     assert ens.members_[0].decisions_ != ens.members_[1].decisions_ or not same_bits(a, b)
     member1 = ant.fit_member(ant.ANTClassifier(**SMALL), X, y, 1, 2)
     assert same_bits(member1.predict_proba(X), ens.members_[1].predict_proba(X))
+
+
+def test_the_docstring_names_every_parameter():
+    # The estimators take `ant train`'s parameters (ant.DEFAULTS, read from the Rust
+    # declarations): each is named in the docstring a user reads.
+    doc = ant.ANTClassifier.__doc__
+    missing = [k for k in ant.DEFAULTS if f"``{k}``" not in doc]
+    assert not missing, f"ANTClassifier's docstring does not name {missing}"
+    assert "``device``" in doc and "``single_path" in doc

@@ -15,9 +15,15 @@ use crate::progress::ProgressBars;
 /// The run a `train` command line describes.
 fn run_spec(a: TrainArgs) -> Result<(PathBuf, RunSpec)> {
     // clap requires these unless --resume.
-    let (Some(params), Some(path), Some(out)) = (a.params, a.data, a.out) else {
+    let (Some(mut params), Some(path), Some(out)) = (a.params, a.data, a.out) else {
         return Err(AntError::param("--preset, --data and --out are required"));
     };
+    // Recorded as an absolute path: a resumed run or an ensemble member may start
+    // elsewhere.
+    if let Some(dir) = &params.init_from {
+        params.init_from =
+            Some(std::path::absolute(dir).map_or(dir.clone(), |p| p.display().to_string()));
+    }
     let target = match (a.target, a.task) {
         (Some(column), Some(task)) => Some(TargetSpec {
             delimiter: a.delimiter,

@@ -6,6 +6,7 @@
 //! [`check_fits`] says whether a data set fits a model.
 
 pub mod cifar;
+mod columns;
 pub mod csv;
 pub mod detect;
 pub mod fit;

@@ -16,7 +16,7 @@ use super::{Dataset, Targets, read_maybe_gz};
 use crate::error::{AntError, Result, quoted};
 
 /// `items` joined by commas, the first 20 of them (and how many more).
-fn list(items: &[String]) -> String {
+pub(super) fn list(items: &[String]) -> String {
     let mut text = items
         .iter()
         .take(20)
@@ -256,7 +256,7 @@ pub fn parse_labelled(
     let mut t = table(bytes, path, spec)?;
     // A model's table is read by the names it was trained on, in its order.
     if let Some(names) = &spec.columns {
-        t = by_names(&t, names, None, path)?;
+        t = super::columns::by_names(&t, names, None, path)?;
     }
     let n_columns = t.n_cols();
     check_column_count(n_columns, spec, path)?;
@@ -453,7 +453,7 @@ pub fn parse_features(
         && let (Some(names), Some(target)) = (&s.columns, s.index)
     {
         // The features by the names the model was trained on; the target may be there.
-        let kept = by_names(&t, names, Some(target), path)?;
+        let kept = super::columns::by_names(&t, names, Some(target), path)?;
         let rows = data_rows(&kept, true, path)?;
         let count = rows.len();
         let x = features(&kept, rows, None, Some(&kept.rows[0]), path)?;
@@ -533,64 +533,6 @@ fn find_target(first: &[String], s: &TargetSpec, n: usize, path: &Path) -> Resul
         );
         AntError::data(path, msg)
     })
-}
-
-/// The table's columns by the header names a model was trained on (`names`, every
-/// column of its training file in order), in that order, the header row first. With
-/// `optional` (the target's index in `names`, for rows to predict) that column may be
-/// absent, and is left out either way. A header that lacks a name, or has one the
-/// model does not know, is an error that lists both.
-fn by_names(t: &Table, names: &[String], optional: Option<usize>, path: &Path) -> Result<Table> {
-    let first: Vec<&str> = t.rows[0].iter().map(|c| c.trim()).collect();
-    let find = |name: &str| first.iter().position(|c| *c == name.trim());
-    let wanted: Vec<(usize, &String)> = names
-        .iter()
-        .enumerate()
-        .filter(|&(j, _)| Some(j) != optional)
-        .collect();
-    let missing: Vec<String> = wanted
-        .iter()
-        .filter(|(_, n)| find(n).is_none())
-        .map(|(_, n)| quoted(n))
-        .collect();
-    let known = |c: &str| names.iter().any(|n| n.trim() == c);
-    let extra: Vec<String> = first
-        .iter()
-        .filter(|c| !known(c))
-        .map(|c| quoted(c))
-        .collect();
-    let mut seen = first.clone();
-    seen.sort_unstable();
-    let twice = seen.windows(2).find(|w| w[0] == w[1]).map(|w| w[0]);
-    if missing.is_empty() && extra.is_empty() && twice.is_none() {
-        let order: Vec<usize> = wanted.iter().filter_map(|(_, n)| find(n)).collect();
-        let pick = |row: &Vec<String>| order.iter().map(|&j| row[j].clone()).collect();
-        return Ok(Table {
-            header: None,
-            rows: t.rows.iter().map(pick).collect(),
-            line_numbers: t.line_numbers.clone(),
-            delimiter: t.delimiter,
-        });
-    }
-    let mut why = Vec::new();
-    if !missing.is_empty() {
-        why.push(format!("missing {}", list(&missing)));
-    }
-    if !extra.is_empty() {
-        why.push(format!("not the model's: {}", list(&extra)));
-    }
-    if let Some(name) = twice {
-        why.push(format!("{} named twice", quoted(name)));
-    }
-    let all: Vec<String> = names.iter().map(|n| quoted(n)).collect();
-    let msg = format!(
-        "line {}: the header does not name the columns the model was trained on ({}); the \
-         model reads its columns by these names, in any order: {}",
-        t.line_numbers[0],
-        why.join("; "),
-        list(&all)
-    );
-    Err(AntError::data(path, msg))
 }
 
 /// A copy of the table with only the columns where `keep` holds.

@@ -15,7 +15,7 @@ use crate::persist::{read_bounded, write_atomic};
 use crate::tree::{Topology, Tree, TreeModules};
 
 pub use crate::layout::{LEGACY_WEIGHTS_FILE, TREE_FILE};
-pub(crate) const FORMAT: &str = "ant-model-1";
+pub(crate) const FORMAT: &str = crate::layout::MODEL_FORMAT;
 
 /// The weights file a `tree.json` belongs with: written into it by [`Ant::save`] and
 /// checked by [`Ant::load`], so a `tree.json` is never used with another model's weights.

@@ -41,6 +41,35 @@ pub struct Ant {
     device: Device,
 }
 
+/// The model `params.init_from` names (`--init-from`), loaded for training to start
+/// from; `None` without one. Its fit to the run is checked by training.
+pub(crate) fn start_model(
+    params: &AntParams,
+    device: &Device,
+) -> Result<Option<crate::train::StartModel>> {
+    let Some(dir) = params.init_from.as_deref().map(std::path::Path::new) else {
+        return Ok(None);
+    };
+    let bad = |msg: &str| crate::error::AntError::data(dir, format!("--init-from: {msg}"));
+    if !dir.is_dir() {
+        return Err(bad("no such directory"));
+    }
+    if dir.join(crate::layout::ENSEMBLE_FILE).is_file() {
+        return Err(bad(
+            "is an ensemble; start from one tree: a member's directory, or a model of \
+             --baseline cnn or --ablation no-router",
+        ));
+    }
+    let cnn = Ant::load(dir, device)?;
+    Ok(Some(crate::train::StartModel {
+        dir: dir.to_path_buf(),
+        preset: cnn.meta.preset,
+        task: cnn.meta.task,
+        config: cnn.meta.config.clone(),
+        tree: cnn.tree,
+    }))
+}
+
 impl Ant {
     /// Grow and refine an ANT (or, with [`AntParams::baseline`], train that fixed
     /// architecture) on `data` (a seeded `valid_fraction` of it, of each class
@@ -52,7 +81,10 @@ impl Ant {
         device: &Device,
         observer: &mut dyn Observer,
     ) -> Result<Ant> {
-        Self::from_training(crate::train::train(params, data, device, observer, None)?)
+        let start = start_model(&params, device)?;
+        Self::from_training(crate::train::train(
+            params, data, device, observer, None, start,
+        )?)
     }
 
     /// [`Ant::fit`], saving its state after every epoch in `checkpoints`. Given the
@@ -66,12 +98,14 @@ impl Ant {
         observer: &mut dyn Observer,
         checkpoints: &Checkpoints,
     ) -> Result<Ant> {
+        let start = start_model(&params, device)?;
         Self::from_training(crate::train::train(
             params,
             data,
             device,
             observer,
             Some(checkpoints),
+            start,
         )?)
     }
 

@@ -17,18 +17,27 @@
 //! Every copy has parameters of its own (new ids, the CNN's values): an optimiser tells
 //! modules apart by their ids, and two modules started from one CNN layer stay two.
 
-use std::path::Path;
+use std::path::PathBuf;
 
 use burn::prelude::*;
 
-use crate::ensemble::is_ensemble;
 use crate::error::{AntError, Result};
-use crate::model::Ant;
 use crate::modules::Block;
 use crate::params::TrainConfig;
 use crate::pool::PathPos;
-use crate::preset::Task;
+use crate::preset::{Preset, Task};
 use crate::spec::{BlockSpec, Shape};
+use crate::tree::Tree;
+
+/// A trained model to start from, as the caller loaded it from `dir` (loading model
+/// directories is the `model` module's, which training does not depend on).
+pub struct StartModel {
+    pub dir: PathBuf,
+    pub preset: Preset,
+    pub task: Task,
+    pub config: TrainConfig,
+    pub tree: Tree,
+}
 
 /// A trained single-path CNN, its modules ready to be copied into an ANT's.
 #[derive(Debug)]
@@ -41,31 +50,18 @@ pub struct Pretrained {
 }
 
 impl Pretrained {
-    /// The CNN saved in `dir`, checked against the run it starts: the same preset,
-    /// pooling rule, image scaling, input shape and task, and a single path whose k-th
-    /// transformer is the one growth would add at depth k.
-    pub fn load(
-        dir: &Path,
-        cfg: &TrainConfig,
-        (input, task): (Shape, Task),
-        device: &Device,
-    ) -> Result<Pretrained> {
+    /// The CNN `cnn`, checked against the run it starts: the same preset, pooling rule,
+    /// image scaling, input shape and task, and a single path whose k-th transformer is
+    /// the one growth would add at depth k.
+    pub fn new(cnn: &StartModel, cfg: &TrainConfig, (input, task): (Shape, Task)) -> Result<Pretrained> {
+        let dir = &cnn.dir;
         let bad = |msg: String| AntError::data(dir, format!("--init-from: {msg}"));
-        if !dir.is_dir() {
-            return Err(bad("no such directory".into()));
-        }
-        if is_ensemble(dir) {
-            let msg = "is an ensemble; start from one tree: a member's directory, or a model \
-                       of --baseline cnn or --ablation no-router";
-            return Err(bad(msg.into()));
-        }
-        let cnn = Ant::load(dir, device)?;
-        let (meta, topo) = (cnn.meta(), &cnn.tree().topology);
-        let theirs = &meta.config;
-        if meta.preset != cfg.preset {
+        let topo = &cnn.tree.topology;
+        let theirs = &cnn.config;
+        if cnn.preset != cfg.preset {
             let msg = format!(
                 "holds a model of preset {}, this run's preset is {}",
-                meta.preset, cfg.preset
+                cnn.preset, cfg.preset
             );
             return Err(bad(msg));
         }
@@ -76,8 +72,8 @@ impl Pretrained {
             );
             return Err(bad(msg));
         }
-        if meta.task != task {
-            let msg = format!("its model's task is {:?}, this run's is {task:?}", meta.task);
+        if cnn.task != task {
+            let msg = format!("its model's task is {:?}, this run's is {task:?}", cnn.task);
             return Err(bad(msg));
         }
         let same = |what: &str, a: String, b: String| {
@@ -120,7 +116,7 @@ impl Pretrained {
             let msg = "its model has no transformer (a linear baseline?): nothing to start from";
             return Err(bad(msg.into()));
         }
-        let modules = &cnn.tree().modules.nodes[0];
+        let modules = &cnn.tree.modules.nodes[0];
         Ok(Pretrained {
             transformers: modules.edge().to_vec(),
             head: modules.solver().expect("one node is a leaf").clone(),

@@ -1,16 +1,15 @@
 //! Training a model from a data set: the checks on the data, the validation rows, the
 //! device sets, then growth and refinement (or a baseline) into an [`Ant`].
 
-use std::path::Path;
 use std::sync::Arc;
 
 use burn::prelude::*;
 
 use super::{
-    Augmenter, Checkpoints, DeviceSet, GrowthData, MetricCtx, Pretrained, grow, refine,
+    Augmenter, Checkpoints, DeviceSet, GrowthData, MetricCtx, Pretrained, StartModel, grow, refine,
     to_device, train_fixed,
 };
-use crate::data::split::{Provenance, ValidRows, ValidSplit};
+use crate::data::split::{Provenance, ValidSplit};
 use crate::data::{Dataset, Targets};
 use crate::error::{AntError, Result};
 use crate::normalise::Normalisation;
@@ -97,6 +96,13 @@ fn check_split_sizes(cfg: &TrainConfig, data: &Dataset) -> Result<()> {
     Err(AntError::param(msg))
 }
 
+/// Whether the model `start` can start a run of `cfg` on `data` (see [`Pretrained::new`]):
+/// checked before a run writes anything.
+pub(crate) fn check_start(start: &StartModel, cfg: &TrainConfig, data: &Dataset) -> Result<()> {
+    let input = check_training_data(cfg, data)?;
+    Pretrained::new(start, cfg, (input, task_of(data))).map(|_| ())
+}
+
 /// The training split on the device, with augmentation when asked for.
 fn training_set(
     cfg: &TrainConfig,
@@ -147,6 +153,7 @@ pub(crate) fn train(
     device: &Device,
     observer: &mut dyn Observer,
     checkpoints: Option<&Checkpoints>,
+    start: Option<StartModel>,
 ) -> Result<Trained> {
         let cfg = params.check()?;
         let input = check_training_data(&cfg, data)?;
@@ -162,8 +169,8 @@ pub(crate) fn train(
         let tset = training_set(&cfg, &train, &norm, input, &base);
         let vset = to_device(&valid, &norm, input, &base);
         let ad = base.clone().autodiff();
-        let pretrained = match &cfg.init_from {
-            Some(dir) => Some(Pretrained::load(Path::new(dir), &cfg, (input, task), &base)?),
+        let pretrained = match &start {
+            Some(cnn) => Some(Pretrained::new(cnn, &cfg, (input, task))?),
             None => None,
         };
         crate::device::seed_draws(cfg.seed);
@@ -256,6 +263,7 @@ pub fn missing_classes_warning(
 #[cfg(test)]
 mod tests {
     use super::*;
+    use crate::data::split::ValidRows;
     use crate::{AntParams, Preset};
 
     /// Sample i is [i]; label i % 2.

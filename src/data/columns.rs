@@ -1,0 +1,82 @@
+//! A table read by the names of its columns: a model trained on a table with a header
+//! reads later tables by those names, in any order, and refuses one that lacks a name
+//! or has one it does not know (reading by position would silently use the wrong
+//! columns).
+
+use std::path::Path;
+
+use super::csv::{Table, first_row_is_header};
+use super::tabular::list;
+use crate::error::{AntError, Result, quoted};
+
+/// The table's columns by the header names a model was trained on (`names`, every
+/// column of its training file in order), in that order, the header row first. With
+/// `optional` (the target's index in `names`, for rows to predict) that column may be
+/// absent, and is left out either way. A header that lacks a name, or has one the
+/// model does not know, is an error that lists both.
+pub(crate) fn by_names(
+    t: &Table,
+    names: &[String],
+    optional: Option<usize>,
+    path: &Path,
+) -> Result<Table> {
+    let first: Vec<&str> = t.rows[0].iter().map(|c| c.trim()).collect();
+    let find = |name: &str| first.iter().position(|c| *c == name.trim());
+    let wanted: Vec<(usize, &String)> = names
+        .iter()
+        .enumerate()
+        .filter(|&(j, _)| Some(j) != optional)
+        .collect();
+    let missing: Vec<String> = wanted
+        .iter()
+        .filter(|(_, n)| find(n).is_none())
+        .map(|(_, n)| quoted(n))
+        .collect();
+    let known = |c: &str| names.iter().any(|n| n.trim() == c);
+    let extra: Vec<String> = first
+        .iter()
+        .filter(|c| !known(c))
+        .map(|c| quoted(c))
+        .collect();
+    let mut seen = first.clone();
+    seen.sort_unstable();
+    let twice = seen.windows(2).find(|w| w[0] == w[1]).map(|w| w[0]);
+    if missing.is_empty() && extra.is_empty() && twice.is_none() {
+        let order: Vec<usize> = wanted.iter().filter_map(|(_, n)| find(n)).collect();
+        let pick = |row: &Vec<String>| order.iter().map(|&j| row[j].clone()).collect();
+        return Ok(Table {
+            header: None,
+            rows: t.rows.iter().map(pick).collect(),
+            line_numbers: t.line_numbers.clone(),
+            delimiter: t.delimiter,
+        });
+    }
+    let all: Vec<String> = names.iter().map(|n| quoted(n)).collect();
+    if !first.iter().any(|c| known(c)) && !first_row_is_header(&t.rows[0], |_| true) {
+        let msg = format!(
+            "has no header row (line {} holds values): the model reads its columns by the \
+             names it was trained on, in any order; add a header naming them: {}",
+            t.line_numbers[0],
+            list(&all)
+        );
+        return Err(AntError::data(path, msg));
+    }
+    let mut why = Vec::new();
+    if !missing.is_empty() {
+        why.push(format!("missing {}", list(&missing)));
+    }
+    if !extra.is_empty() {
+        why.push(format!("not the model's: {}", list(&extra)));
+    }
+    if let Some(name) = twice {
+        why.push(format!("{} named twice", quoted(name)));
+    }
+    let msg = format!(
+        "line {}: the header does not name the columns the model was trained on ({}); the \
+         model reads its columns by these names, in any order: {}",
+        t.line_numbers[0],
+        why.join("; "),
+        list(&all)
+    );
+    Err(AntError::data(path, msg))
+}
