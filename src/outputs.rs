@@ -172,7 +172,7 @@ pub fn check_nothing_foreign(out: &Path) -> Result<()> {
     .collect();
     if !(tree || ensemble || run) {
         // Beside no model: only what ant recognises as its own (a diverged run's records).
-        let descriptions: [(&str, fn(&[u8]) -> bool); 4] = [
+        let descriptions: [(&str, Recogniser); 4] = [
             (RECORDS_FILE, is_records),
             (REPORT_FILE, |b| {
                 has_key(b, &["multi_path_error", "multi_path_mse"])
@@ -221,6 +221,9 @@ fn is_run_file(bytes: &[u8]) -> bool {
     }
     serde_json::from_slice::<Head>(bytes).is_ok()
 }
+
+/// Tells a file `ant` wrote by its bytes.
+type Recogniser = fn(&[u8]) -> bool;
 
 /// Whether `bytes` are training records as `ant` writes them: none yet, or lines of
 /// JSON objects that each name a phase and an epoch.
