@@ -235,11 +235,6 @@ mod tests {
         }
     }
 
-    #[test]
-    fn cpu_is_always_there() {
-        assert_eq!(ComputeDevice::Cpu.burn().unwrap(), Device::flex());
-    }
-
     #[cfg(not(feature = "torch"))]
     #[test]
     fn torch_without_the_feature_says_how_to_get_it() {

@@ -26,6 +26,14 @@ pub const ENSEMBLE_FORMAT: &str = "ant-ensemble-1";
 /// How `run.lock` starts.
 pub const LOCK_TEXT: &str = "held by ant";
 
+/// Whether `name` is a weights file as [`crate::Ant::save`] names one:
+/// `model-` and the first 16 hexadecimal digits of its checksum.
+pub fn is_checksum_weights(name: &str) -> bool {
+    name.strip_prefix("model-")
+        .and_then(|n| n.strip_suffix(".safetensors"))
+        .is_some_and(|id| id.len() == 16 && id.bytes().all(|b| b.is_ascii_hexdigit()))
+}
+
 /// The names a model, ensemble or run directory owns (what `ant` writes and reads there).
 pub fn is_model_owned(name: &str) -> bool {
     [

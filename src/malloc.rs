@@ -43,8 +43,5 @@ mod tests {
     fn settings_apply_on_glibc() {
         let applied = super::keep_large_buffers();
         assert_eq!(applied, cfg!(all(target_os = "linux", target_env = "gnu")));
-        // Allocation still works, large and small.
-        let v = vec![1u8; 64 << 20];
-        assert_eq!(v.iter().map(|&b| b as usize).sum::<usize>(), 64 << 20);
     }
 }

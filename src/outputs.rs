@@ -190,11 +190,8 @@ pub fn check_nothing_foreign(out: &Path) -> Result<()> {
             .flatten()
             .map(|e| e.file_name().to_string_lossy().into_owned())
             .filter(|n| n.starts_with("model-") && n.ends_with(".safetensors"))
-            // ant names its weights by their checksum: 16 hexadecimal digits.
-            .filter(|n| {
-                let id = &n["model-".len()..n.len() - ".safetensors".len()];
-                !(id.len() == 16 && id.bytes().all(|b| b.is_ascii_hexdigit()))
-            })
+            // ant names its weights by their checksum.
+            .filter(|n| !is_checksum_weights(n))
             .collect();
         weights.sort();
         foreign.extend(weights);

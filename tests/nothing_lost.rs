@@ -529,3 +529,42 @@ fn errors_name_the_models_kind_of_data() {
     ]);
     assert_clean_error(&o, &["is an ensemble", "member-0"]);
 }
+
+/// Found by the audit: `Ant::save` (the CLI's and Python's) replaced a `tree.json` of
+/// the user's and removed any `model-*.safetensors` that its `tree.json` did not name.
+#[test]
+fn saving_a_model_keeps_the_users_files() {
+    use ant::{Ant, observe::Silent};
+    let t = tempfile::tempdir().unwrap();
+    let model = Ant::fit(
+        small_params(),
+        &quadrants(),
+        &burn::prelude::Device::flex(),
+        &mut Silent,
+    )
+    .unwrap();
+    // A tree.json that is not ant's: refused, kept.
+    let theirs = t.path().join("theirs");
+    std::fs::create_dir(&theirs).unwrap();
+    std::fs::write(theirs.join("tree.json"), "{\"mine\": true}").unwrap();
+    let e = model.save(&theirs).unwrap_err().to_string();
+    assert!(
+        e.contains("tree.json") && e.contains("which ant did not write"),
+        "{e}"
+    );
+    assert_eq!(
+        std::fs::read(theirs.join("tree.json")).unwrap(),
+        b"{\"mine\": true}"
+    );
+    // Beside ant's model, weights of another name are the user's: saved over twice,
+    // they stay.
+    let ours = t.path().join("ours");
+    model.save(&ours).unwrap();
+    std::fs::write(ours.join("model-final.safetensors"), "mine").unwrap();
+    model.save(&ours).unwrap();
+    assert_eq!(
+        std::fs::read(ours.join("model-final.safetensors")).unwrap(),
+        b"mine"
+    );
+    assert!(Ant::load(&ours, &burn::prelude::Device::flex()).is_ok());
+}

@@ -74,8 +74,13 @@ impl Ant {
     /// checksum, then `tree.json`, which names that file, replaces the old one (the one
     /// atomic switch), then the weights files no `tree.json` names any more are removed.
     /// Interrupted at any point, `dir` holds the old model or the new one, whole.
+    ///
+    /// A directory holding files under the names a model's files have that `ant` did not
+    /// write (a `tree.json` of another format, say) is refused, and of the weights files
+    /// only those named by a checksum, as `save` names them, are ever removed.
     pub fn save(&self, dir: impl AsRef<Path>) -> Result<()> {
         let dir = dir.as_ref();
+        crate::outputs::check_nothing_foreign(dir)?;
         std::fs::create_dir_all(dir).map_err(|e| AntError::io(dir, e))?;
         let bytes = self.weights_bytes()?;
         let weights = WeightsRef::of(&bytes);
@@ -95,7 +100,8 @@ impl Ant {
         let entries = std::fs::read_dir(dir).map_err(|e| AntError::io(dir, e))?;
         for e in entries.flatten() {
             let name = e.file_name().to_string_lossy().into_owned();
-            if WeightsRef::is_weights_name(&name) && name != weights.file {
+            let ours = crate::layout::is_checksum_weights(&name) || name == LEGACY_WEIGHTS_FILE;
+            if ours && name != weights.file {
                 crate::persist::remove_file(&e.path())?;
             }
         }
