@@ -127,12 +127,22 @@ pub struct EpochRecord {
     /// What is trained at that leaf (growth phase).
     pub candidate: Option<CandidateKind>,
     pub epoch: usize,
+    /// Losses and the metric are written as `null` when not finite (JSON has no NaN or
+    /// infinity), and read back as NaN.
+    #[serde(deserialize_with = "nan_if_null")]
     pub train_loss: f64,
+    #[serde(deserialize_with = "nan_if_null")]
     pub valid_loss: f64,
     /// Validation error in percent (classification) or MSE in original units.
+    #[serde(deserialize_with = "nan_if_null")]
     pub valid_metric: f64,
     pub lr: f64,
     pub seconds: f64,
+}
+
+/// A number, or NaN for the `null` that serde_json writes for a non-finite one.
+fn nan_if_null<'de, D: serde::Deserializer<'de>>(d: D) -> Result<f64, D::Error> {
+    Ok(Option::<f64>::deserialize(d)?.unwrap_or(f64::NAN))
 }
 
 /// What happened at one leaf during growth.

@@ -568,3 +568,45 @@ fn saving_a_model_keeps_the_users_files() {
     );
     assert!(Ant::load(&ours, &burn::prelude::Device::flex()).is_ok());
 }
+
+/// Found by the audit (case 12's kind): a run whose losses went non-finite wrote them as
+/// `null`, and `ant curves` refused its records ("invalid type: null").
+#[test]
+fn curves_draw_records_with_non_finite_losses() {
+    let t = tempfile::tempdir().unwrap();
+    let data = t.path().join("r.csv");
+    let rows: String = (0..80)
+        .map(|i| format!("{},{},{}\n", i % 7, i % 3, 1 + i % 3))
+        .collect();
+    std::fs::write(&data, format!("a,b,y\n{rows}")).unwrap();
+    let out = t.path().join("x");
+    let o = ant(&[
+        "train",
+        "--preset",
+        "tabular",
+        "--data",
+        s(&data),
+        "--target",
+        "y",
+        "--task",
+        "regression",
+        "--width",
+        "8",
+        "--lr",
+        "1e30",
+        "--epochs-node",
+        "2",
+        "--refine-epochs",
+        "1",
+        "--max-depth",
+        "2",
+        "--out",
+        s(&out),
+    ]);
+    assert_clean_error(&o, &["diverged"]);
+    let records = std::fs::read_to_string(out.join("records.jsonl")).unwrap();
+    assert!(records.contains("null"), "{records}");
+    let svg = t.path().join("c.svg");
+    ok(&ant(&["curves", "--run", s(&out), "--out", s(&svg)]));
+    assert!(std::fs::read_to_string(&svg).unwrap().starts_with("<svg"));
+}
