@@ -11,7 +11,8 @@ a ``callback`` given to ``fit``; Ctrl-C stops training with ``KeyboardInterrupt`
 """
 
 from ant._ant import __version__
-from ant._ensemble import ANTEnsembleClassifier, ANTEnsembleRegressor, fit_member
+from ant._ensemble import ANTEnsembleClassifier, ANTEnsembleRegressor
+from ant._member import fit_member
 from ant._estimators import CHOICES, DEFAULTS, ANTClassifier, ANTRegressor
 from ant._io import load
 

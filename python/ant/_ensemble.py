@@ -2,7 +2,6 @@
 own seed on its own order of the training rows (so its own validation rows), exactly as
 ``ant train --ensemble N --member K``; predictions are the mean of the members'."""
 
-import json
 import os
 
 import numpy as np
@@ -11,15 +10,7 @@ from sklearn.utils.validation import check_is_fitted
 
 from ant import _ant
 from ant._estimators import ANTClassifier, ANTRegressor
-
-
-def fit_member(estimator, X, y, member, n_members, callback=None):
-    """A fitted copy of ``estimator``: member ``member`` (0 to ``n_members - 1``) of the
-    ensemble of ``n_members`` seeded with ``estimator.seed``. It depends only on the
-    estimator's parameters, the data and the member, so members trained one after the
-    other, in other processes or on other machines make the same ensemble."""
-    est = clone(estimator)
-    return est._fit_atomically(lambda: est._fit(X, y, member=(int(member), int(n_members)), callback=callback))
+from ant._member import fit_member
 
 
 class _ANTEnsembleBase(BaseEstimator):
@@ -124,13 +115,3 @@ class ANTEnsembleRegressor(RegressorMixin, _ANTEnsembleBase):
     def predict(self, X):
         values = self._mean_values(X).astype(np.float64)
         return values.ravel() if self._y_ndim == 1 and values.shape[1] == 1 else values
-
-
-def ensemble_from_models(models, device):
-    """The fitted ensemble of loaded members (``ant.load`` of an ensemble directory)."""
-    from ant._io import estimator_from_model
-
-    run_seed = json.loads(models[0].meta_json())["provenance"]["member"]["run_seed"]
-    members = [estimator_from_model(m, device, {"seed": run_seed}) for m in models]
-    cls = ANTEnsembleClassifier if isinstance(members[0], ANTClassifier) else ANTEnsembleRegressor
-    return cls.from_members(members)

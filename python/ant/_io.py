@@ -8,6 +8,7 @@ import re
 import numpy as np
 
 from ant import _ant
+from ant._ensemble import ANTEnsembleClassifier, ANTEnsembleRegressor
 from ant._estimators import DEFAULTS, TRAIN_PARAMS, ANTClassifier, ANTRegressor
 
 
@@ -52,7 +53,13 @@ def load(path, device="cpu"):
     not belong with its ``tree.json``) raises ``OSError`` naming the file."""
     path = os.fspath(path)
     if _ant.is_ensemble(path):
-        from ant._ensemble import ensemble_from_models
-
         return ensemble_from_models(_ant.load_ensemble(path, device), device)
     return estimator_from_model(_ant.Model.load(path, device), device)
+
+
+def ensemble_from_models(models, device):
+    """The fitted ensemble of loaded members (``ant.load`` of an ensemble directory)."""
+    run_seed = json.loads(models[0].meta_json())["provenance"]["member"]["run_seed"]
+    members = [estimator_from_model(m, device, {"seed": run_seed}) for m in models]
+    cls = ANTEnsembleClassifier if isinstance(members[0], ANTClassifier) else ANTEnsembleRegressor
+    return cls.from_members(members)

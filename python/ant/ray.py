@@ -10,7 +10,7 @@ the other: the same trees, bit for bit with the same thread count per task.
 
 import ray
 
-from ant._ensemble import fit_member
+from ant._member import fit_member
 
 
 def _fit_member_task(estimator, X, y, member, n_members):

@@ -41,6 +41,7 @@ pub fn save_ensemble(py: Python<'_>, dir: PathBuf, members: Vec<Bound<'_, Model>
     let models: Vec<&Model> = members.iter().map(|m| m.get()).collect();
     py.detach(|| {
         std::fs::create_dir_all(&dir).map_err(|e| AntError::io(&dir, e))?;
+        let _lock = ant::run::DirLock::take(&dir, false)?;
         for (k, m) in models.iter().enumerate() {
             m.ant.save(member_dir(&dir, k))?;
         }

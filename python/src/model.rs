@@ -59,8 +59,13 @@ impl Model {
     }
 
     /// Writes `tree.json` and the weights into `dir`, as `ant train` does.
+    /// Holds the directory's lock meanwhile, as every command writing a model does.
     fn save(&self, py: Python<'_>, dir: PathBuf) -> PyResult<()> {
-        py.detach(|| self.ant.save(&dir)).map_err(to_py)
+        py.detach(|| {
+            let _lock = ant::run::DirLock::take(&dir, false)?;
+            self.ant.save(&dir)
+        })
+        .map_err(to_py)
     }
 
     /// The model of `tree.json`'s bytes and the weights file's bytes.
