@@ -173,75 +173,28 @@ fn wrong_starts_are_one_clear_error() {
         .collect();
     std::fs::write(&table, format!("x,y\n{rows}")).unwrap();
     let tab = tmp.path().join("tab");
-    let o = ant(&[
-        "train",
-        "--preset",
-        "tabular",
-        "--data",
-        s(&table),
-        "--target",
-        "y",
-        "--task",
-        "classification",
-        "--epochs-node",
-        "1",
-        "--refine-epochs",
-        "1",
-        "--max-depth",
-        "1",
-        "--out",
-        s(&tab),
-    ]);
+    let o = ant_with(
+        "train --preset tabular --target y --task classification --epochs-node 1 --refine-epochs 1 --max-depth 1",
+        &["--data", s(&table), "--out", s(&tab)],
+    );
     assert!(o.status.success(), "{}", stderr(&o));
     let o = run(&["--preset", "mnist-c", "--init-from", s(&tab)]);
     assert_clean_error(&o, &[s(&tab), "preset tabular"]);
     // An ensemble.
     let ens = tmp.path().join("ens");
-    let o = ant(&[
-        "train",
-        "--preset",
-        "mnist-c",
-        "--data",
-        s(&data),
-        "--train-limit",
-        "400",
-        "--baseline",
-        "cnn",
-        "--refine-epochs",
-        "1",
-        "--max-depth",
-        "2",
-        "--ensemble",
-        "2",
-        "--out",
-        s(&ens),
-    ]);
+    let o = ant_with(
+        "train --preset mnist-c --train-limit 400 --baseline cnn --refine-epochs 1 --max-depth 2 --ensemble 2",
+        &["--data", s(&data), "--out", s(&ens)],
+    );
     assert!(o.status.success(), "{}", stderr(&o));
     let o = run(&["--preset", "mnist-c", "--init-from", s(&ens)]);
     assert_clean_error(&o, &[s(&ens), "ensemble"]);
     // A grown tree with routers is not a single path.
     let grown = tmp.path().join("grown");
-    let o = ant(&[
-        "train",
-        "--preset",
-        "mnist-c",
-        "--data",
-        s(&data),
-        "--train-limit",
-        "400",
-        "--epochs-node",
-        "2",
-        "--refine-epochs",
-        "0",
-        "--max-depth",
-        "1",
-        "--accept",
-        "paper",
-        "--router-balance",
-        "1",
-        "--out",
-        s(&grown),
-    ]);
+    let o = ant_with(
+        "train --preset mnist-c --train-limit 400 --epochs-node 2 --refine-epochs 0 --max-depth 1 --accept paper --router-balance 1",
+        &["--data", s(&data), "--out", s(&grown)],
+    );
     assert!(o.status.success(), "{}", stderr(&o));
     let tree: serde_json::Value =
         serde_json::from_slice(&std::fs::read(grown.join("tree.json")).unwrap()).unwrap();

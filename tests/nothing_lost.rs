@@ -92,17 +92,10 @@ fn descriptions_beside_no_model_are_the_users() {
         std::fs::create_dir_all(&out).unwrap();
         std::fs::write(out.join(name), "mine").unwrap();
         assert_clean_error(&train(&data, &out, &[]), &[name, "which ant did not write"]);
-        let o = ant(&[
-            "prune",
-            "--model",
-            s(&model),
-            "--data",
-            s(&data),
-            "--min-reach",
-            "0.5",
-            "--out",
-            s(&out),
-        ]);
+        let o = ant_with(
+            "prune --min-reach 0.5",
+            &["--model", s(&model), "--data", s(&data), "--out", s(&out)],
+        );
         assert_clean_error(&o, &[name, "which ant did not write"]);
         assert_eq!(std::fs::read(out.join(name)).unwrap(), b"mine", "{name}");
     }
@@ -121,17 +114,10 @@ fn prunes_into_one_directory_do_not_mix() {
     let out = t.path().join("o");
     // While another command holds the directory, prune is refused and writes nothing.
     let held = ant::run::DirLock::take(&out, false).unwrap();
-    let o = ant(&[
-        "prune",
-        "--model",
-        s(&model),
-        "--data",
-        s(&data),
-        "--min-reach",
-        "0",
-        "--out",
-        s(&out),
-    ]);
+    let o = ant_with(
+        "prune --min-reach 0",
+        &["--model", s(&model), "--data", s(&data), "--out", s(&out)],
+    );
     assert_clean_error(&o, &["another run is using this directory"]);
     assert!(!out.join("tree.json").exists());
     drop(held);
@@ -232,25 +218,10 @@ fn tables_are_read_by_column_name() {
     let t = tempfile::tempdir().unwrap();
     let data = named(t.path());
     let m = t.path().join("m");
-    let o = ant(&[
-        "train",
-        "--preset",
-        "tabular",
-        "--data",
-        s(&data),
-        "--target",
-        "species",
-        "--task",
-        "classification",
-        "--epochs-node",
-        "5",
-        "--refine-epochs",
-        "2",
-        "--max-depth",
-        "1",
-        "--out",
-        s(&m),
-    ]);
+    let o = ant_with(
+        "train --preset tabular --target species --task classification --epochs-node 5 --refine-epochs 2 --max-depth 1",
+        &["--data", s(&data), "--out", s(&m)],
+    );
     ok(&o);
     let text = std::fs::read_to_string(&data).unwrap();
     let same = t.path().join("same.csv");
@@ -312,25 +283,10 @@ fn numeric_column_names_are_read_as_a_header() {
     }
     std::fs::write(&p, &text).unwrap();
     let m = t.path().join("m");
-    ok(&ant(&[
-        "train",
-        "--preset",
-        "tabular",
-        "--data",
-        s(&p),
-        "--target",
-        "label",
-        "--task",
-        "classification",
-        "--epochs-node",
-        "2",
-        "--refine-epochs",
-        "1",
-        "--max-depth",
-        "1",
-        "--out",
-        s(&m),
-    ]));
+    ok(&ant_with(
+        "train --preset tabular --target label --task classification --epochs-node 2 --refine-epochs 1 --max-depth 1",
+        &["--data", s(&p), "--out", s(&m)],
+    ));
     let input = t.path().join("in.csv");
     std::fs::write(&input, "2,1\n0.5,0.1\n0.2,0.3\n").unwrap();
     let o = ant(&["predict", "--model", s(&m), "--input", s(&input)]);
@@ -413,21 +369,10 @@ fn sets_too_small_to_train_on_are_refused_before_anything_is_written() {
     write("t10k-images-idx3-ubyte", &[2, 0, 0], &[]);
     write("t10k-labels-idx1-ubyte", &[2], &[0, 1]);
     let out = t.path().join("y");
-    let o = ant(&[
-        "train",
-        "--preset",
-        "mnist-c",
-        "--data",
-        s(&idx),
-        "--epochs-node",
-        "2",
-        "--refine-epochs",
-        "1",
-        "--max-depth",
-        "2",
-        "--out",
-        s(&out),
-    ]);
+    let o = ant_with(
+        "train --preset mnist-c --epochs-node 2 --refine-epochs 1 --max-depth 2",
+        &["--data", s(&idx), "--out", s(&out)],
+    );
     assert_clean_error(&o, &["train-images-idx3-ubyte", "0x0 pixels"]);
     assert!(!out.exists());
 }
@@ -465,25 +410,10 @@ fn huge_regression_targets_train() {
         .collect();
     std::fs::write(&r, format!("a,b,y\n{rows}")).unwrap();
     let out = t.path().join("x");
-    let o = ant(&[
-        "train",
-        "--preset",
-        "tabular",
-        "--data",
-        s(&r),
-        "--target",
-        "y",
-        "--task",
-        "regression",
-        "--epochs-node",
-        "2",
-        "--refine-epochs",
-        "1",
-        "--max-depth",
-        "1",
-        "--out",
-        s(&out),
-    ]);
+    let o = ant_with(
+        "train --preset tabular --target y --task regression --epochs-node 2 --refine-epochs 1 --max-depth 1",
+        &["--data", s(&r), "--out", s(&out)],
+    );
     ok(&o);
     let report: serde_json::Value =
         serde_json::from_slice(&std::fs::read(out.join("report.json")).unwrap()).unwrap();
@@ -497,36 +427,20 @@ fn errors_name_the_models_kind_of_data() {
     let t = tempfile::tempdir().unwrap();
     let mnist = Path::new(env!("CARGO_MANIFEST_DIR")).join("data/mnist");
     let m = t.path().join("m");
-    ok(&ant(&[
-        "train",
-        "--preset",
-        "mnist-c",
-        "--data",
-        s(&mnist),
-        "--train-limit",
-        "200",
-        "--epochs-node",
-        "1",
-        "--refine-epochs",
-        "1",
-        "--max-depth",
-        "1",
-        "--out",
-        s(&m),
-    ]));
+    ok(&ant_with(
+        "train --preset mnist-c --train-limit 200 --epochs-node 1 --refine-epochs 1 --max-depth 1",
+        &["--data", s(&mnist), "--out", s(&m)],
+    ));
     let data = named(t.path());
     let o = ant(&["eval", "--model", s(&m), "--data", s(&data)]);
     assert_clean_error(&o, &["named.csv", "holds a table", "1x28x28 images"]);
     // An ensemble's curves are its members'.
     let e = t.path().join("e");
     ok(&train(&table(t.path()), &e, &["--ensemble", "2"]));
-    let o = ant(&[
+    let o = ant_with(
         "curves",
-        "--run",
-        s(&e),
-        "--out",
-        s(&t.path().join("c.svg")),
-    ]);
+        &["--run", s(&e), "--out", s(&t.path().join("c.svg"))],
+    );
     assert_clean_error(&o, &["is an ensemble", "member-0"]);
 }
 
@@ -580,29 +494,10 @@ fn curves_draw_records_with_non_finite_losses() {
         .collect();
     std::fs::write(&data, format!("a,b,y\n{rows}")).unwrap();
     let out = t.path().join("x");
-    let o = ant(&[
-        "train",
-        "--preset",
-        "tabular",
-        "--data",
-        s(&data),
-        "--target",
-        "y",
-        "--task",
-        "regression",
-        "--width",
-        "8",
-        "--lr",
-        "1e30",
-        "--epochs-node",
-        "2",
-        "--refine-epochs",
-        "1",
-        "--max-depth",
-        "2",
-        "--out",
-        s(&out),
-    ]);
+    let o = ant_with(
+        "train --preset tabular --target y --task regression --width 8 --lr 1e30 --epochs-node 2 --refine-epochs 1 --max-depth 2",
+        &["--data", s(&data), "--out", s(&out)],
+    );
     assert_clean_error(&o, &["diverged"]);
     let records = std::fs::read_to_string(out.join("records.jsonl")).unwrap();
     assert!(records.contains("null"), "{records}");

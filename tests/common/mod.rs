@@ -9,6 +9,14 @@ use burn::prelude::*;
 use rand::{Rng, SeedableRng};
 use rand_chacha::ChaCha8Rng;
 
+/// Runs `ant` with the words of `line` (options without spaces) and then `more` (paths):
+/// `ant_with("train --preset mnist-c --epochs-node 2", &["--data", s(&dir)])`.
+pub fn ant_with(line: &str, more: &[&str]) -> std::process::Output {
+    let mut args: Vec<&str> = line.split_whitespace().collect();
+    args.extend_from_slice(more);
+    ant(&args)
+}
+
 /// Runs the `ant` binary with `args` and waits for its output.
 pub fn ant(args: &[&str]) -> std::process::Output {
     std::process::Command::new(env!("CARGO_BIN_EXE_ant"))
