@@ -27,10 +27,11 @@ def row(run):
     err = "multi_path_error" if "multi_path_error" in r else "multi_path_mse"
     single = err.replace("multi", "single")
     g, ng, f, nf = epoch_seconds(run)
+    per = lambda s, n: f"{s:.2f} s ({n})" if n else "–"
     return (
         f"| {run.name} | {r[err]:.2f} / {r[single]:.2f} | {r['params_total']:,} | "
         f"{r['params_single_path_avg']:,.0f} | {r['leaves']} | {r['train_seconds'] / 60:.1f} min | "
-        f"{g:.2f} s ({ng}) | {f:.2f} s ({nf}) |"
+        f"{per(g, ng)} | {per(f, nf)} |"
     )
 
 
