@@ -6,7 +6,8 @@
 #     bash scripts/results.sh ROW...        # e.g. sarcos-ensemble
 #     bash scripts/results.sh all
 #
-# Rows: mnist-a  mnist-b  mnist-a-cnn  mnist-a-star  mnist-baselines  mnist-a-ensemble
+# Rows: mnist-a  mnist-b  mnist-a-cnn  mnist-a-star  mnist-a-cnn-full  mnist-a-star-full
+#       mnist-baselines  mnist-a-ensemble
 #       mnist-c-full  mnist-c-full-paper  mnist-c-5k  sarcos  sarcos-ensemble
 #       mnist-c-5k-ensemble  fig4  side-by-side-sarcos  side-by-side-mnist5k
 #       fidelity-5k  fidelity-full  fidelity-valid-rows   (issue 12's controlled runs; ANT_DEVICE=torch for
@@ -43,6 +44,10 @@ row() {
                 train "$1-seed$seed" --preset mnist-a --data data/mnist --seed "$seed" \
                     --init-from "$root/mnist-a-cnn"
             done ;;
+        # The same from a CNN trained all 100 epochs (no early stop).
+        mnist-a-cnn-full) train "$1" --preset mnist-a --data data/mnist --baseline cnn --patience 100 ;;
+        mnist-a-star-full) train "$1-seed0" --preset mnist-a --data data/mnist --seed 0 \
+                --init-from "$root/mnist-a-cnn-full" ;;
         mnist-baselines) for b in linear mlp-1 mlp-2; do
                 train "mnist-baseline-$b" --preset mnist-a --data data/mnist --baseline "$b"
             done ;;
