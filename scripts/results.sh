@@ -39,10 +39,14 @@ row() {
                 train "$1-seed$seed" --preset "$1" --data data/mnist --seed "$seed"
             done ;;
         # The single-path CNN the pretrained start (*) begins from, and mnist-a* itself.
+        # (one CNN per seed: a start must hold out the run's own validation rows)
         mnist-a-cnn) train "$1" --preset mnist-a --data data/mnist --baseline cnn ;;
-        mnist-a-star) for seed in 0 1 2; do
-                train "$1-seed$seed" --preset mnist-a --data data/mnist --seed "$seed" \
-                    --init-from "$root/mnist-a-cnn"
+        mnist-a-star) train mnist-a-cnn-seed1 --preset mnist-a --data data/mnist --baseline cnn --seed 1
+            train mnist-a-cnn-seed2 --preset mnist-a --data data/mnist --baseline cnn --seed 2
+            for seed in 0 1 2; do
+                local cnn="$root/mnist-a-cnn-seed$seed"
+                [ "$seed" = 0 ] && cnn="$root/mnist-a-cnn"
+                train "$1-seed$seed" --preset mnist-a --data data/mnist --seed "$seed" --init-from "$cnn"
             done ;;
         # The same from a CNN trained all 100 epochs (no early stop).
         mnist-a-cnn-full) train "$1" --preset mnist-a --data data/mnist --baseline cnn --patience 100 ;;

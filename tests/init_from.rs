@@ -142,6 +142,9 @@ fn wrong_starts_are_one_clear_error() {
     // Another preset.
     let o = run(&["--preset", "mnist-a", "--init-from", cnn_dir]);
     assert_clean_error(&o, &[cnn_dir, "preset mnist-c", "mnist-a"]);
+    // Another seed: other validation rows, which the CNN trained on.
+    let o = run(&["--preset", "mnist-c", "--seed", "4", "--init-from", cnn_dir]);
+    assert_clean_error(&o, &[cnn_dir, "other validation rows", "--seed 3"]);
     // A missing directory.
     let missing = tmp.path().join("nothing");
     let o = run(&["--preset", "mnist-c", "--init-from", s(&missing)]);

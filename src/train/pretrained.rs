@@ -88,6 +88,18 @@ impl Pretrained {
         if let Some(e) = pool.or(norm) {
             return Err(e);
         }
+        // Other validation rows would be rows the CNN trained on: this run's validation
+        // (growth's decisions, the model kept) would see them already learnt.
+        let rows = |c: &TrainConfig| (c.seed, c.valid_rows, c.valid_fraction.to_bits());
+        if rows(theirs) != rows(cfg) {
+            let msg = format!(
+                "its model held out other validation rows (--seed {}, --valid-rows {}, \
+                 --valid-fraction {}); this run's (--seed {}) would include rows it trained \
+                 on: train the CNN with this run's seed",
+                theirs.seed, theirs.valid_rows, theirs.valid_fraction, cfg.seed
+            );
+            return Err(bad(msg));
+        }
         if topo.nodes.len() != 1 {
             let msg = format!(
                 "its tree has {} nodes; a pretrained start is a single-path CNN (a model of \
