@@ -272,40 +272,8 @@ impl AntParams {
             );
             return Err(AntError::invalid("width", reason));
         }
-        // Training computes in f32: a flag must be a finite f32 (1e40 is infinite there,
-        // 1e-50 zero).
-        let lr32 = c.lr as f32;
-        if !(c.lr.is_finite() && c.lr > 0.0 && lr32.is_finite() && lr32 > 0.0) {
-            let reason = format!(
-                "must be a positive number that f32 holds ({:e} to {:e}), got {}",
-                f32::MIN_POSITIVE,
-                f32::MAX,
-                c.lr
-            );
-            return Err(AntError::invalid("lr", reason));
-        }
-        for (name, w) in [
-            ("router_balance", c.router_balance),
-            ("router_confidence", c.router_confidence),
-        ] {
-            if !(w.is_finite() && w >= 0.0 && (w as f32).is_finite()) {
-                let reason = format!(
-                    "must be a number >= 0 that f32 holds (at most {:e}), got {w}",
-                    f32::MAX
-                );
-                return Err(AntError::invalid(name, reason));
-            }
-        }
-        if !c.preset.wants_images()
-            && let Some(a) = c.augment
-            && a != Augment::None
-        {
-            let reason = format!(
-                "{a} moves image pixels; preset {} reads table rows (use none)",
-                c.preset
-            );
-            return Err(AntError::invalid("augment", reason));
-        }
+        check_floats(c)?;
+        check_uses(c)?;
         if !(c.valid_fraction > 0.0 && c.valid_fraction < 1.0) {
             let reason = format!("must be in (0, 1), got {}", c.valid_fraction);
             return Err(AntError::invalid("valid_fraction", reason));
@@ -322,23 +290,67 @@ impl AntParams {
         if let Some(b) = c.baseline {
             check_baseline(b, c.ablation, refine_epochs)?;
         }
-        if c.init_from.is_some() {
-            let clash = match (c.baseline, c.ablation) {
-                (Some(b), _) => Some(format!("baseline {b}")),
-                (None, Ablation::NoTransformer) => Some("--ablation no-transformer".into()),
-                _ => None,
-            };
-            if let Some(what) = clash {
-                let reason = format!("starts an ANT's transformers: {what} has none to start");
-                return Err(AntError::invalid("init_from", reason));
-            }
-        }
         self.refine_epochs = Some(refine_epochs);
         let augment = self.augment.unwrap_or(default_augment(preset));
         self.augment = Some(augment);
         self.patience = Some(self.patience.unwrap_or(PAPER_PATIENCE));
         Ok(TrainConfig(self))
     }
+}
+
+/// Training computes in f32: a float flag must be a finite f32 (1e40 is infinite there,
+/// 1e-50 zero).
+fn check_floats(c: &AntParams) -> crate::Result<()> {
+    let lr32 = c.lr as f32;
+    if !(c.lr.is_finite() && c.lr > 0.0 && lr32.is_finite() && lr32 > 0.0) {
+        let reason = format!(
+            "must be a positive number that f32 holds ({:e} to {:e}), got {}",
+            f32::MIN_POSITIVE,
+            f32::MAX,
+            c.lr
+        );
+        return Err(AntError::invalid("lr", reason));
+    }
+    for (name, w) in [
+        ("router_balance", c.router_balance),
+        ("router_confidence", c.router_confidence),
+    ] {
+        if !(w.is_finite() && w >= 0.0 && (w as f32).is_finite()) {
+            let reason = format!(
+                "must be a number >= 0 that f32 holds (at most {:e}), got {w}",
+                f32::MAX
+            );
+            return Err(AntError::invalid(name, reason));
+        }
+    }
+    Ok(())
+}
+
+/// Options that would do nothing here: image augmentation of table rows, a pretrained
+/// start of a model with no transformers to start.
+fn check_uses(c: &AntParams) -> crate::Result<()> {
+    if !c.preset.wants_images()
+        && let Some(a) = c.augment
+        && a != Augment::None
+    {
+        let reason = format!(
+            "{a} moves image pixels; preset {} reads table rows (use none)",
+            c.preset
+        );
+        return Err(AntError::invalid("augment", reason));
+    }
+    if c.init_from.is_some() {
+        let clash = match (c.baseline, c.ablation) {
+            (Some(b), _) => Some(format!("baseline {b}")),
+            (None, Ablation::NoTransformer) => Some("--ablation no-transformer".into()),
+            _ => None,
+        };
+        if let Some(what) = clash {
+            let reason = format!("starts an ANT's transformers: {what} has none to start");
+            return Err(AntError::invalid("init_from", reason));
+        }
+    }
+    Ok(())
 }
 
 /// The paper's patience: growth candidates (and baselines) stop after 5 epochs without a

@@ -54,85 +54,14 @@ impl Pretrained {
     /// image scaling, input shape and task, and a single path whose k-th transformer is
     /// the one growth would add at depth k.
     pub fn new(cnn: &StartModel, cfg: &TrainConfig, (input, task): (Shape, Task)) -> Result<Pretrained> {
-        let dir = &cnn.dir;
-        let bad = |msg: String| AntError::data(dir, format!("--init-from: {msg}"));
-        let topo = &cnn.tree.topology;
-        let theirs = &cnn.config;
-        if cnn.preset != cfg.preset {
-            let msg = format!(
-                "holds a model of preset {}, this run's preset is {}",
-                cnn.preset, cfg.preset
-            );
-            return Err(bad(msg));
-        }
-        if topo.input != input {
-            let msg = format!(
-                "its model takes inputs of shape {}, this run's data has {input}",
-                topo.input
-            );
-            return Err(bad(msg));
-        }
-        if cnn.task != task {
-            let msg = format!("its model's task is {:?}, this run's is {task:?}", cnn.task);
-            return Err(bad(msg));
-        }
-        let same = |what: &str, a: String, b: String| {
-            (a != b).then(|| bad(format!("its model used {what} {a}, this run uses {b}")))
-        };
-        let pool = same("--pool-rule", theirs.pool_rule.to_string(), cfg.pool_rule.to_string());
-        let norm = same(
-            "--image-norm",
-            format!("{:?}", theirs.image_norm).to_lowercase(),
-            format!("{:?}", cfg.image_norm).to_lowercase(),
-        );
-        if let Some(e) = pool.or(norm) {
-            return Err(e);
-        }
-        // Other validation rows would be rows the CNN trained on: this run's validation
-        // (growth's decisions, the model kept) would see them already learnt.
-        let rows = |c: &TrainConfig| (c.seed, c.valid_rows, c.valid_fraction.to_bits());
-        if rows(theirs) != rows(cfg) {
-            let msg = format!(
-                "its model held out other validation rows (--seed {}, --valid-rows {}, \
-                 --valid-fraction {}); this run's (--seed {}) would include rows it trained \
-                 on: train the CNN with this run's seed",
-                theirs.seed, theirs.valid_rows, theirs.valid_fraction, cfg.seed
-            );
-            return Err(bad(msg));
-        }
-        if topo.nodes.len() != 1 {
-            let msg = format!(
-                "its tree has {} nodes; a pretrained start is a single-path CNN (a model of \
-                 --baseline cnn or --ablation no-router, one node)",
-                topo.nodes.len()
-            );
-            return Err(bad(msg));
-        }
-        let root = &topo.nodes[0];
-        let mut shape = input;
-        for (k, t) in root.edge.iter().enumerate() {
-            let pos = PathPos::after(&root.edge[..k]);
-            let ours = cfg.preset.transformer(shape, pos, cfg.pool_rule, cfg.width);
-            if ours.as_ref() != Some(t) {
-                let msg = format!(
-                    "its transformer {} is {}, where this run's growth would add {}",
-                    k + 1,
-                    t.label(),
-                    ours.map_or("none".into(), |o| o.label())
-                );
-                return Err(bad(msg));
-            }
-            shape = t.out_shape(shape).expect("a loaded topology is checked");
-        }
-        if root.edge.is_empty() {
-            let msg = "its model has no transformer (a linear baseline?): nothing to start from";
-            return Err(bad(msg.into()));
-        }
+        let bad = |msg: String| AntError::data(&cnn.dir, format!("--init-from: {msg}"));
+        check_settings(cnn, cfg, (input, task)).map_err(bad)?;
+        let head_input = check_path(cnn, cfg, input).map_err(bad)?;
         let modules = &cnn.tree.modules.nodes[0];
         Ok(Pretrained {
             transformers: modules.edge().to_vec(),
             head: modules.solver().expect("one node is a leaf").clone(),
-            head_input: shape,
+            head_input,
         })
     }
 
@@ -157,4 +86,89 @@ impl Pretrained {
             None => fresh,
         }
     }
+}
+
+/// Why `cnn` cannot start a run of `cfg` on inputs of `input`'s shape for `task`: another
+/// preset, input, task, pooling rule, image scaling or validation rows.
+fn check_settings(cnn: &StartModel, cfg: &TrainConfig, (input, task): (Shape, Task)) -> std::result::Result<(), String> {
+    let topo = &cnn.tree.topology;
+    let theirs = &cnn.config;
+    if cnn.preset != cfg.preset {
+        let msg = format!(
+            "holds a model of preset {}, this run's preset is {}",
+            cnn.preset, cfg.preset
+        );
+        return Err(msg);
+    }
+    if topo.input != input {
+        let msg = format!(
+            "its model takes inputs of shape {}, this run's data has {input}",
+            topo.input
+        );
+        return Err(msg);
+    }
+    if cnn.task != task {
+        let msg = format!("its model's task is {:?}, this run's is {task:?}", cnn.task);
+        return Err(msg);
+    }
+    let same = |what: &str, a: String, b: String| {
+        (a != b).then(|| format!("its model used {what} {a}, this run uses {b}"))
+    };
+    let pool = same("--pool-rule", theirs.pool_rule.to_string(), cfg.pool_rule.to_string());
+    let norm = same(
+        "--image-norm",
+        format!("{:?}", theirs.image_norm).to_lowercase(),
+        format!("{:?}", cfg.image_norm).to_lowercase(),
+    );
+    if let Some(e) = pool.or(norm) {
+        return Err(e);
+    }
+    // Other validation rows would be rows the CNN trained on: this run's validation
+    // (growth's decisions, the model kept) would see them already learnt.
+    let rows = |c: &TrainConfig| (c.seed, c.valid_rows, c.valid_fraction.to_bits());
+    if rows(theirs) != rows(cfg) {
+        let msg = format!(
+            "its model held out other validation rows (--seed {}, --valid-rows {}, \
+             --valid-fraction {}); this run's (--seed {}) would include rows it trained \
+             on: train the CNN with this run's seed",
+            theirs.seed, theirs.valid_rows, theirs.valid_fraction, cfg.seed
+        );
+        return Err(msg);
+    }
+    Ok(())
+}
+
+/// The shape the CNN's head reads, or why the CNN is not the single path this run's
+/// growth would build (the same transformer at each depth).
+fn check_path(cnn: &StartModel, cfg: &TrainConfig, input: Shape) -> std::result::Result<Shape, String> {
+    let topo = &cnn.tree.topology;
+    if topo.nodes.len() != 1 {
+        let msg = format!(
+            "its tree has {} nodes; a pretrained start is a single-path CNN (a model of \
+             --baseline cnn or --ablation no-router, one node)",
+            topo.nodes.len()
+        );
+        return Err(msg);
+    }
+    let root = &topo.nodes[0];
+    let mut shape = input;
+    for (k, t) in root.edge.iter().enumerate() {
+        let pos = PathPos::after(&root.edge[..k]);
+        let ours = cfg.preset.transformer(shape, pos, cfg.pool_rule, cfg.width);
+        if ours.as_ref() != Some(t) {
+            let msg = format!(
+                "its transformer {} is {}, where this run's growth would add {}",
+                k + 1,
+                t.label(),
+                ours.map_or("none".into(), |o| o.label())
+            );
+            return Err(msg);
+        }
+        shape = t.out_shape(shape).expect("a loaded topology is checked");
+    }
+    if root.edge.is_empty() {
+        let msg = "its model has no transformer (a linear baseline?): nothing to start from";
+        return Err(msg.into());
+    }
+    Ok(shape)
 }
