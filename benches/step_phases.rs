@@ -1,7 +1,7 @@
 //! Where a training step goes: W1's and W2's step (the trees of `train_step`) timed in
 //! phases, forward, backward and the optimiser step, with the device synchronised
 //! between them; and each op kind W2 (and W1) is made of timed alone as `ant` runs it
-//! (burn's ops; on LibTorch the fused ones of `ant::modules::fused`),
+//! (burn's ops; on LibTorch the fused ones of `ant::ops`),
 //! forward and backward, at the shapes W2 uses. Prints markdown tables, ms per call
 //! (medians). `scripts/torch_op_bench.py` times the same in PyTorch and, given this
 //! output (`--compare FILE`), prints both side by side.
@@ -21,7 +21,8 @@ mod common;
 use std::time::Instant;
 
 use ant::loss::{Target, logsumexp_rows, mixture_nll};
-use ant::modules::{Block, Repr, fused};
+use ant::modules::{Block, Repr};
+use ant::ops as fused;
 use ant::spec::{BlockSpec, LayerSpec};
 use ant::train::adam;
 use ant::tree::{Topology, TreeModules, TreeView};

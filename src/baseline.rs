@@ -12,8 +12,9 @@ use std::str::FromStr;
 
 use serde::{Deserialize, Serialize};
 
-use crate::preset::{PathPos, PoolRule, Preset, Task};
+use crate::preset::{PathPos, PoolRule, Preset};
 use crate::spec::{BlockSpec, LayerSpec, Shape};
+use crate::task::Task;
 use crate::tree::Topology;
 
 /// The deepest `mlp-K` baseline: deeper ones would only exhaust memory (the layers are

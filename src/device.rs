@@ -55,31 +55,12 @@ impl ComputeDevice {
 
 /// Whether `device` is LibTorch's (`torch` or `cuda`), autodiff or not.
 pub fn is_libtorch(device: &Device) -> bool {
-    libtorch_is_cuda(device).is_some()
+    crate::ops::libtorch_is_cuda(device).is_some()
 }
 
 /// Whether `device` is a GPU (LibTorch's `cuda`), autodiff or not.
 pub fn is_gpu(device: &Device) -> bool {
-    libtorch_is_cuda(device) == Some(true)
-}
-
-/// For a LibTorch device, whether it is a GPU; `None` for any other backend.
-#[allow(deprecated)]
-fn libtorch_is_cuda(device: &Device) -> Option<bool> {
-    #[cfg(feature = "torch")]
-    {
-        use burn::backend::DispatchDevice::LibTorch;
-        use burn::backend::libtorch::LibTorchDevice::Cuda;
-        match device.clone().inner().as_dispatch() {
-            LibTorch(d) => Some(matches!(d, Cuda(_))),
-            _ => None,
-        }
-    }
-    #[cfg(not(feature = "torch"))]
-    {
-        let _ = device;
-        None
-    }
+    crate::ops::libtorch_is_cuda(device) == Some(true)
 }
 
 // burn-tch is deprecated in burn 0.22 (kept, not removed); it is the backend that builds
@@ -89,7 +70,7 @@ fn libtorch_is_cuda(device: &Device) -> Option<bool> {
 fn torch_device(d: ComputeDevice) -> Result<Device> {
     match d {
         ComputeDevice::Cuda(i) => {
-            let found = usize::try_from(tch::Cuda::device_count()).unwrap_or(0);
+            let found = crate::ops::cuda_device_count();
             if i >= found {
                 return Err(device_error(
                     d,

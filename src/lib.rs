@@ -102,6 +102,7 @@ pub mod model;
 pub mod named;
 pub mod observe;
 pub mod options;
+pub(crate) mod os;
 pub mod outputs;
 pub mod params;
 pub mod persist;
@@ -113,6 +114,7 @@ pub mod run;
 pub mod saved;
 pub(crate) mod seed;
 pub mod spec;
+mod task;
 pub mod tree;
 pub mod viz;
 
@@ -123,6 +125,8 @@ internal_mods! {
     malloc;
     /// The burn modules built from specs, and the router.
     modules;
+    /// The door to the hand-written numerics: kernels, fused activations, LibTorch calls.
+    ops;
     /// Input and target scaling.
     normalise;
     /// Growth, refinement and the optimisation loop.
@@ -137,8 +141,10 @@ pub use error::{AntError, Result};
 pub use malloc::keep_large_buffers;
 pub use model::{Ant, Evaluation, Inference, Predictions};
 pub use named::Named;
+pub use os::file_size_limit_is_an_error;
 pub use params::{Accept, AntParams, Init, PoolRule, RouterInit, TrainConfig};
-pub use preset::{Ablation, Preset, Task};
+pub use preset::{Ablation, Preset};
+pub use task::{Task, TaskKind};
 pub use train::{Augment, Checkpoints, FailedWrite};
 
 /// The device everything runs on by default: burn's pure-Rust CPU backend (see

@@ -3,9 +3,9 @@
 use burn::prelude::*;
 use burn::tensor::activation;
 
-pub use crate::modules::fused::logsumexp_rows;
-use crate::modules::fused;
-use crate::preset::Task;
+pub use crate::ops::logsumexp_rows;
+use crate::ops;
+use crate::task::Task;
 pub use crate::tree::reach_probs;
 use crate::tree::LeafOutput;
 
@@ -43,7 +43,7 @@ impl Target {
 /// unit-variance Gaussian log-density of the targets.
 pub fn leaf_log_lik(out: Tensor<2>, y: &Target) -> Tensor<2> {
     match y {
-        Target::Classes(c) => fused::log_softmax(out, 1).gather(1, c.clone()),
+        Target::Classes(c) => ops::log_softmax(out, 1).gather(1, c.clone()),
         Target::Values(v) => {
             let d = v.dims()[1] as f64;
             (v.clone() - out)

@@ -17,24 +17,7 @@ pub fn keep_large_buffers() -> bool {
     if std::env::var(ENV).is_ok_and(|v| v == "system") {
         return false;
     }
-    apply()
-}
-
-#[cfg(all(target_os = "linux", target_env = "gnu"))]
-fn apply() -> bool {
-    // SAFETY: mallopt only changes allocator parameters; it is safe to call at any time.
-    unsafe {
-        // Serve every allocation from the heap instead of fresh mappings...
-        let a = libc::mallopt(libc::M_MMAP_MAX, 0);
-        // ...and do not hand freed memory back to the kernel at every free.
-        let b = libc::mallopt(libc::M_TRIM_THRESHOLD, i32::MAX);
-        a == 1 && b == 1
-    }
-}
-
-#[cfg(not(all(target_os = "linux", target_env = "gnu")))]
-fn apply() -> bool {
-    false
+    crate::os::keep_freed_buffers()
 }
 
 #[cfg(test)]

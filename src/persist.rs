@@ -178,32 +178,11 @@ pub fn replace_dir_atomic(dir: &Path, files: &[(&str, &[u8])]) -> Result<()> {
 
 /// Swaps the names of directories `a` and `b` (both exist).
 fn exchange(a: &Path, b: &Path) -> std::io::Result<()> {
-    #[cfg(all(target_os = "linux", target_env = "gnu"))]
-    {
-        use std::os::unix::ffi::OsStrExt;
-        let c = |p: &Path| std::ffi::CString::new(p.as_os_str().as_bytes());
-        let (ca, cb) = (c(a)?, c(b)?);
-        // SAFETY: two valid NUL-terminated paths; renameat2 only renames them.
-        let rc = unsafe {
-            libc::renameat2(
-                libc::AT_FDCWD,
-                ca.as_ptr(),
-                libc::AT_FDCWD,
-                cb.as_ptr(),
-                libc::RENAME_EXCHANGE,
-            )
-        };
-        if rc == 0 {
-            return Ok(());
-        }
-        let e = std::io::Error::last_os_error();
+    match crate::os::rename_exchange(a, b) {
+        Some(Ok(())) => return Ok(()),
+        Some(Err(e)) => return Err(e),
         // A file system without the exchange: the renames below.
-        if !matches!(
-            e.raw_os_error(),
-            Some(libc::EINVAL | libc::ENOSYS | libc::ENOTSUP)
-        ) {
-            return Err(e);
-        }
+        None => {}
     }
     let old = parent_of(b).join(format!(
         ".{}.{}.old.tmp",
@@ -241,7 +220,7 @@ pub fn remove_stale_siblings(dir: &Path) -> Result<()> {
         let Some(pid) = pid.and_then(|p| p.parse::<u32>().ok()) else {
             continue;
         };
-        if pid != std::process::id() && process_alive(pid) {
+        if pid != std::process::id() && crate::os::process_alive(pid) {
             continue;
         }
         let p = e.path();
@@ -253,24 +232,6 @@ pub fn remove_stale_siblings(dir: &Path) -> Result<()> {
         }
     }
     Ok(())
-}
-
-/// Whether process `pid` is running (where that cannot be known: assumed not).
-fn process_alive(pid: u32) -> bool {
-    #[cfg(all(target_os = "linux", target_env = "gnu"))]
-    {
-        let Ok(pid) = libc::pid_t::try_from(pid) else {
-            return false;
-        };
-        // SAFETY: signal 0 only checks that the process exists.
-        let rc = unsafe { libc::kill(pid, 0) };
-        rc == 0 || std::io::Error::last_os_error().raw_os_error() == Some(libc::EPERM)
-    }
-    #[cfg(not(all(target_os = "linux", target_env = "gnu")))]
-    {
-        let _ = pid;
-        false
-    }
 }
 
 /// Remove `path` (a file), counting it as one step; a missing file is not an error.
@@ -315,7 +276,7 @@ pub fn remove_stale_temps(dir: &Path, owned: impl Fn(&str) -> bool) -> Result<()
         let Some((target, pid)) = temp_parts(&name) else {
             continue;
         };
-        if !owned(target) || (pid != std::process::id() && process_alive(pid)) {
+        if !owned(target) || (pid != std::process::id() && crate::os::process_alive(pid)) {
             continue;
         }
         let p = e.path();
@@ -331,16 +292,6 @@ pub fn remove_stale_temps(dir: &Path, owned: impl Fn(&str) -> bool) -> Result<()
         }
     }
     Ok(())
-}
-
-/// Let a write beyond the file size limit (`ulimit -f`) fail with `EFBIG` instead of
-/// killing the process with `SIGXFSZ`, so that it is reported like any failed write.
-pub fn file_size_limit_is_an_error() {
-    #[cfg(all(target_os = "linux", target_env = "gnu"))]
-    // SAFETY: ignoring a signal changes only its disposition; no handler runs.
-    unsafe {
-        libc::signal(libc::SIGXFSZ, libc::SIG_IGN);
-    }
 }
 
 fn parent_of(path: &Path) -> &Path {
@@ -391,7 +342,7 @@ fn step() {
         return;
     };
     if STEPS.fetch_add(1, Ordering::SeqCst) + 1 == n {
-        kill_self();
+        crate::os::kill_self();
     }
 }
 
@@ -408,15 +359,6 @@ fn injected_failure() -> std::io::Result<()> {
         return Err(std::io::Error::from(std::io::ErrorKind::StorageFull));
     }
     Ok(())
-}
-
-fn kill_self() -> ! {
-    #[cfg(all(target_os = "linux", target_env = "gnu"))]
-    // SAFETY: sends a signal to this process; SIGKILL cannot be caught.
-    unsafe {
-        libc::kill(libc::getpid(), libc::SIGKILL);
-    }
-    std::process::abort()
 }
 
 #[cfg(test)]
@@ -472,7 +414,7 @@ mod tests {
         let mut left = names(d.path());
         left.sort();
         let mut want = vec![".other.999999999.tmp", "site"];
-        if process_alive(1) {
+        if crate::os::process_alive(1) {
             want.insert(1, ".site.1.tmp");
         }
         assert_eq!(left, want);

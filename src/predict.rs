@@ -221,7 +221,7 @@ impl<'a> NodeReach<'a> {
 /// leaf: CSV columns `leaf_0`, `leaf_1`, ..., JSON `"leaves": [...]`.
 pub fn render_ensemble(ens: &Ensemble, p: &EnsemblePredictions, format: Format) -> String {
     let leaves = p.member_leaves.iter().map(|l| l.as_slice()).collect();
-    let model = &ens.members[0];
+    let model = &ens.members()[0];
     render_rows(
         model,
         &p.values,

@@ -18,7 +18,6 @@ use serde::{Deserialize, Serialize};
 
 use crate::named::named;
 pub use crate::pool::{PathPos, PoolRule};
-use crate::spec::{BlockSpec, LayerSpec, Shape};
 
 /// A named set of module families (paper, Table 2).
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize, Deserialize)]
@@ -51,47 +50,12 @@ pub enum Ablation {
     NoTransformer,
 }
 
-/// What the solvers predict.
-#[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize, Deserialize)]
-#[serde(tag = "kind", rename_all = "snake_case")]
-pub enum Task {
-    /// Softmax over `classes` classes.
-    Classification { classes: usize },
-    /// `dim` outputs, unit-variance Gaussian per leaf.
-    Regression { dim: usize },
-}
-
-/// Classification or regression, without the sizes (as reports name it).
-#[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize, Deserialize)]
-#[serde(rename_all = "lowercase")]
-pub enum TaskKind {
-    Classification,
-    Regression,
-}
-
-impl Task {
-    pub fn kind(&self) -> TaskKind {
-        match self {
-            Task::Classification { .. } => TaskKind::Classification,
-            Task::Regression { .. } => TaskKind::Regression,
-        }
-    }
-
-    pub fn outputs(&self) -> usize {
-        match *self {
-            Task::Classification { classes } => classes,
-            Task::Regression { dim } => dim,
-        }
-    }
-    pub fn is_classification(&self) -> bool {
-        matches!(self, Task::Classification { .. })
-    }
-}
-
 /// Width of FC transformers unless `--width` says otherwise (SARCOS: 256).
 pub const DEFAULT_WIDTH: usize = 256;
 
-enum Family {
+/// The module families of Table 2: what a preset's transformers, routers and solvers
+/// are made of (`tree/transformer.rs`, `tree/router.rs`, `tree/solver.rs` build them).
+pub(crate) enum Family {
     /// FC(width) + tanh transformers, FC(1) routers, linear solvers.
     Fc { width: usize },
     /// conv(k)-n + ReLU transformers (no padding), conv + GAP + 2 FC routers.
@@ -111,7 +75,7 @@ enum Family {
 }
 
 impl Preset {
-    fn family(self, width: usize) -> Family {
+    pub(crate) fn family(self, width: usize) -> Family {
         match self {
             Preset::Sarcos | Preset::Tabular => Family::Fc { width },
             Preset::MnistA => Family::MnistConv {
@@ -166,152 +130,6 @@ impl Preset {
     pub fn wants_images(self) -> bool {
         !matches!(self.family(DEFAULT_WIDTH), Family::Fc { .. })
     }
-
-    /// The transformer for an edge whose input has shape `input`, at position `pos` on
-    /// its root path; `pool` says whether it downsamples. `None` when it cannot apply.
-    pub fn transformer(
-        self,
-        input: Shape,
-        pos: PathPos,
-        pool: PoolRule,
-        width: usize,
-    ) -> Option<BlockSpec> {
-        let spec = match (self.family(width), input) {
-            (Family::Fc { width }, Shape::Flat { d }) => BlockSpec::new(vec![
-                LayerSpec::Linear {
-                    d_in: d,
-                    d_out: width,
-                },
-                LayerSpec::Tanh,
-            ]),
-            (
-                Family::MnistConv {
-                    k: ks, trans, freq, ..
-                },
-                Shape::Image { c, .. },
-            ) => {
-                let mut l = vec![
-                    LayerSpec::Conv {
-                        c_in: c,
-                        c_out: trans,
-                        k: ks,
-                        pad: 0,
-                    },
-                    LayerSpec::Relu,
-                ];
-                pool.push_pool(&mut l, input, pos, freq)?;
-                BlockSpec::new(l)
-            }
-            (Family::CifarConv { trans, freq, .. }, Shape::Image { c, .. }) => {
-                let mut l = vec![
-                    LayerSpec::Conv {
-                        c_in: c,
-                        c_out: trans,
-                        k: 3,
-                        pad: 1,
-                    },
-                    LayerSpec::Relu,
-                    LayerSpec::Conv {
-                        c_in: trans,
-                        c_out: trans,
-                        k: 3,
-                        pad: 1,
-                    },
-                    LayerSpec::Relu,
-                ];
-                pool.push_pool(&mut l, input, pos, freq)?;
-                BlockSpec::new(l)
-            }
-            _ => return None,
-        };
-        // Not offered when the map would be smaller than the kernel.
-        spec.out_shape(input).map(|_| spec)
-    }
-
-    /// The router for a node whose representation has shape `input`.
-    pub fn router(self, input: Shape) -> Option<BlockSpec> {
-        let spec = match (self.family(DEFAULT_WIDTH), input) {
-            (_, Shape::Flat { d }) => BlockSpec::new(vec![LayerSpec::Linear { d_in: d, d_out: 1 }]),
-            (Family::MnistConv { k, router, .. }, Shape::Image { c, h, w }) => {
-                let k = k.min(h.min(w));
-                let hidden = router / 2 + 1;
-                BlockSpec::new(vec![
-                    LayerSpec::Conv {
-                        c_in: c,
-                        c_out: router,
-                        k,
-                        pad: 0,
-                    },
-                    LayerSpec::Relu,
-                    LayerSpec::Gap,
-                    LayerSpec::Linear {
-                        d_in: router,
-                        d_out: hidden,
-                    },
-                    LayerSpec::Relu,
-                    LayerSpec::Linear {
-                        d_in: hidden,
-                        d_out: 1,
-                    },
-                ])
-            }
-            (Family::CifarConv { router, .. }, Shape::Image { c, .. }) => BlockSpec::new(vec![
-                LayerSpec::Conv {
-                    c_in: c,
-                    c_out: router,
-                    k: 3,
-                    pad: 1,
-                },
-                LayerSpec::Relu,
-                LayerSpec::Conv {
-                    c_in: router,
-                    c_out: router,
-                    k: 3,
-                    pad: 1,
-                },
-                LayerSpec::Relu,
-                LayerSpec::Gap,
-                LayerSpec::Linear {
-                    d_in: router,
-                    d_out: 1,
-                },
-            ]),
-            (Family::Fc { .. }, Shape::Image { .. }) => return None,
-        };
-        spec.out_shape(input).map(|_| spec)
-    }
-
-    /// The solver for a leaf whose representation has shape `input`.
-    pub fn solver(self, input: Shape, task: Task) -> BlockSpec {
-        let out = task.outputs();
-        let gap = matches!(
-            self.family(DEFAULT_WIDTH),
-            Family::CifarConv {
-                gap_solver: true,
-                ..
-            }
-        );
-        match input {
-            Shape::Flat { d } => BlockSpec::new(vec![LayerSpec::Linear {
-                d_in: d,
-                d_out: out,
-            }]),
-            Shape::Image { c, .. } if gap => BlockSpec::new(vec![
-                LayerSpec::Gap,
-                LayerSpec::Linear {
-                    d_in: c,
-                    d_out: out,
-                },
-            ]),
-            s @ Shape::Image { .. } => BlockSpec::new(vec![
-                LayerSpec::Flatten,
-                LayerSpec::Linear {
-                    d_in: s.numel(),
-                    d_out: out,
-                },
-            ]),
-        }
-    }
 }
 
 named!(Preset {
@@ -334,6 +152,8 @@ named!(Ablation {
 #[cfg(test)]
 mod tests {
     use super::*;
+    use crate::spec::Shape;
+    use crate::task::Task;
 
     const MNIST: Shape = Shape::Image { c: 1, h: 28, w: 28 };
 

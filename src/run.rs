@@ -69,6 +69,9 @@ pub struct DataSpec {
     pub train_limit: Option<usize>,
 }
 
+/// The fraction of a data file held out as its test set when it has no test file.
+pub const DEFAULT_TEST_FRACTION: f64 = 0.2;
+
 /// Everything a run is started with.
 #[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
 pub struct RunSpec {
@@ -673,7 +676,7 @@ fn check_memory(cfg: &crate::params::TrainConfig, train: &Dataset) -> Result<()>
     }
     let (w, d) = (cfg.width as u64, train.sample_shape[0] as u64);
     let need = w.saturating_mul(w.max(d)).saturating_mul(4 * 5);
-    let Some((limit, what)) = memory_limit() else {
+    let Some((limit, what)) = crate::os::memory_limit() else {
         return Ok(());
     };
     if need <= limit {
@@ -686,45 +689,6 @@ fn check_memory(cfg: &crate::params::TrainConfig, train: &Dataset) -> Result<()>
         gib(limit)
     );
     Err(AntError::invalid("width", reason))
-}
-
-/// The most memory this process can have, and what sets it.
-fn memory_limit() -> Option<(u64, &'static str)> {
-    #[cfg(all(target_os = "linux", target_env = "gnu"))]
-    {
-        let mut limits = Vec::new();
-        let mut rl = libc::rlimit {
-            rlim_cur: 0,
-            rlim_max: 0,
-        };
-        // SAFETY: getrlimit writes the limit into `rl`.
-        if unsafe { libc::getrlimit(libc::RLIMIT_AS, &mut rl) } == 0
-            && rl.rlim_cur != libc::RLIM_INFINITY
-        {
-            // What the process has mapped already (its first field, in pages).
-            let used = std::fs::read_to_string("/proc/self/statm")
-                .ok()
-                .and_then(|s| s.split_whitespace().next()?.parse::<u64>().ok())
-                .unwrap_or(0)
-                // SAFETY: sysconf only reads a system setting.
-                .saturating_mul(unsafe { libc::sysconf(libc::_SC_PAGESIZE) }.max(0) as u64);
-            let left = rl.rlim_cur.saturating_sub(used);
-            limits.push((left, "this process may still map (ulimit -v)"));
-        }
-        // SAFETY: sysinfo fills the zeroed struct.
-        let mut si: libc::sysinfo = unsafe { std::mem::zeroed() };
-        if unsafe { libc::sysinfo(&mut si) } == 0 {
-            let unit = u64::from(si.mem_unit.max(1));
-            let total = si.totalram.saturating_add(si.totalswap);
-            limits.push((
-                total.saturating_mul(unit),
-                "of memory and swap this machine has",
-            ));
-        }
-        limits.into_iter().min_by_key(|(l, _)| *l)
-    }
-    #[cfg(not(all(target_os = "linux", target_env = "gnu")))]
-    None
 }
 
 /// Appends every epoch record to `records.jsonl` as one JSON line; a line that cannot
@@ -745,7 +709,7 @@ impl Observer for RecordsLog {
 }
 
 /// The report's names of the multi-path, single-path and least-likely-path scores.
-pub(crate) fn score_keys(task: crate::preset::Task) -> (&'static str, &'static str, &'static str) {
+pub(crate) fn score_keys(task: crate::task::Task) -> (&'static str, &'static str, &'static str) {
     if task.is_classification() {
         (
             "multi_path_error",

@@ -1,18 +1,17 @@
 //! A model directory as `ant` saves it: one tree ([`Ant`]) or an ensemble of trees
 //! ([`Ensemble`]). Commands and front ends load a directory as a [`Model`] and match on
-//! it once, where the two differ.
+//! it once, where the two differ; [`prune`] and [`describe`] work on either.
 
 use std::path::Path;
 
 use burn::prelude::Device;
 
 use crate::data::Dataset;
-use crate::ensemble::{Ensemble, is_ensemble};
-use crate::error::Result;
+use crate::ensemble::{Ensemble, EnsembleFile, MemberState, is_ensemble, member_dir, member_state};
+use crate::error::{AntError, Result};
 use crate::model::Ant;
 
 /// A saved model: one tree, or an ensemble of them.
-#[non_exhaustive]
 #[derive(Clone, Debug)]
 // Loaded once per command, never moved in bulk: boxing the tree would buy nothing.
 #[allow(clippy::large_enum_variant)]
@@ -35,7 +34,7 @@ impl Model {
     pub fn trees(&self) -> &[Ant] {
         match self {
             Model::Single(a) => std::slice::from_ref(a),
-            Model::Ensemble(e) => &e.members,
+            Model::Ensemble(e) => e.members(),
         }
     }
 
@@ -62,7 +61,118 @@ impl Model {
     pub fn outline(&self) -> String {
         match self {
             Model::Single(a) => a.tree().topology.outline(),
-            Model::Ensemble(e) => format!("ensemble of {} members\n", e.members.len()),
+            Model::Ensemble(e) => format!("ensemble of {} members\n", e.members().len()),
         }
+    }
+}
+
+/// `ant prune`: the model in `model` (trained on `data`) without the subtrees that
+/// fewer than `min_reach` of its validation rows reach, saved into `out` with a
+/// `prune.json` per tree (an ensemble: each member into `out/member-K`). `out` is
+/// checked first (`force`: replace a model there) and locked while written. Returns
+/// the summary: nodes and parameters removed, scores before and after.
+pub fn prune(
+    model: &Path,
+    data: &Path,
+    min_reach: f64,
+    (out, force): (&Path, bool),
+    device: &Device,
+) -> Result<serde_json::Value> {
+    crate::outputs::check_prune_out(model, data, out, force)?;
+    // Held while the pruned model is written: two prunes into one directory would mix
+    // one's tree.json with the other's weights.
+    let _lock = crate::run::DirLock::take(out, false)?;
+    crate::outputs::check_prune_out(model, data, out, force)?;
+    match Model::load(model, device)? {
+        Model::Single(m) => prune_tree(&m, data, min_reach, out),
+        Model::Ensemble(ens) => {
+            let mut members = Vec::new();
+            for (k, m) in ens.members().iter().enumerate() {
+                let mut summary = prune_tree(m, data, min_reach, &member_dir(out, k))?;
+                summary["member"] = serde_json::json!(k);
+                members.push(summary);
+            }
+            ens.file().save(out)?;
+            Ok(serde_json::json!({ "min_reach": min_reach, "members": members }))
+        }
+    }
+}
+
+/// Prunes `model` (trained on `data`) into `out` with its `prune.json`; returns it.
+fn prune_tree(model: &Ant, data: &Path, min_reach: f64, out: &Path) -> Result<serde_json::Value> {
+    let (valid, test) = model.recorded_rows(data)?;
+    let (pruned, report) = model.pruned(&valid, min_reach)?;
+    pruned.save(out)?;
+    crate::outputs::remove_old_descriptions(out)?;
+    let (v0, v1) = (model.evaluate(&valid)?, pruned.evaluate(&valid)?);
+    let (t0, t1) = (model.evaluate(&test)?, pruned.evaluate(&test)?);
+    let summary = serde_json::json!({
+        "min_reach": min_reach,
+        "removed": report.removed,
+        "nodes_removed": report.nodes_removed,
+        "params_removed": report.params_removed,
+        "params_before": model.tree().topology.num_params(),
+        "params_after": pruned.tree().topology.num_params(),
+        "valid_multi_path_before": v0.multi_path, "valid_multi_path_after": v1.multi_path,
+        "test_multi_path_before": t0.multi_path, "test_multi_path_after": t1.multi_path,
+        "test_single_path_before": t0.single_path, "test_single_path_after": t1.single_path,
+    });
+    let json =
+        serde_json::to_string_pretty(&summary).map_err(|e| AntError::model(e.to_string()))?;
+    crate::persist::write_atomic(&out.join(crate::layout::PRUNE_FILE), json.as_bytes())?;
+    Ok(summary)
+}
+
+/// `ant inspect`: the tree in `dir`, one line per node; or the ensemble's spec and
+/// each member (trained, still training or missing).
+pub fn describe(dir: &Path) -> Result<String> {
+    use crate::viz::inspect::inspect_text;
+    let device = crate::default_device();
+    if !is_ensemble(dir) {
+        let model = Ant::load(dir, &device)?;
+        let t = &model.tree().topology;
+        return Ok(format!("{}{}", baseline_line(&model), inspect_text(t)));
+    }
+    let file = EnsembleFile::open(dir)?;
+    let mut text = format!(
+        "ensemble of {} members: preset {}, data {}, seed {}\n",
+        file.size,
+        file.preset,
+        file.spec.data.path.display(),
+        file.spec.params.seed
+    );
+    for k in 0..file.size {
+        let mdir = member_dir(dir, k);
+        let head = format!(
+            "\nmember {k} (seed {}, {})",
+            file.member_seeds[k],
+            mdir.display()
+        );
+        match member_state(dir, k) {
+            MemberState::Trained => {
+                let model = Ant::load(&mdir, &device)?;
+                let t = &model.tree().topology;
+                let (nodes, leaves, params) = (t.nodes.len(), t.leaves().len(), t.num_params());
+                text.push_str(&format!(
+                    "{head}: {nodes} nodes, {leaves} leaves, {params} params\n{}{}",
+                    baseline_line(&model),
+                    inspect_text(t)
+                ));
+            }
+            MemberState::Started => text.push_str(&format!(
+                "{head}: not finished (resume with `ant train --resume {}`)\n",
+                mdir.display()
+            )),
+            MemberState::Missing => text.push_str(&format!("{head}: missing\n")),
+        }
+    }
+    Ok(text)
+}
+
+/// `baseline NAME ...` for a baseline's model, nothing for an ANT.
+fn baseline_line(model: &Ant) -> String {
+    match model.meta().config.baseline {
+        Some(b) => format!("baseline {b}: a fixed architecture, trained without growth\n"),
+        None => String::new(),
     }
 }

@@ -2,11 +2,11 @@
 
 mod common;
 
+use ant::Task;
 use ant::data::Dataset;
 use ant::data::idx::load_idx_dir;
 use ant::normalise::Normalisation;
 use ant::observe::{Action, Collect, Phase};
-use ant::preset::Task;
 use ant::spec::Shape;
 use ant::train::to_device;
 use ant::train::{DeviceSet, Grown, GrowthData, MetricCtx, grow_from, train_root};

@@ -144,7 +144,7 @@ fn paths_that_are_not_utf8_work() {
             test_fraction: 0.2,
             target: Some(ant::data::tabular::TargetSpec::new(
                 "y",
-                ant::data::tabular::TabularTask::Classification,
+                ant::TaskKind::Classification,
             )),
             train_limit: None,
         },

@@ -4,7 +4,8 @@
 
 use std::collections::{HashMap, HashSet};
 
-use ant::preset::{PathPos, PoolRule, Preset, Task};
+use ant::Task;
+use ant::preset::{PathPos, PoolRule, Preset};
 use ant::spec::Shape;
 
 const MNIST: Shape = Shape::Image { c: 1, h: 28, w: 28 };

@@ -5,9 +5,10 @@
 use std::io::Read;
 use std::path::{Path, PathBuf};
 
+use ant::TaskKind;
 use ant::data::Targets;
 use ant::data::source::load_source;
-use ant::data::tabular::{Separator, TabularTask, TargetSpec};
+use ant::data::tabular::{Separator, TargetSpec};
 
 mod common;
 use common::ant;
@@ -83,7 +84,7 @@ fn constant_baseline(data: &Path, spec: &TargetSpec) -> f64 {
     }
 }
 
-fn spec(column: &str, task: TabularTask, delimiter: Option<Separator>, skip: usize) -> TargetSpec {
+fn spec(column: &str, task: TaskKind, delimiter: Option<Separator>, skip: usize) -> TargetSpec {
     TargetSpec {
         delimiter,
         skip_rows: skip,
@@ -114,10 +115,7 @@ fn iris_with_a_header_and_text_labels_then_predict() {
     let out = dir.path().join("model");
     let args = ["--target", "species", "--task", "classification"];
     let v = train_and_eval(&data, &out, &args);
-    let base = constant_baseline(
-        &data,
-        &spec("species", TabularTask::Classification, None, 0),
-    );
+    let base = constant_baseline(&data, &spec("species", TaskKind::Classification, None, 0));
     let err = v["multi_path_error"].as_f64().unwrap();
     assert_eq!(v["test_samples"], 30);
     eprintln!("iris: error {err}% vs constant {base}%");
@@ -219,7 +217,7 @@ fn wine_semicolons_and_a_column_index() {
         &data,
         &spec(
             "13",
-            TabularTask::Classification,
+            TaskKind::Classification,
             Some(Separator::Semicolon),
             0,
         ),
@@ -245,7 +243,7 @@ fn breast_cancer_as_shipped_with_skip_rows() {
         "1",
     ];
     let v = train_and_eval(&data, &dir.path().join("m"), &args);
-    let base = constant_baseline(&data, &spec("30", TabularTask::Classification, None, 1));
+    let base = constant_baseline(&data, &spec("30", TaskKind::Classification, None, 1));
     let err = v["multi_path_error"].as_f64().unwrap();
     eprintln!("cancer: error {err}% vs constant {base}%");
     assert!(
@@ -260,7 +258,7 @@ fn digits_64_features_from_gzip() {
     let data = small("digits.csv.gz");
     let args = ["--target", "64", "--task", "classification"];
     let v = train_and_eval(&data, &dir.path().join("m"), &args);
-    let base = constant_baseline(&data, &spec("64", TabularTask::Classification, None, 0));
+    let base = constant_baseline(&data, &spec("64", TaskKind::Classification, None, 0));
     let err = v["multi_path_error"].as_f64().unwrap();
     assert_eq!(v["test_samples"], 359);
     eprintln!("digits: error {err}% vs constant {base}%");
@@ -295,7 +293,7 @@ fn diabetes_regression_space_separated() {
     let v = train_and_eval(&data, &out, &args);
     let base = constant_baseline(
         &data,
-        &spec("10", TabularTask::Regression, Some(Separator::Space), 0),
+        &spec("10", TaskKind::Regression, Some(Separator::Space), 0),
     );
     let mse = v["multi_path_mse"].as_f64().unwrap();
     eprintln!("diabetes: MSE {mse} vs constant {base}");
@@ -332,7 +330,7 @@ fn iris_sorted_by_class_gets_every_class_in_validation() {
     use ant::model::ValidSplit;
     use ant::{AntParams, Preset};
     let data = small("iris.csv");
-    let target = spec("4", TabularTask::Classification, None, 0);
+    let target = spec("4", TaskKind::Classification, None, 0);
     let train = load_source(&data, None, 0.2, 0, Some(&target))
         .unwrap()
         .train;

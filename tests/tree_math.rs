@@ -3,10 +3,10 @@
 
 mod common;
 
+use ant::Task;
 use ant::loss::{Target, mixture_nll, mixture_prediction, reach_probs};
 use ant::modules::{Block, Repr};
 use ant::observe::Stage;
-use ant::preset::Task;
 use ant::spec::{BlockSpec, LayerSpec, Shape};
 use ant::train::{
     Batch, CachedObjective, DeepenCandidate, DeviceSet, LeafCache, MetricCtx, Objective,
@@ -359,9 +359,9 @@ fn live_objective_equals_cached_without_augmentation() {
 #[test]
 fn router_penalties_make_a_split_partition_its_samples() {
     let _rng = rng_lock();
-    use ant::modules::router::RouterReg;
     use ant::observe::Silent;
     use ant::train::{FitOptions, fit};
+    use ant::tree::router::RouterReg;
     let ad = Device::flex().autodiff();
     let n = 600;
     let xv = uniform(n, 2, 11);

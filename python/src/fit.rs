@@ -4,7 +4,8 @@
 use std::sync::Mutex;
 use std::time::Duration;
 
-use ant::data::tabular::{TabularTask, TargetSpec};
+use ant::TaskKind;
+use ant::data::tabular::TargetSpec;
 use ant::ensemble::Member;
 use ant::{Ant, AntParams, Dataset};
 use numpy::{PyReadonlyArray1, PyReadonlyArray2, PyReadonlyArrayDyn};
@@ -46,7 +47,7 @@ pub fn fit_classifier(
     events: Option<Py<PyAny>>,
 ) -> PyResult<Model> {
     let data = dataset(samples(&x)?, classes(&y, class_names.len())?)?;
-    let task = TabularTask::Classification;
+    let task = TaskKind::Classification;
     let mut model = train(py, params_from(params)?, device, data, member, events)?;
     model.ant.meta_mut().class_names = Some(class_names);
     model.ant.meta_mut().provenance.target = table_spec(&model.ant, task);
@@ -67,7 +68,7 @@ pub fn fit_regressor(
 ) -> PyResult<Model> {
     let data = dataset(samples(&x)?, values(&y)?)?;
     let mut model = train(py, params_from(params)?, device, data, member, events)?;
-    let target = table_spec(&model.ant, TabularTask::Regression);
+    let target = table_spec(&model.ant, TaskKind::Regression);
     model.ant.meta_mut().provenance.target = target;
     Ok(model)
 }
@@ -75,12 +76,12 @@ pub fn fit_regressor(
 /// How `ant eval` and `ant predict` read tables for a model fitted on rows: the
 /// features, then the target in the last column (as scikit-learn's CSV files). Only
 /// for rows and one target column.
-fn table_spec(ant: &Ant, task: TabularTask) -> Option<TargetSpec> {
+fn table_spec(ant: &Ant, task: TaskKind) -> Option<TargetSpec> {
     let d = match ant.tree().topology.input {
         ant::spec::Shape::Flat { d } => d,
         ant::spec::Shape::Image { .. } => return None,
     };
-    if task == TabularTask::Regression && ant.task().outputs() != 1 {
+    if task == TaskKind::Regression && ant.task().outputs() != 1 {
         return None;
     }
     let mut spec = TargetSpec::new(d.to_string(), task);

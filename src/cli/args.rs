@@ -5,7 +5,8 @@ use std::path::PathBuf;
 
 use clap::{Parser, Subcommand};
 
-use ant::data::tabular::{Separator, TabularTask};
+use ant::TaskKind;
+use ant::data::tabular::Separator;
 use ant::fetch::Known;
 use ant::named::Named;
 use ant::{AntParams, ComputeDevice, Result};
@@ -127,8 +128,8 @@ pub(crate) struct TrainArgs {
     #[arg(long)]
     pub(crate) target: Option<String>,
     /// What the target column holds (required with --target).
-    #[arg(long, value_parser = named::<TabularTask>(), requires = "target")]
-    pub(crate) task: Option<TabularTask>,
+    #[arg(long, value_parser = named::<TaskKind>(), requires = "target")]
+    pub(crate) task: Option<TaskKind>,
     /// Table field separator: ',' ';' tab or space (runs of blanks); detected if unset.
     #[arg(long, requires = "target")]
     pub(crate) delimiter: Option<Separator>,
@@ -146,7 +147,7 @@ pub(crate) struct TrainArgs {
     #[arg(long)]
     pub(crate) test_data: Option<PathBuf>,
     /// Seeded fraction of the file held out as the test set when it has none.
-    #[arg(long, default_value_t = 0.2)]
+    #[arg(long, default_value_t = ant::run::DEFAULT_TEST_FRACTION)]
     pub(crate) test_fraction: f64,
 }
 

@@ -9,8 +9,8 @@ use ant::run::{DataSpec, Existing, Run, RunSpec};
 use ant::{AntError, ComputeDevice, Result};
 use burn::prelude::Device;
 
-use crate::args::TrainArgs;
-use crate::progress::ProgressBars;
+use super::args::TrainArgs;
+use super::progress::ProgressBars;
 
 /// The run a `train` command line describes.
 fn run_spec(a: TrainArgs) -> Result<(PathBuf, RunSpec)> {
@@ -88,9 +88,7 @@ pub(crate) fn train(a: TrainArgs) -> Result<()> {
     }
 }
 
-/// Trains the members of an ensemble of `n` into `out`, one after the other: all of
-/// them, or only `member`. `ensemble.json` is written with the first member's run
-/// (after its data has been checked); one already there must describe the same run.
+/// Trains members of an ensemble of `n` into `out`: all of them, or only `member`.
 fn train_ensemble(
     out: &Path,
     spec: RunSpec,
@@ -99,74 +97,23 @@ fn train_ensemble(
     existing: Existing,
     (device, choice): (&Device, ComputeDevice),
 ) -> Result<()> {
-    use ant::ensemble::{EnsembleFile, member_dir};
-    if n == 0 {
-        return Err(AntError::param("--ensemble must be at least 1"));
-    }
-    if let Some(k) = member
-        && k >= n
-    {
-        return Err(AntError::param(format!(
-            "--member {k} is not a member of --ensemble {n} (members are numbered 0 to {})",
-            n - 1
-        )));
-    }
-    let cwd = std::env::current_dir().map_err(|e| AntError::io(".", e))?;
-    let file = EnsembleFile::new(spec, n, cwd)?;
-    file.matches_dir(out)?;
-    let members: Vec<usize> = match member {
-        Some(k) => vec![k],
-        None => (0..n).collect(),
-    };
-    for k in members {
-        let dir = member_dir(out, k);
-        // Members started at once (--member K in several processes) check and write
-        // ensemble.json one at a time: the second sees the first's and must match it.
-        let ensemble_lock = ant::run::DirLock::take(out, true)?;
-        let written = file.matches_dir(out)?;
-        let run = Run::start(&dir, file.member_spec(k)?, existing)?;
-        if !written {
-            file.save(out)?;
-        }
-        drop(ensemble_lock);
+    ant::ensemble::train_members(out, spec, (n, member), existing, |k, run| {
         note!(
             "member {k} of {n} (seed {}): if stopped, continue with `ant train --resume {}`",
             run.spec().params.seed,
-            dir.display()
+            run.out().display()
         );
-        train_run(run, device, choice)?;
-    }
-    Ok(())
+        train_run(run, device, choice)
+    })
 }
 
 /// Finishes the ensemble in `dir`: resumes its interrupted members, trains its missing
 /// ones and leaves its trained ones as they are.
 fn resume_ensemble(dir: &Path, device: &Device, choice: ComputeDevice) -> Result<()> {
-    use ant::ensemble::{EnsembleFile, MemberState, member_dir, member_state};
-    let file = EnsembleFile::open(dir)?;
-    for k in 0..file.size {
-        let mdir = member_dir(dir, k);
-        let run = match member_state(dir, k) {
-            MemberState::Trained => {
-                note!("member {k} of {}: trained", file.size);
-                continue;
-            }
-            MemberState::Started => Run::resume(&mdir)?,
-            MemberState::Missing => Run::start_from(
-                &mdir,
-                file.member_spec(k)?,
-                Existing::Refuse,
-                file.cwd.clone(),
-            )?,
-        };
-        note!(
-            "member {k} of {}: training into {}",
-            file.size,
-            mdir.display()
-        );
-        train_run(run, device, choice)?;
-    }
-    Ok(())
+    ant::ensemble::resume_members(dir, |k, run| {
+        note!("member {k}: training into {}", run.out().display());
+        train_run(run, device, choice)
+    })
 }
 
 /// Trains `run` to the end, then prints the tree and its test scores.

@@ -5,8 +5,8 @@ use std::path::Path;
 
 use super::{Dataset, Targets};
 use crate::error::AntError;
-use crate::preset::Task;
 use crate::spec::Shape;
+use crate::task::Task;
 
 /// Why a data set does not fit a model. The caller says where the data came from:
 /// [`Misfit::in_file`] for a file (a data error), `?` for data given in memory

@@ -470,15 +470,15 @@ pub const MAX_DATA_BYTES: u64 = 4 << 30;
 /// as many names as classes, all distinct (none for a regression model).
 pub fn check_class_names(
     names: Option<&[String]>,
-    task: crate::preset::Task,
+    task: crate::task::Task,
 ) -> std::result::Result<(), String> {
     let Some(names) = names else {
         return Ok(());
     };
     let classes = match task {
-        crate::preset::Task::Classification { classes } => classes,
-        crate::preset::Task::Regression { .. } if names.is_empty() => return Ok(()),
-        crate::preset::Task::Regression { .. } => {
+        crate::task::Task::Classification { classes } => classes,
+        crate::task::Task::Regression { .. } if names.is_empty() => return Ok(()),
+        crate::task::Task::Regression { .. } => {
             return Err("class_names are given for a regression model".into());
         }
     };

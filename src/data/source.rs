@@ -7,8 +7,8 @@ use super::tabular::{TargetSpec, parse_labelled};
 use super::{Dataset, Targets, cifar, file_md5, idx, sarcos};
 use crate::data::split::TestSplit;
 use crate::error::{AntError, Result};
-use crate::preset::Task;
 use crate::spec::Shape;
+use crate::task::Task;
 
 /// Training and test sets chosen from a data path.
 pub struct Source {
@@ -239,12 +239,12 @@ pub fn load_test_rows(
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::data::tabular::TabularTask;
+    use crate::task::TaskKind;
 
     #[test]
     fn single_image_files_and_mat_tables_are_named() {
         let d = tempfile::tempdir().unwrap();
-        let spec = TargetSpec::new("0", TabularTask::Regression);
+        let spec = TargetSpec::new("0", TaskKind::Regression);
         let msg = |name: &str, bytes: &[u8], target: Option<&TargetSpec>| {
             let p = d.path().join(name);
             std::fs::write(&p, bytes).unwrap();

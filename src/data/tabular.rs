@@ -14,6 +14,7 @@ pub use super::csv::Separator;
 use super::csv::{CsvOptions, HeaderMode, Table, first_row_is_header, parse_bytes};
 use super::{Dataset, Targets, read_maybe_gz};
 use crate::error::{AntError, Result, quoted};
+use crate::task::TaskKind;
 
 /// `items` joined by commas, the first 20 of them (and how many more).
 pub(super) fn list(items: &[String]) -> String {
@@ -29,25 +30,12 @@ pub(super) fn list(items: &[String]) -> String {
     text
 }
 
-/// What the target column holds.
-#[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize, Deserialize)]
-#[serde(rename_all = "kebab-case")]
-pub enum TabularTask {
-    Classification,
-    Regression,
-}
-
-crate::named::named!(TabularTask {
-    Classification => "classification",
-    Regression => "regression",
-});
-
 /// How to read a table: which column is the target and what it holds.
 #[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
 pub struct TargetSpec {
     /// A 0-based column index, or else a header name.
     pub column: String,
-    pub task: TabularTask,
+    pub task: TaskKind,
     /// `None` detects it.
     #[serde(default)]
     pub delimiter: Option<Separator>,
@@ -66,7 +54,7 @@ pub struct TargetSpec {
 }
 
 impl TargetSpec {
-    pub fn new(column: impl Into<String>, task: TabularTask) -> TargetSpec {
+    pub fn new(column: impl Into<String>, task: TaskKind) -> TargetSpec {
         TargetSpec {
             column: column.into(),
             task,
@@ -276,8 +264,8 @@ pub fn parse_labelled(
         path,
     };
     let (targets, class_names) = match spec.task {
-        TabularTask::Regression => (target.values()?, None),
-        TabularTask::Classification => {
+        TaskKind::Regression => (target.values()?, None),
+        TaskKind::Classification => {
             let (targets, names) = target.classes(classes)?;
             (targets, Some(names))
         }
@@ -447,7 +435,7 @@ pub fn parse_features(
     n_features: usize,
     n_outputs: usize,
 ) -> Result<Dataset> {
-    let default_spec = TargetSpec::new("", TabularTask::Regression);
+    let default_spec = TargetSpec::new("", TaskKind::Regression);
     let t = table(bytes, path, spec.unwrap_or(&default_spec))?;
     if let Some(s) = spec
         && let (Some(names), Some(target)) = (&s.columns, s.index)
@@ -584,7 +572,7 @@ mod tests {
         for (i, text) in texts.iter().enumerate() {
             let p = write(d.path(), &format!("t{i}.csv"), text);
             for col in ["species", "1"] {
-                let t = load_labelled(&p, &TargetSpec::new(col, TabularTask::Classification), None)
+                let t = load_labelled(&p, &TargetSpec::new(col, TaskKind::Classification), None)
                     .unwrap();
                 assert_eq!(t.index, 1);
                 assert_eq!(t.n_columns, 3);
@@ -603,7 +591,7 @@ mod tests {
         let d = tempfile::tempdir().unwrap();
         let text = "x,\"kind,\nof iris\"\n1,\"Iris\nsetosa\"\n2,virginica\nq,virginica\n";
         let p = write(d.path(), "q.csv", text);
-        let spec = TargetSpec::new("kind,\nof iris", TabularTask::Classification);
+        let spec = TargetSpec::new("kind,\nof iris", TaskKind::Classification);
         let e = load_labelled(&p, &spec, None).unwrap_err().to_string();
         assert!(
             e.contains("line 6, column 0 ('x'): 'q' is not a number"),
@@ -627,7 +615,7 @@ mod tests {
     fn numeric_labels_sort_numerically_and_map_through_known_classes() {
         let d = tempfile::tempdir().unwrap();
         let p = write(d.path(), "n.csv", "# comment\n1,10\n2,2.0\n3,9\n4,2\n");
-        let mut spec = TargetSpec::new("1", TabularTask::Classification);
+        let mut spec = TargetSpec::new("1", TaskKind::Classification);
         spec.skip_rows = 1;
         spec.delimiter = Some(Separator::Comma);
         let t = load_labelled(&p, &spec, None).unwrap();
@@ -639,7 +627,7 @@ mod tests {
         // A later file mapped through the model's classes; an unknown one is refused.
         let names = t.class_names.unwrap();
         let q = write(d.path(), "q.csv", "7,9\n8,10\n");
-        let spec = TargetSpec::new("1", TabularTask::Classification);
+        let spec = TargetSpec::new("1", TaskKind::Classification);
         let u = load_labelled(&q, &spec, Some(&names)).unwrap();
         assert_eq!(labels(&u.data), vec![1, 2]);
         let q = write(d.path(), "q.csv", "7,9\n8,11\n");
@@ -657,7 +645,7 @@ mod tests {
         enc.write_all(b"y x1 x2\n1.5 1 2\n-2 3 4\n").unwrap();
         let p = d.path().join("r.csv.gz");
         std::fs::write(&p, enc.finish().unwrap()).unwrap();
-        let t = load_labelled(&p, &TargetSpec::new("y", TabularTask::Regression), None).unwrap();
+        let t = load_labelled(&p, &TargetSpec::new("y", TaskKind::Regression), None).unwrap();
         assert_eq!(t.data.x, vec![1.0, 2.0, 3.0, 4.0]);
         assert_eq!(
             t.data.targets,
@@ -672,7 +660,7 @@ mod tests {
     #[test]
     fn bad_tables_name_line_and_column() {
         let d = tempfile::tempdir().unwrap();
-        let cls = |c: &str| TargetSpec::new(c, TabularTask::Classification);
+        let cls = |c: &str| TargetSpec::new(c, TaskKind::Classification);
         let cases: [(&str, TargetSpec, &str); 9] = [
             (
                 "a,b\n1,0\n2,nan\n",
@@ -703,7 +691,7 @@ mod tests {
             ("1,0\n2,1\n", cls("5"), "index 5 out of range"),
             (
                 "a,b\n1,x\n",
-                TargetSpec::new("b", TabularTask::Regression),
+                TargetSpec::new("b", TaskKind::Regression),
                 "not a number",
             ),
             ("a,b\n", cls("b"), "no data rows"),
@@ -723,7 +711,7 @@ mod tests {
     #[test]
     fn features_with_or_without_the_target() {
         let d = tempfile::tempdir().unwrap();
-        let mut spec = TargetSpec::new("label", TabularTask::Classification);
+        let mut spec = TargetSpec::new("label", TaskKind::Classification);
         spec.index = Some(0);
         spec.n_columns = Some(3);
         for text in [

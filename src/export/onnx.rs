@@ -20,8 +20,8 @@ use crate::error::{AntError, Result};
 use crate::model::Ant;
 use crate::modules::Block;
 use crate::normalise::Normalisation;
-use crate::preset::Task;
 use crate::spec::{LayerSpec, Shape};
+use crate::task::Task;
 use crate::tree::NodeModules;
 use burn::prelude::*;
 

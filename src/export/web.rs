@@ -19,8 +19,8 @@ use crate::model::Ant;
 use crate::modules::Block;
 use crate::normalise::Normalisation;
 use crate::persist::replace_dir_atomic;
-use crate::preset::Task;
 use crate::spec::LayerSpec;
+use crate::task::Task;
 use crate::tree::NodeModules;
 use crate::viz::layout::{BoxRows, layout};
 

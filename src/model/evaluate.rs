@@ -8,7 +8,7 @@ use serde::Serialize;
 use super::{Ant, Inference, Predictions, argmax_rows};
 use crate::data::{Dataset, Targets};
 use crate::error::{AntError, Result};
-use crate::preset::TaskKind;
+use crate::task::TaskKind;
 use crate::train::{EVAL_CHUNK, MetricCtx, evaluate, to_device};
 
 /// Error % (arg-max of each row of class probabilities) or MSE (original units) of

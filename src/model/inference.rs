@@ -9,7 +9,7 @@ use crate::data::Dataset;
 use crate::error::Result;
 use crate::loss::{leaf_prediction, mixture_prediction, reach_probs};
 use crate::modules::{Repr, to_vec};
-use crate::preset::Task;
+use crate::task::Task;
 use crate::train::EVAL_CHUNK;
 use crate::tree::{Routing, chosen_outputs, least_likely_leaves};
 

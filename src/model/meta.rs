@@ -9,8 +9,9 @@ use crate::error::{AntError, Result};
 use crate::normalise::Normalisation;
 use crate::observe::Decision;
 use crate::params::TrainConfig;
-use crate::preset::{Preset, Task};
+use crate::preset::Preset;
 use crate::spec::Shape;
+use crate::task::Task;
 use crate::tree::Topology;
 
 /// Everything in `tree.json` but the topology (the tree's, [`crate::tree::Topology`]).

@@ -6,7 +6,7 @@ use burn::nn::{Linear, LinearConfig, PaddingConfig2d};
 use burn::prelude::*;
 use burn::tensor::Distribution;
 
-use super::fused;
+use crate::ops;
 use crate::device::host_like;
 use crate::spec::{BlockSpec, LayerSpec, Shape};
 
@@ -228,42 +228,6 @@ impl Block {
         }
     }
 
-    /// A copy whose last FC layer is rescaled so that, on `h`, the block's outputs have
-    /// median 0 and standard deviation `spread` (a router that starts by splitting the
-    /// samples reaching it in half, with decisions far from 0.5).
-    pub fn centred_on(&self, h: Repr, spread: f32) -> Block {
-        let z = self
-            .valid()
-            .forward(h)
-            .into_flat()
-            .into_data()
-            .convert::<f32>();
-        let mut z: Vec<f32> = z.try_to_vec::<f32>().unwrap_or_default();
-        if z.len() < 2 || self.linears.is_empty() {
-            return self.clone();
-        }
-        z.sort_by(|a, b| a.total_cmp(b));
-        let median = z[z.len() / 2];
-        let mean = z.iter().sum::<f32>() / z.len() as f32;
-        let sd = (z.iter().map(|v| (v - mean).powi(2)).sum::<f32>() / z.len() as f32).sqrt();
-        let scale = if sd > 1e-6 { spread / sd } else { 1.0 };
-        let fresh = |t: Tensor<2>| {
-            let ad = t.is_autodiff();
-            let v = t.without_autodiff().mul_scalar(scale);
-            if ad { v.autodiff() } else { v }
-        };
-        let mut out = self.clone();
-        let last = out.linears.last_mut().expect("checked");
-        last.weight = Param::from_tensor(fresh(last.weight.val()));
-        last.bias = last.bias.as_ref().map(|b| {
-            let b = b.val();
-            let ad = b.is_autodiff();
-            let v = b.without_autodiff().sub_scalar(median).mul_scalar(scale);
-            Param::from_tensor(if ad { v.autodiff() } else { v })
-        });
-        out
-    }
-
     pub fn spec(&self) -> &BlockSpec {
         &self.spec
     }
@@ -318,21 +282,21 @@ impl Block {
                 // alike (the maximum commutes with a non-decreasing function; where it is
                 // not positive both pass no gradient), on a quarter of the values.
                 (LayerSpec::Relu, Repr::Image(t)) if layers.next_if_eq(&&LayerSpec::MaxPool2).is_some() => {
-                    Repr::Image(fused::relu(super::kernels::max_pool2x2(t)))
+                    Repr::Image(ops::relu(ops::max_pool2x2(t)))
                 }
                 (LayerSpec::Conv { .. }, Repr::Image(t)) => {
                     ci += 1;
-                    Repr::Image(super::kernels::conv2d(&self.convs[ci - 1], t))
+                    Repr::Image(ops::conv2d(&self.convs[ci - 1], t))
                 }
                 (LayerSpec::Linear { .. }, r) => {
                     li += 1;
                     Repr::Flat(self.linears[li - 1].forward(r.into_flat()))
                 }
-                (LayerSpec::Relu, Repr::Image(t)) => Repr::Image(fused::relu(t)),
-                (LayerSpec::Relu, Repr::Flat(t)) => Repr::Flat(fused::relu(t)),
-                (LayerSpec::Tanh, Repr::Image(t)) => Repr::Image(fused::tanh(t)),
-                (LayerSpec::Tanh, Repr::Flat(t)) => Repr::Flat(fused::tanh(t)),
-                (LayerSpec::MaxPool2, Repr::Image(t)) => Repr::Image(super::kernels::max_pool2x2(t)),
+                (LayerSpec::Relu, Repr::Image(t)) => Repr::Image(ops::relu(t)),
+                (LayerSpec::Relu, Repr::Flat(t)) => Repr::Flat(ops::relu(t)),
+                (LayerSpec::Tanh, Repr::Image(t)) => Repr::Image(ops::tanh(t)),
+                (LayerSpec::Tanh, Repr::Flat(t)) => Repr::Flat(ops::tanh(t)),
+                (LayerSpec::MaxPool2, Repr::Image(t)) => Repr::Image(ops::max_pool2x2(t)),
                 (LayerSpec::Gap, Repr::Image(t)) => {
                     let [b, c, _, _] = t.dims();
                     Repr::Flat(t.mean_dim(3).mean_dim(2).reshape([b, c]))
@@ -385,35 +349,6 @@ mod tests {
         }
     }
 
-    #[test]
-    fn centred_router_splits_its_samples_in_half() {
-        let dev = Device::flex();
-        // Tanh, not ReLU: with a ReLU a random hidden layer may be dead for many samples,
-        // and their equal logits cannot be split at the median.
-        let spec = BlockSpec::new(vec![
-            LayerSpec::Linear { d_in: 3, d_out: 4 },
-            LayerSpec::Tanh,
-            LayerSpec::Linear { d_in: 4, d_out: 1 },
-        ]);
-        let b = Block::init(&spec, &dev);
-        let v: Vec<f32> = (0..501 * 3)
-            .map(|i| ((i * 7919 + 13) % 1009) as f32 / 504.5 - 1.0)
-            .collect();
-        let x = Repr::Flat(Tensor::from_data(TensorData::new(v, [501, 3]), &dev));
-        let c = b.centred_on(x.clone(), 2.0);
-        let z: Vec<f32> = c
-            .forward(x)
-            .into_flat()
-            .into_data()
-            .try_to_vec::<f32>()
-            .unwrap();
-        let left = z.iter().filter(|v| **v >= 0.0).count();
-        assert!((left as i64 - 251).abs() <= 1, "{left} of 501 go left");
-        let mean = z.iter().sum::<f32>() / z.len() as f32;
-        let sd = (z.iter().map(|v| (v - mean).powi(2)).sum::<f32>() / z.len() as f32).sqrt();
-        assert!((sd - 2.0).abs() < 1e-3, "spread {sd}");
-    }
-
     /// A convolution, ReLU and 2x2 max-pooling, run by the block (which pools before the
     /// ReLU) and in the spec's order by hand: the same values and gradients, bit for bit,
     /// on inputs with ties and windows that are all negative.
@@ -443,8 +378,8 @@ mod tests {
         };
         let (xa, xb) = (x(), x());
         let by_block = run(b.forward(Repr::Image(xa.clone())).into_image(), &xa);
-        let conv = super::super::kernels::conv2d(&b.convs[0], xb.clone());
-        let by_hand = run(super::super::kernels::max_pool2x2(fused::relu(conv)), &xb);
+        let conv = ops::conv2d(&b.convs[0], xb.clone());
+        let by_hand = run(ops::max_pool2x2(ops::relu(conv)), &xb);
         assert!(by_hand.0.contains(&0.0) && by_hand.0.iter().any(|v| *v > 0.0));
         assert_eq!(by_block, by_hand);
     }
@@ -453,7 +388,7 @@ mod tests {
     fn cpu_tanh_matches_tanh() {
         let dev = Device::flex();
         let x = Tensor::<1>::from_floats([-3.0, -0.5, 0.0, 0.7, 4.0], &dev);
-        let a = fused::tanh(x.clone())
+        let a = ops::tanh(x.clone())
             .into_data()
             .try_to_vec::<f32>()
             .unwrap();

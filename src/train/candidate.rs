@@ -15,10 +15,10 @@ use super::device_set::DeviceSet;
 use super::eval::{MetricCtx, Totals, chunks};
 use super::fit::{Batch, EpochOnDevice, Objective};
 use crate::loss::{Target, leaf_log_lik, leaf_prediction, logsumexp_rows};
-use crate::modules::fused;
-use crate::modules::router::{RouterReg, balance_penalty, decision_entropy, router_logit};
+use crate::ops;
+use crate::tree::router::{RouterReg, balance_penalty, decision_entropy, router_logit};
 use crate::modules::{Block, Repr};
-use crate::preset::Task;
+use crate::task::Task;
 use crate::tree::TreeView;
 
 /// What a candidate at one leaf needs from the frozen tree, for every sample.
@@ -210,8 +210,8 @@ impl Candidate for SplitCandidate {
     }
     fn local_terms(&self, h: Repr, y: &Target) -> (Tensor<2>, Option<Tensor<2>>) {
         let (z, l, r) = self.parts(h);
-        let tl = fused::log_sigmoid(z.clone()) + leaf_log_lik(l, y);
-        let tr = fused::log_sigmoid(z.clone().neg()) + leaf_log_lik(r, y);
+        let tl = ops::log_sigmoid(z.clone()) + leaf_log_lik(l, y);
+        let tr = ops::log_sigmoid(z.clone().neg()) + leaf_log_lik(r, y);
         (logsumexp_rows(Tensor::cat(vec![tl, tr], 1)), Some(z))
     }
     fn local_pred(&self, h: Repr, task: Task) -> Tensor<2> {

@@ -5,7 +5,7 @@ use burn::prelude::*;
 use super::device_set::DeviceSet;
 use super::fit::{Batch, EpochOnDevice, Objective};
 use crate::loss::{Target, mixture_log_lik, mixture_nll, mixture_prediction};
-use crate::preset::Task;
+use crate::task::Task;
 use crate::modules::to_vec;
 use crate::tree::{Topology, TreeModules, TreeView};
 

@@ -21,10 +21,11 @@ use super::seed::{INIT_DEEPEN, INIT_ROOT, INIT_SPLIT, shuffle_stream, sub_seed};
 use super::state::{Fitted, Select};
 use crate::error::Result;
 use crate::modules::Block;
-use crate::modules::router::RouterReg;
+use crate::tree::router::{RouterReg, centred};
 use crate::observe::{Action, CandidateKind, Decision, Observer, Stage};
 use crate::params::{Init, RouterInit, TrainConfig};
-use crate::preset::{Ablation, PathPos, Task};
+use crate::preset::{Ablation, PathPos};
+use crate::task::Task;
 use crate::spec::Shape;
 use crate::tree::{NodeModules, Topology, Tree, TreeModules, TreeView};
 
@@ -395,7 +396,7 @@ impl Ctx<'_> {
             router = p.router(view.topology.next_pos(at.node), router);
         }
         if self.cfg.router_init == RouterInit::Centred {
-            router = router.centred_on(self.leaf_sample(view, at), ROUTER_SPREAD);
+            router = centred(&router, self.leaf_sample(view, at), ROUTER_SPREAD);
         }
         let c = SplitCandidate {
             router,

@@ -25,7 +25,8 @@ use crate::error::{AntError, Result};
 use crate::modules::Block;
 use crate::params::TrainConfig;
 use crate::pool::PathPos;
-use crate::preset::{Preset, Task};
+use crate::preset::Preset;
+use crate::task::Task;
 use crate::spec::{BlockSpec, Shape};
 use crate::tree::Tree;
 

@@ -15,7 +15,7 @@ use crate::error::{AntError, Result};
 use crate::normalise::Normalisation;
 use crate::observe::{Decision, Observer};
 use crate::params::{AntParams, TrainConfig};
-use crate::preset::Task;
+use crate::task::Task;
 use crate::spec::Shape;
 use crate::tree::Tree;
 

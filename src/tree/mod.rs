@@ -2,8 +2,15 @@
 //! the two ways of running it: multi-path (every leaf, mixed) and single-path.
 mod multi_path;
 mod single_path;
+mod solver;
 mod topology;
+mod transformer;
 mod weights;
+
+internal_mods! {
+    /// The router: its spec, its optional start and growth-time penalties.
+    router;
+}
 
 pub use multi_path::{LeafOutput, least_likely_leaves, reach_probs};
 pub use single_path::{PathOutput, Routing, chosen_outputs};

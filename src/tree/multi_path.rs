@@ -5,11 +5,11 @@
 use burn::prelude::*;
 
 use super::TreeView;
+use super::router::router_logit;
 use super::topology::depth_first;
 use super::weights::NodeStep;
-use crate::modules::fused;
-use crate::modules::router::router_logit;
 use crate::modules::{Repr, to_vec};
+use crate::ops;
 
 /// What one leaf contributes for a batch.
 #[derive(Clone, Debug)]
@@ -47,8 +47,8 @@ impl TreeView<'_> {
                     },
                 ) => {
                     let z = router_logit(router, h.clone());
-                    let pl = add_log(&lp, fused::log_sigmoid(z.clone()));
-                    let pr = add_log(&lp, fused::log_sigmoid(z.neg()));
+                    let pl = add_log(&lp, ops::log_sigmoid(z.clone()));
+                    let pr = add_log(&lp, ops::log_sigmoid(z.neg()));
                     vec![(l, (h.clone(), Some(pl))), (r, (h, Some(pr)))]
                 }
                 (h, NodeStep::Solve(solver)) => {

@@ -9,9 +9,9 @@ use rand_chacha::ChaCha8Rng;
 
 use super::TreeView;
 use super::multi_path::LeafOutput;
+use super::router::router_logit;
 use super::topology::depth_first;
 use super::weights::{NodeModules, NodeStep};
-use crate::modules::router::router_logit;
 use crate::modules::{Repr, index_tensor, to_vec};
 
 /// How a sample chooses its branch at a router.

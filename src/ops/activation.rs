@@ -346,7 +346,7 @@ impl<B: FusedGrads, C: CheckpointStrategy> FusedOps for Autodiff<B, C> {
 
 /// Whether `t` lives on LibTorch (`torch` or `cuda`), where the fused ops run.
 fn on_libtorch<const D: usize>(t: &Tensor<D>) -> bool {
-    crate::device::is_libtorch(&t.device())
+    super::libtorch_is_cuda(&t.device()).is_some()
 }
 
 /// `max(x, 0)`.

@@ -11,7 +11,7 @@
 //! weight gradient, summed in order: the result does not depend on the number of
 //! threads. The gemms are the `gemm` crate's, as burn-flex's.
 //!
-//! Plain slices in and out: the tensors are `kernels.rs`'s business.
+//! Plain slices in and out: the tensors are `conv.rs`'s business.
 
 mod grid;
 mod rows;

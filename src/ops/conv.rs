@@ -6,7 +6,7 @@
 //! path, which made it most of the pure-Rust training step (docs/RESULTS.md, "Where a
 //! training step goes"). Here, on burn-flex, the convolutions ANTs use (stride 1,
 //! symmetric padding) run forward and backward as gemms on the unrolled input
-//! ([`super::unrolled`]), as PyTorch's CPU convolution without oneDNN does; on LibTorch
+//! ([`super::cpu_conv`]), as PyTorch's CPU convolution without oneDNN does; on LibTorch
 //! all three gradients come from its fused `at::convolution_backward` (cuDNN's on a GPU),
 //! as in PyTorch's autograd, and the forward pass is burn-tch's.
 //!
@@ -33,7 +33,7 @@ use burn::prelude::*;
 use burn::tensor::{DType, IntDType, Shape, TensorData};
 use rayon::prelude::*;
 
-use super::unrolled;
+use super::cpu_conv;
 
 /// Convolutions with [`ConvGrads`] as their backward pass, and 2×2 max-pooling.
 #[backend_extension(Flex, LibTorch: cfg(feature = "torch"), Autodiff)]
@@ -119,81 +119,9 @@ impl ConvGrads for burn::backend::LibTorch {
         });
         let fused = !options.is_asymmetric() && !burns;
         match fused {
-            true => torch_conv::backward(&x, &weight, &grad, &options, need),
+            true => super::libtorch::conv2d_backward(&x, &weight, &grad, &options, need),
             false => separate_grads::<Self>(x, weight, bias, grad, options, need),
         }
-    }
-}
-
-/// LibTorch's fused convolution backward pass, `at::convolution_backward` (what PyTorch's
-/// autograd runs: cuDNN's backward-data and backward-filter on a GPU), through the small
-/// C++ function build.rs compiles (`csrc/conv_backward.cpp`): tch does not expose it.
-#[cfg(feature = "torch")]
-mod torch_conv {
-    use std::ffi::{CStr, c_char, c_int};
-
-    use burn::backend::LibTorch;
-    use burn::backend::libtorch::TchTensor;
-    use burn::backend::ops::ConvOptions;
-    use burn::backend::tensor::FloatTensor;
-    use torch_sys::C_tensor;
-
-    unsafe extern "C" {
-        fn ant_conv2d_backward(
-            grad: *const C_tensor,
-            x: *const C_tensor,
-            w: *const C_tensor,
-            stride: *const i64,
-            padding: *const i64,
-            dilation: *const i64,
-            groups: i64,
-            need: *const c_int,
-            out: *mut *mut C_tensor,
-            err: *mut c_char,
-            err_len: usize,
-        ) -> c_int;
-    }
-
-    /// The gradients `need` asks for (input, weight, bias), for a convolution with
-    /// symmetric padding.
-    pub fn backward(
-        x: &TchTensor,
-        weight: &TchTensor,
-        grad: &TchTensor,
-        options: &ConvOptions<2>,
-        need: [bool; 3],
-    ) -> [Option<FloatTensor<LibTorch>>; 3] {
-        let i64s = |a: [usize; 2]| a.map(|v| v as i64);
-        let (stride, padding, dilation) =
-            (i64s(options.stride), i64s(options.padding_begin()), i64s(options.dilation));
-        let need_c = need.map(c_int::from);
-        let mut out = [std::ptr::null_mut(); 3];
-        let mut err = [0 as c_char; 512];
-        // SAFETY: the three handles are live tch tensors borrowed for the call; the arrays
-        // have the lengths the C function reads (2, 2, 2, 3) and writes (3, err's).
-        let rc = unsafe {
-            ant_conv2d_backward(
-                grad.tensor.as_ptr(),
-                x.tensor.as_ptr(),
-                weight.tensor.as_ptr(),
-                stride.as_ptr(),
-                padding.as_ptr(),
-                dilation.as_ptr(),
-                options.groups as i64,
-                need_c.as_ptr(),
-                out.as_mut_ptr(),
-                err.as_mut_ptr(),
-                err.len(),
-            )
-        };
-        // burn's backward passes cannot fail; burn-tch panics on LibTorch's errors too.
-        if rc != 0 {
-            // SAFETY: the C function wrote a NUL-terminated message into `err`.
-            let msg = unsafe { CStr::from_ptr(err.as_ptr()) };
-            panic!("LibTorch's convolution backward: {}", msg.to_string_lossy());
-        }
-        // SAFETY: each non-null pointer is a tensor the C function made for the caller.
-        out.map(|p| (!p.is_null()).then(|| TchTensor::new(unsafe { tch::Tensor::from_ptr(p) })))
     }
 }
 
@@ -209,7 +137,7 @@ impl GemmConv for Flex {
             return Flex::conv2d(x, weight, Some(bias), options);
         };
         let (ho, wo) = shape.out_hw();
-        let out = unrolled::conv2d(&shape, &f32s(&x), &f32s(&weight), &f32s(&bias));
+        let out = cpu_conv::conv2d(&shape, &f32s(&x), &f32s(&weight), &f32s(&bias));
         FlexTensor::from_data(TensorData::new(out, [shape.n, shape.o, ho, wo]))
     }
 
@@ -250,7 +178,7 @@ impl ConvGrads for Flex {
         else {
             return separate_grads::<Self>(x, weight, bias, grad, options, need);
         };
-        let g = unrolled::conv2d_grads(&shape, &f32s(&x), &f32s(&weight), &f32s(&grad), need);
+        let g = cpu_conv::conv2d_grads(&shape, &f32s(&x), &f32s(&weight), &f32s(&grad), need);
         let tensor = |v: Option<Vec<f32>>, like: &FlexTensor| {
             v.map(|v| FlexTensor::from_data(TensorData::new(v, like.layout().shape().clone())))
         };
@@ -258,13 +186,13 @@ impl ConvGrads for Flex {
     }
 }
 
-/// The shapes of a convolution [`unrolled`] computes (f32, stride 1, no dilation or
+/// The shapes of a convolution [`cpu_conv`] computes (f32, stride 1, no dilation or
 /// groups, symmetric padding: every convolution of an ANT); `None` for burn's own.
 fn unrolled_shape(
     x: &FlexTensor,
     weight: &FlexTensor,
     options: &ConvOptions<2>,
-) -> Option<unrolled::ConvShape> {
+) -> Option<cpu_conv::ConvShape> {
     let plain = options.groups == 1
         && options.stride == [1, 1]
         && options.dilation == [1, 1]
@@ -273,7 +201,7 @@ fn unrolled_shape(
         && weight.dtype() == DType::F32;
     let [n, c, h, w] = dims4(x.layout().shape());
     let [o, wc, kh, kw] = dims4(weight.layout().shape());
-    let shape = unrolled::ConvShape { n, c, h, w, o, kh, kw, pad: options.padding_begin() };
+    let shape = cpu_conv::ConvShape { n, c, h, w, o, kh, kw, pad: options.padding_begin() };
     (plain && wc == c && shape.valid()).then_some(shape)
 }
 
@@ -664,7 +592,7 @@ mod tests {
             for need in [[true; 3], [false, true, true], [true, false, false], [false, true, false]]
             {
                 let (x, w, g) = (unwrap(x.clone()), unwrap(w.clone()), unwrap(g.clone()));
-                let fused = super::torch_conv::backward(&x, &w, &g, &options, need);
+                let fused = super::super::libtorch::conv2d_backward(&x, &w, &g, &options, need);
                 let burns =
                     super::separate_grads::<LibTorch>(x, w, bias.clone(), g, options.clone(), need);
                 for (k, (f, b)) in fused.into_iter().zip(burns).enumerate() {
@@ -678,7 +606,7 @@ mod tests {
         }
     }
 
-    /// burn-flex's gradients by [`super::unrolled`] against burn's one by one, for each
+    /// burn-flex's gradients by [`super::cpu_conv`] against burn's one by one, for each
     /// subset of them (the first convolution of a tree needs no input gradient), on
     /// padded and non-square kernels and batches split into several chunks and groups;
     /// and burn's own where `unrolled` does not apply (strides, dilation).

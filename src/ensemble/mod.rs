@@ -11,218 +11,24 @@
 //! Member K is a function of the spec and K alone, so members trained one after the
 //! other, in separate processes or on separate machines make the same ensemble.
 
+mod file;
+mod train;
+
 use std::collections::BTreeMap;
 use std::path::{Path, PathBuf};
 
 use burn::prelude::Device;
-use serde::{Deserialize, Serialize};
 
+use crate::data::Dataset;
 pub use crate::data::split::Member;
-use crate::data::{Dataset, file_md5};
 use crate::error::{AntError, Result};
-use crate::model::{Ant, Evaluation, Inference, TREE_FILE, TestSplit, argmax_rows, score};
-use crate::named::Named;
-use crate::persist::write_atomic;
-use crate::preset::{Preset, Task};
-use crate::run::{CHECKPOINT_DIR, RUN_FILE, RunSpec};
-
 pub use crate::layout::ENSEMBLE_FILE;
-/// The most members an ensemble may have (the paper's have 8): a count from a flag or
-/// a file is checked against it before anything is allocated for it.
-pub const MAX_MEMBERS: usize = 1000;
-/// The most bytes an `ensemble.json` of [`MAX_MEMBERS`] members can take, with room.
-const MAX_FILE_BYTES: u64 = 16 << 20;
-const FORMAT: &str = crate::layout::ENSEMBLE_FORMAT;
-
-/// Member `k`'s run directory.
-pub fn member_dir(dir: &Path, k: usize) -> PathBuf {
-    dir.join(format!("member-{k}"))
-}
-
-/// Whether `dir` holds an ensemble (its `ensemble.json`).
-pub fn is_ensemble(dir: &Path) -> bool {
-    dir.join(ENSEMBLE_FILE).is_file()
-}
-
-/// Where a member's training stands.
-#[derive(Clone, Copy, Debug, PartialEq, Eq)]
-pub enum MemberState {
-    /// Its model is saved.
-    Trained,
-    /// Its run started and has not finished (running, or interrupted: resumable).
-    Started,
-    /// Nothing is there yet.
-    Missing,
-}
-
-/// Where member `k` of the ensemble in `dir` stands.
-pub fn member_state(dir: &Path, k: usize) -> MemberState {
-    let d = member_dir(dir, k);
-    if d.join(CHECKPOINT_DIR).join(RUN_FILE).is_file() {
-        MemberState::Started
-    } else if d.join(TREE_FILE).is_file() {
-        MemberState::Trained
-    } else {
-        MemberState::Missing
-    }
-}
-
-/// `ensemble.json`: what every member is trained with.
-#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
-pub struct EnsembleFile {
-    pub format: String,
-    /// Members.
-    pub size: usize,
-    pub preset: Preset,
-    /// MD5 of the training data when it is one file (a directory has none).
-    pub data_md5: Option<String>,
-    /// The ensemble's run: data, parameters, and in `params.seed` the run's seed.
-    pub spec: RunSpec,
-    /// The directory the spec's relative paths start from.
-    #[serde(with = "crate::run::os_path")]
-    pub cwd: PathBuf,
-    /// Member K's seed, derived from the run's seed and K.
-    pub member_seeds: Vec<u64>,
-}
-
-impl EnsembleFile {
-    /// The ensemble of `size` members of `spec` (paths relative to `cwd`).
-    pub fn new(spec: RunSpec, size: usize, cwd: PathBuf) -> Result<EnsembleFile> {
-        if size == 0 {
-            return Err(AntError::invalid("ensemble", "must be at least 1"));
-        }
-        if size > MAX_MEMBERS {
-            let reason = format!("must be at most {MAX_MEMBERS} (members of one ensemble)");
-            return Err(AntError::invalid("ensemble", reason));
-        }
-        let data = cwd.join(&spec.data.path);
-        // A missing file is left to the data loader, whose error says more.
-        let data_md5 = if data.is_file() {
-            Some(file_md5(&data)?)
-        } else {
-            None
-        };
-        let seed = spec.params.seed;
-        Ok(EnsembleFile {
-            format: FORMAT.into(),
-            size,
-            preset: spec.params.preset,
-            data_md5,
-            member_seeds: (0..size)
-                .map(|k| crate::seed::member_seed(seed, k))
-                .collect(),
-            spec: RunSpec {
-                member: None,
-                ..spec
-            },
-            cwd,
-        })
-    }
-
-    /// The `ensemble.json` of `dir`.
-    pub fn open(dir: &Path) -> Result<EnsembleFile> {
-        let path = dir.join(ENSEMBLE_FILE);
-        let text = crate::persist::read_bounded(&path, MAX_FILE_BYTES)
-            .map_err(|e| AntError::io(&path, e))?;
-        let file: EnsembleFile = serde_json::from_slice(&text)
-            .map_err(|e| AntError::data(&path, format!("not an ensemble file: {e}")))?;
-        if file.format != FORMAT {
-            let msg = format!("unknown format {:?}", file.format);
-            return Err(AntError::data(&path, msg));
-        }
-        if file.size == 0 || file.size > MAX_MEMBERS || file.member_seeds.len() != file.size {
-            let msg = format!(
-                "its size {} is not a member count (1 to {MAX_MEMBERS}) matching its {} member seeds",
-                file.size,
-                file.member_seeds.len()
-            );
-            return Err(AntError::data(&path, msg));
-        }
-        let seeds: Vec<u64> = (0..file.size)
-            .map(|k| crate::seed::member_seed(file.spec.params.seed, k))
-            .collect();
-        if file.size == 0 || file.member_seeds != seeds {
-            let msg = "its size and member seeds do not follow from its spec (size at least 1)";
-            return Err(AntError::data(&path, msg));
-        }
-        if file.preset != file.spec.params.preset {
-            let msg = "its preset and its spec's preset differ";
-            return Err(AntError::data(&path, msg));
-        }
-        Ok(file)
-    }
-
-    /// Write `ensemble.json` into `dir` (atomically).
-    pub fn save(&self, dir: &Path) -> Result<()> {
-        let json = serde_json::to_vec_pretty(self).map_err(|e| AntError::model(e.to_string()))?;
-        write_atomic(&dir.join(ENSEMBLE_FILE), &json)
-    }
-
-    /// Member `k` (checked by the caller to be below the size).
-    pub fn member(&self, k: usize) -> Member {
-        Member {
-            index: k,
-            size: self.size,
-            run_seed: self.spec.params.seed,
-        }
-    }
-
-    /// The run that trains member `k`: the ensemble's, with the member's seed.
-    pub fn member_spec(&self, k: usize) -> Result<RunSpec> {
-        if k >= self.size {
-            let reason = format!(
-                "{k} is not a member of an ensemble of {} (members are numbered 0 to {})",
-                self.size,
-                self.size - 1
-            );
-            return Err(AntError::invalid("member", reason));
-        }
-        let m = self.member(k);
-        let mut spec = self.spec.clone();
-        spec.params.seed = m.seed();
-        spec.member = Some(m);
-        Ok(spec)
-    }
-
-    /// Whether `dir` already holds this ensemble (`Ok(false)`: no ensemble there yet).
-    /// An ensemble of another size, preset, data or parameters, an `ensemble.json` that
-    /// does not parse and a single model in `dir` are errors.
-    pub fn matches_dir(&self, dir: &Path) -> Result<bool> {
-        crate::outputs::check(dir, crate::outputs::Kind::Dir, &[])?;
-        if !dir.join(ENSEMBLE_FILE).exists() {
-            if dir.join(TREE_FILE).exists() {
-                let msg = "holds a single model, not an ensemble: choose another directory";
-                return Err(AntError::data(dir, msg));
-            }
-            return Ok(false);
-        }
-        let there = EnsembleFile::open(dir)?;
-        let path = dir.join(ENSEMBLE_FILE);
-        let differs = |what: String| {
-            let msg = format!("this ensemble was made with {what}: members must share it");
-            Err(AntError::data(&path, msg))
-        };
-        if there.size != self.size {
-            return differs(format!("--ensemble {}, not {}", there.size, self.size));
-        }
-        if there.preset != self.preset {
-            return differs(format!("preset {}, not {}", there.preset, self.preset));
-        }
-        if there.spec.data.path != self.spec.data.path {
-            let (a, b) = (&there.spec.data.path, &self.spec.data.path);
-            return differs(format!("data {}, not {}", a.display(), b.display()));
-        }
-        if there.data_md5 != self.data_md5 {
-            let md5 = |m: &Option<String>| m.clone().unwrap_or_else(|| "none".into());
-            let (a, b) = (md5(&there.data_md5), md5(&self.data_md5));
-            return differs(format!("data of MD5 {a}, this data's is {b}"));
-        }
-        if there.spec != self.spec {
-            return differs("other data options or training parameters".into());
-        }
-        Ok(true)
-    }
-}
+use crate::model::{Ant, Evaluation, Inference, TestSplit, argmax_rows, score};
+use crate::named::Named;
+use crate::run::{DEFAULT_TEST_FRACTION, DataSpec, RunSpec};
+use crate::task::Task;
+pub use file::{EnsembleFile, MAX_MEMBERS, MemberState, is_ensemble, member_dir, member_state};
+pub use train::{resume_members, train_members};
 
 /// Predictions of an ensemble: the mean of its members'.
 #[derive(Clone, Debug, PartialEq)]
@@ -253,11 +59,71 @@ pub struct EnsembleEvaluation {
 /// A trained ensemble: every member loaded and checked against `ensemble.json`.
 #[derive(Clone, Debug)]
 pub struct Ensemble {
-    pub file: EnsembleFile,
-    pub members: Vec<Ant>,
+    file: EnsembleFile,
+    members: Vec<Ant>,
 }
 
 impl Ensemble {
+    /// `ensemble.json`'s description of the ensemble.
+    pub fn file(&self) -> &EnsembleFile {
+        &self.file
+    }
+
+    /// The members, member 0 first.
+    pub fn members(&self) -> &[Ant] {
+        &self.members
+    }
+
+    /// The members, member 0 first.
+    pub fn into_members(self) -> Vec<Ant> {
+        self.members
+    }
+
+    /// The ensemble whose members are `members` (trained apart, e.g. from Python, as
+    /// members 0 to n-1 of one ensemble); its data path is read from `cwd`.
+    pub fn from_members(members: Vec<Ant>, cwd: PathBuf) -> Result<Ensemble> {
+        let n = members.len();
+        let not_members = || {
+            let reason = format!(
+                "the {n} models are not members 0 to {} of one ensemble",
+                n.max(1) - 1
+            );
+            AntError::invalid("members", reason)
+        };
+        let first = members.first().ok_or_else(not_members)?;
+        let run_seed = first
+            .meta()
+            .provenance
+            .member
+            .ok_or_else(not_members)?
+            .run_seed;
+        for (k, m) in members.iter().enumerate() {
+            let member = m.meta().provenance.member.ok_or_else(not_members)?;
+            if (member.index, member.size, member.run_seed) != (k, n, run_seed) {
+                return Err(not_members());
+            }
+        }
+        let file = EnsembleFile::new(run_spec(first, run_seed), n, cwd)?;
+        Ok(Ensemble { file, members })
+    }
+
+    /// Saves the ensemble into `dir` (`ensemble.json` and `member-K/`), as `ant train
+    /// --ensemble N` leaves it, holding `dir`'s lock.
+    pub fn save(&self, dir: &Path) -> Result<()> {
+        std::fs::create_dir_all(dir).map_err(|e| AntError::io(dir, e))?;
+        let _lock = crate::run::DirLock::take(dir, false)?;
+        self.write(dir)
+    }
+
+    /// [`Ensemble::save`] for a caller that holds `dir`'s lock.
+    pub(crate) fn write(&self, dir: &Path) -> Result<()> {
+        for (k, m) in self.members.iter().enumerate() {
+            m.save(member_dir(dir, k))?;
+        }
+        // Last: a directory is an ensemble once all its members are there.
+        self.file.save(dir)
+    }
+
     /// Load the ensemble in `dir`: a member missing or unfinished, or one trained with
     /// another preset, data or seed than `ensemble.json` says, is an error naming it.
     pub fn load(dir: &Path, device: &Device) -> Result<Ensemble> {
@@ -382,6 +248,24 @@ impl Ensemble {
             "baseline": self.file.spec.params.baseline,
             "members": members,
         })
+    }
+}
+
+/// The run of the ensemble `first` is a member of, as `first` records it.
+fn run_spec(first: &Ant, run_seed: u64) -> RunSpec {
+    let meta = first.meta();
+    let mut params = meta.config.params();
+    params.seed = run_seed;
+    RunSpec {
+        data: DataSpec {
+            path: PathBuf::from(&meta.provenance.data),
+            test_data: None,
+            test_fraction: DEFAULT_TEST_FRACTION,
+            target: meta.provenance.target.clone(),
+            train_limit: None,
+        },
+        params,
+        member: None,
     }
 }
 

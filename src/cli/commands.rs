@@ -1,0 +1,214 @@
+//! The commands other than `train`: each loads what its options name, calls the
+//! library and prints (the options are in `args.rs`).
+
+use std::path::Path;
+
+use ant::fetch::{FetchOptions, fetch};
+use ant::model::Inference;
+use ant::saved::Model;
+use ant::{Ant, AntError, Result};
+
+use super::args::{
+    Cmd, CurvesArgs, DataCmd, EvalArgs, ExportArgs, ExportFormat, InspectArgs, PlotArgs,
+    PredictArgs, PruneArgs,
+};
+use super::progress::DownloadBars;
+
+/// Runs the command `cmd`.
+pub(crate) fn run(cmd: Cmd) -> Result<()> {
+    match cmd {
+        Cmd::Train(a) => super::train::train(*a),
+        Cmd::Eval(a) => eval(a),
+        Cmd::Prune(a) => prune(a),
+        Cmd::Plot(a) => plot(a),
+        Cmd::Inspect(a) => inspect(a),
+        Cmd::Curves(a) => curves(a),
+        Cmd::Predict(a) => predict(a),
+        Cmd::Export(a) => export(a),
+        Cmd::Data {
+            cmd: DataCmd::Fetch(a),
+        } => fetch(
+            a.set,
+            &a.dir,
+            &FetchOptions {
+                base_url: a.base_url,
+                ..FetchOptions::default()
+            },
+            &mut DownloadBars::default(),
+        ),
+    }
+}
+
+/// Writes `text` to stdout. A reader that has gone (`ant predict ... | head -1`) ends
+/// the output quietly, as for other command-line tools: that is not an error.
+fn print_out(text: &str) -> Result<()> {
+    use std::io::Write;
+    let mut out = std::io::stdout().lock();
+    match out.write_all(text.as_bytes()).and_then(|()| out.flush()) {
+        Err(e) if e.kind() != std::io::ErrorKind::BrokenPipe => Err(AntError::io("<stdout>", e)),
+        _ => Ok(()),
+    }
+}
+
+/// One JSON value, pretty, as a line on stdout.
+fn print_json(v: &serde_json::Value) -> Result<()> {
+    print_out(&format!(
+        "{}\n",
+        serde_json::to_string_pretty(v).expect("json")
+    ))
+}
+
+/// Shows the warning a library call returned, if any.
+fn warn(warning: Option<String>) {
+    if let Some(w) = warning {
+        note!("warning: {w}");
+    }
+}
+
+fn eval(a: EvalArgs) -> Result<()> {
+    let model = Model::load(&a.model, &a.device.burn()?)?;
+    let (test, warning) = model.test_rows(&a.data)?;
+    warn(warning);
+    let report = model.report(&test)?;
+    let text = if a.json {
+        format!("{}\n", serde_json::to_string(&report).expect("json"))
+    } else {
+        let mut text = model.outline();
+        for (k, v) in report.as_object().expect("object") {
+            match v.as_array() {
+                // An ensemble's members: one line each.
+                Some(items) => items
+                    .iter()
+                    .for_each(|m| text.push_str(&format!("{k}: {m}\n"))),
+                None => text.push_str(&format!("{k}: {v}\n")),
+            }
+        }
+        text
+    };
+    print_out(&text)
+}
+
+fn prune(a: PruneArgs) -> Result<()> {
+    let device = a.device.burn()?;
+    let summary = ant::saved::prune(&a.model, &a.data, a.min_reach, (&a.out, a.force), &device)?;
+    print_json(&summary)
+}
+
+fn plot(a: PlotArgs) -> Result<()> {
+    let model = Model::load(&a.model, &a.device.burn()?)?;
+    if let Model::Single(m) = &model {
+        return plot_model(&a, m, &a.out);
+    }
+    // An ensemble: one picture per member, X-member-K.EXT beside --out X.EXT.
+    for (k, m) in model.trees().iter().enumerate() {
+        let stem = a.out.file_stem().unwrap_or_default().to_string_lossy();
+        let name = match a.out.extension() {
+            Some(ext) => format!("{stem}-member-{k}.{}", ext.to_string_lossy()),
+            None => format!("{stem}-member-{k}"),
+        };
+        plot_model(&a, m, &a.out.with_file_name(name))?;
+    }
+    Ok(())
+}
+
+/// Draws `model` into `out` as `a` asks.
+fn plot_model(a: &PlotArgs, model: &Ant, out: &Path) -> Result<()> {
+    use ant::viz::{Format, render_tree};
+    // The format follows --out (X.svg), not the member's file name.
+    let format = Format::choose(a.format.as_deref(), &a.out)?;
+    let test = match &a.data {
+        Some(d) => {
+            let (test, warning) = model.test_rows(d)?;
+            warn(warning);
+            Some(test)
+        }
+        None if format == Format::Dot => None,
+        None => return Err(AntError::param("--data is needed for svg and png pictures")),
+    };
+    if a.width < 100 {
+        return Err(AntError::param("--width must be at least 100"));
+    }
+    let bytes = render_tree(model, test.as_ref(), format, a.width, a.bins.max(1))?;
+    ant::outputs::write_output(out, &bytes, &a.model, a.data.as_deref())?;
+    note!("wrote {}", out.display());
+    Ok(())
+}
+
+fn export(a: ExportArgs) -> Result<()> {
+    let Model::Single(model) = Model::load(&a.model, &ant::default_device())? else {
+        let msg = "is an ensemble: export one member (its member-K directory)";
+        return Err(AntError::data(&a.model, msg));
+    };
+    match a.format {
+        ExportFormat::Onnx => {
+            ant::outputs::write_output(&a.out, &ant::export::to_onnx(&model)?, &a.model, None)?
+        }
+        ExportFormat::Web => {
+            ant::outputs::check_site_out(&a.out, &a.model, a.data.as_deref())?;
+            let examples = match &a.data {
+                Some(d) => Some(model.test_rows(d)?.0),
+                None => None,
+            };
+            ant::export::write_site(&model, examples.as_ref(), &a.out)?;
+        }
+    }
+    note!("exported to {}", a.out.display());
+    Ok(())
+}
+
+fn inspect(a: InspectArgs) -> Result<()> {
+    print_out(&ant::saved::describe(&a.model)?)
+}
+
+fn curves(a: CurvesArgs) -> Result<()> {
+    use ant::viz::{Format, render_curves};
+    let format = Format::choose(a.format.as_deref(), &a.out)?;
+    if a.width < 300 {
+        return Err(AntError::param("--width must be at least 300"));
+    }
+    let bytes = render_curves(&a.run, format, a.width)?;
+    ant::outputs::write_output(&a.out, &bytes, &a.run, None)?;
+    note!("wrote {}", a.out.display());
+    Ok(())
+}
+
+fn predict(a: PredictArgs) -> Result<()> {
+    use ant::predict::{Format, load_inputs, render};
+    let format = match &a.output {
+        Some(o) => Format::of(o)?,
+        None => Format::Csv,
+    };
+    let mode = if a.single_path {
+        Inference::SinglePath
+    } else {
+        Inference::MultiPath
+    };
+    let (text, n) = match Model::load(&a.model, &a.device.burn()?)? {
+        Model::Single(model) => {
+            let data = load_inputs(&model, &a.input)?;
+            let reach = match a.reach {
+                true => Some(model.node_reach_per_sample(&data)?),
+                false => None,
+            };
+            let p = model.predict(&data, mode)?;
+            (render(&model, &p, reach.as_deref(), format), data.len())
+        }
+        Model::Ensemble(_) if a.reach => {
+            let msg = "is an ensemble: --reach describes one tree (give a member-K directory)";
+            return Err(AntError::data(&a.model, msg));
+        }
+        Model::Ensemble(ens) => {
+            let data = load_inputs(&ens.members()[0], &a.input)?;
+            let p = ens.predict(&data, mode)?;
+            (ant::predict::render_ensemble(&ens, &p, format), data.len())
+        }
+    };
+    match &a.output {
+        Some(o) => {
+            ant::outputs::write_output(o, text.as_bytes(), &a.model, Some(&a.input))?;
+            note!("{n} predictions written to {}", o.display());
+        }
+        None => print_out(&text)?,
+    }
+    Ok(())
+}

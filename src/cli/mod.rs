@@ -1,0 +1,8 @@
+//! The command line: options (`args`), progress bars, `train` and the other commands.
+
+pub(crate) mod args;
+mod commands;
+mod progress;
+mod train;
+
+pub(crate) use commands::run;

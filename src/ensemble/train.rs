@@ -1,0 +1,75 @@
+//! Training an ensemble's members into its directory, and finishing an interrupted
+//! ensemble: the library's part, which `ant train --ensemble` and `--resume` call. The
+//! caller trains each member's [`Run`] (and shows its progress as it likes).
+
+use std::path::Path;
+
+use super::{EnsembleFile, MemberState, member_dir, member_state};
+use crate::error::{AntError, Result};
+use crate::run::{DirLock, Existing, Run, RunSpec};
+
+/// Trains members of an ensemble of `n` runs of `spec` into `out`: all of them, or only
+/// `member`, one after the other, each by `train(k, run)`. `ensemble.json` is written
+/// with the first member's run (after its data has been checked); one already there
+/// must describe the same ensemble.
+pub fn train_members(
+    out: &Path,
+    spec: RunSpec,
+    (n, member): (usize, Option<usize>),
+    existing: Existing,
+    mut train: impl FnMut(usize, Run) -> Result<()>,
+) -> Result<()> {
+    if n == 0 {
+        return Err(AntError::invalid("ensemble", "must be at least 1"));
+    }
+    if let Some(k) = member
+        && k >= n
+    {
+        let reason = format!(
+            "{k} is not a member of --ensemble {n} (members are numbered 0 to {})",
+            n - 1
+        );
+        return Err(AntError::invalid("member", reason));
+    }
+    let cwd = std::env::current_dir().map_err(|e| AntError::io(".", e))?;
+    let file = EnsembleFile::new(spec, n, cwd)?;
+    file.matches_dir(out)?;
+    let members: Vec<usize> = match member {
+        Some(k) => vec![k],
+        None => (0..n).collect(),
+    };
+    for k in members {
+        // Members started at once (--member K in several processes) check and write
+        // ensemble.json one at a time: the second sees the first's and must match it.
+        let ensemble_lock = DirLock::take(out, true)?;
+        let written = file.matches_dir(out)?;
+        let run = Run::start(&member_dir(out, k), file.member_spec(k)?, existing)?;
+        if !written {
+            file.save(out)?;
+        }
+        drop(ensemble_lock);
+        train(k, run)?;
+    }
+    Ok(())
+}
+
+/// Finishes the ensemble in `dir`: resumes its interrupted members and trains its
+/// missing ones, each by `train(k, run)`; its trained members are left as they are.
+pub fn resume_members(dir: &Path, mut train: impl FnMut(usize, Run) -> Result<()>) -> Result<()> {
+    let file = EnsembleFile::open(dir)?;
+    for k in 0..file.size {
+        let mdir = member_dir(dir, k);
+        let run = match member_state(dir, k) {
+            MemberState::Trained => continue,
+            MemberState::Started => Run::resume(&mdir)?,
+            MemberState::Missing => Run::start_from(
+                &mdir,
+                file.member_spec(k)?,
+                Existing::Refuse,
+                file.cwd.clone(),
+            )?,
+        };
+        train(k, run)?;
+    }
+    Ok(())
+}

@@ -1,0 +1,43 @@
+//! The door to ant's hand-written numerics: the few tensor ops whose kernels ant
+//! supplies itself, each on every device (burn-flex on `cpu`, LibTorch on `torch` and
+//! `cuda`). Modules, losses and growth call these functions and name no kernel.
+//!
+//! - `conv`: the 2-D convolution and 2x2 max-pooling as burn ops with their own
+//!   backward pass; on the CPU the convolution runs as gemms in one of the layouts of
+//!   `cpu_conv`.
+//! - `activation`: ReLU, tanh, log-sigmoid, log-softmax and a row's log-sum-exp, one
+//!   fused LibTorch kernel each on `torch` and `cuda`.
+//! - `libtorch`: the calls into LibTorch that burn-tch does not make (the fused
+//!   convolution backward pass, the CUDA device count): the only foreign calls.
+
+mod activation;
+mod conv;
+mod cpu_conv;
+#[cfg(feature = "torch")]
+mod libtorch;
+
+pub use activation::{log_sigmoid, log_softmax, logsumexp_rows, relu, tanh};
+pub use conv::{conv2d, max_pool2x2};
+#[cfg(feature = "torch")]
+pub(crate) use libtorch::cuda_device_count;
+
+use burn::prelude::Device;
+
+/// For a LibTorch device, whether it is a GPU; `None` for any other backend.
+#[allow(deprecated)]
+pub(crate) fn libtorch_is_cuda(device: &Device) -> Option<bool> {
+    #[cfg(feature = "torch")]
+    {
+        use burn::backend::DispatchDevice::LibTorch;
+        use burn::backend::libtorch::LibTorchDevice::Cuda;
+        match device.clone().inner().as_dispatch() {
+            LibTorch(d) => Some(matches!(d, Cuda(_))),
+            _ => None,
+        }
+    }
+    #[cfg(not(feature = "torch"))]
+    {
+        let _ = device;
+        None
+    }
+}

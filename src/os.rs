@@ -1,0 +1,138 @@
+//! The operating-system calls ant makes through libc (glibc on Linux; elsewhere each
+//! falls back to what std offers, or does nothing). With `ops::libtorch` and the gemm
+//! call of `ops::cpu_conv`, the only `unsafe` code of the crate.
+
+use std::path::Path;
+
+/// Swaps the names of `a` and `b` in one step (`renameat2` with `RENAME_EXCHANGE`);
+/// `None` where the system or file system has no such call.
+pub(crate) fn rename_exchange(a: &Path, b: &Path) -> Option<std::io::Result<()>> {
+    #[cfg(all(target_os = "linux", target_env = "gnu"))]
+    {
+        use std::os::unix::ffi::OsStrExt;
+        let c = |p: &Path| std::ffi::CString::new(p.as_os_str().as_bytes());
+        let (ca, cb) = match (c(a), c(b)) {
+            (Ok(ca), Ok(cb)) => (ca, cb),
+            (Err(e), _) | (_, Err(e)) => return Some(Err(e.into())),
+        };
+        // SAFETY: two valid NUL-terminated paths; renameat2 only renames them.
+        let rc = unsafe {
+            libc::renameat2(
+                libc::AT_FDCWD,
+                ca.as_ptr(),
+                libc::AT_FDCWD,
+                cb.as_ptr(),
+                libc::RENAME_EXCHANGE,
+            )
+        };
+        if rc == 0 {
+            return Some(Ok(()));
+        }
+        let e = std::io::Error::last_os_error();
+        match e.raw_os_error() {
+            Some(libc::EINVAL | libc::ENOSYS | libc::ENOTSUP) => None,
+            _ => Some(Err(e)),
+        }
+    }
+    #[cfg(not(all(target_os = "linux", target_env = "gnu")))]
+    {
+        let _ = (a, b);
+        None
+    }
+}
+
+/// Whether process `pid` is running (where that cannot be known: assumed not).
+pub(crate) fn process_alive(pid: u32) -> bool {
+    #[cfg(all(target_os = "linux", target_env = "gnu"))]
+    {
+        let Ok(pid) = libc::pid_t::try_from(pid) else {
+            return false;
+        };
+        // SAFETY: signal 0 only checks that the process exists.
+        let rc = unsafe { libc::kill(pid, 0) };
+        rc == 0 || std::io::Error::last_os_error().raw_os_error() == Some(libc::EPERM)
+    }
+    #[cfg(not(all(target_os = "linux", target_env = "gnu")))]
+    {
+        let _ = pid;
+        false
+    }
+}
+
+/// Let a write beyond the file size limit (`ulimit -f`) fail with `EFBIG` instead of
+/// killing the process with `SIGXFSZ`, so that it is reported like any failed write.
+pub fn file_size_limit_is_an_error() {
+    #[cfg(all(target_os = "linux", target_env = "gnu"))]
+    // SAFETY: ignoring a signal changes only its disposition; no handler runs.
+    unsafe {
+        libc::signal(libc::SIGXFSZ, libc::SIG_IGN);
+    }
+}
+
+/// Ends this process at once, as a power cut would (the crash tests' fault injection).
+pub(crate) fn kill_self() -> ! {
+    #[cfg(all(target_os = "linux", target_env = "gnu"))]
+    // SAFETY: sends a signal to this process; SIGKILL cannot be caught.
+    unsafe {
+        libc::kill(libc::getpid(), libc::SIGKILL);
+    }
+    std::process::abort()
+}
+
+/// glibc's allocator keeps freed large buffers in the heap (see `malloc.rs`); whether
+/// the settings applied.
+#[cfg(all(target_os = "linux", target_env = "gnu"))]
+pub(crate) fn keep_freed_buffers() -> bool {
+    // SAFETY: mallopt only changes allocator parameters; it is safe to call at any time.
+    unsafe {
+        // Serve every allocation from the heap instead of fresh mappings...
+        let a = libc::mallopt(libc::M_MMAP_MAX, 0);
+        // ...and do not hand freed memory back to the kernel at every free.
+        let b = libc::mallopt(libc::M_TRIM_THRESHOLD, i32::MAX);
+        a == 1 && b == 1
+    }
+}
+
+#[cfg(not(all(target_os = "linux", target_env = "gnu")))]
+pub(crate) fn keep_freed_buffers() -> bool {
+    false
+}
+
+/// The most memory this process can have, and what sets it.
+pub(crate) fn memory_limit() -> Option<(u64, &'static str)> {
+    #[cfg(all(target_os = "linux", target_env = "gnu"))]
+    {
+        let mut limits = Vec::new();
+        let mut rl = libc::rlimit {
+            rlim_cur: 0,
+            rlim_max: 0,
+        };
+        // SAFETY: getrlimit writes the limit into `rl`.
+        if unsafe { libc::getrlimit(libc::RLIMIT_AS, &mut rl) } == 0
+            && rl.rlim_cur != libc::RLIM_INFINITY
+        {
+            // What the process has mapped already (its first field, in pages).
+            let used = std::fs::read_to_string("/proc/self/statm")
+                .ok()
+                .and_then(|s| s.split_whitespace().next()?.parse::<u64>().ok())
+                .unwrap_or(0)
+                // SAFETY: sysconf only reads a system setting.
+                .saturating_mul(unsafe { libc::sysconf(libc::_SC_PAGESIZE) }.max(0) as u64);
+            let left = rl.rlim_cur.saturating_sub(used);
+            limits.push((left, "this process may still map (ulimit -v)"));
+        }
+        // SAFETY: sysinfo fills the zeroed struct.
+        let mut si: libc::sysinfo = unsafe { std::mem::zeroed() };
+        if unsafe { libc::sysinfo(&mut si) } == 0 {
+            let unit = u64::from(si.mem_unit.max(1));
+            let total = si.totalram.saturating_add(si.totalswap);
+            limits.push((
+                total.saturating_mul(unit),
+                "of memory and swap this machine has",
+            ));
+        }
+        limits.into_iter().min_by_key(|(l, _)| *l)
+    }
+    #[cfg(not(all(target_os = "linux", target_env = "gnu")))]
+    None
+}
