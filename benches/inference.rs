@@ -6,7 +6,7 @@ use ant::ComputeDevice;
 use ant::Task;
 use ant::loss::mixture_prediction;
 use ant::modules::Repr;
-use ant::preset::{PathPos, PoolRule, Preset};
+use ant::{PathPos, PoolRule, Preset};
 use ant::spec::Shape;
 use ant::tree::{Routing, Topology, TreeModules, TreeView};
 use burn::module::Param;

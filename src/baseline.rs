@@ -12,7 +12,8 @@ use std::str::FromStr;
 
 use serde::{Deserialize, Serialize};
 
-use crate::preset::{PathPos, PoolRule, Preset};
+use crate::pool::{PathPos, PoolRule};
+use crate::preset::Preset;
 use crate::spec::{BlockSpec, LayerSpec, Shape};
 use crate::task::Task;
 use crate::tree::Topology;

@@ -53,11 +53,6 @@ impl ComputeDevice {
     }
 }
 
-/// Whether `device` is LibTorch's (`torch` or `cuda`), autodiff or not.
-pub fn is_libtorch(device: &Device) -> bool {
-    crate::ops::libtorch_is_cuda(device).is_some()
-}
-
 /// Whether `device` is a GPU (LibTorch's `cuda`), autodiff or not.
 pub fn is_gpu(device: &Device) -> bool {
     crate::ops::libtorch_is_cuda(device) == Some(true)

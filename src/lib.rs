@@ -60,7 +60,7 @@
 //! - Ensembles (the paper's Tables 7 and 8): [`Ensemble`] (`load`, `predict`,
 //!   `evaluate`) over members that are ordinary models; [`ensemble`] holds
 //!   `ensemble.json` and how member K's seed and rows are chosen.
-//! - A saved directory, one tree or an ensemble: [`saved::Model`].
+//! - A saved directory, one tree or an ensemble: [`SavedModel`].
 //! - The tree: [`tree`] (topology arena, node kinds, weights, multi-path and
 //!   single-path passes), [`spec`] (module specs), [`metrics`] (parameter and FLOP
 //!   counts), [`prune`].
@@ -88,52 +88,68 @@ macro_rules! internal_mods {
     )*};
 }
 
-pub mod baseline;
 pub mod data;
-pub mod device;
 pub mod ensemble;
-pub mod error;
 pub mod export;
 #[cfg(feature = "fetch")]
 pub mod fetch;
-pub mod layout;
-pub mod metrics;
 pub mod model;
-pub mod named;
 pub mod observe;
-pub mod options;
-pub(crate) mod os;
-pub mod outputs;
-pub mod params;
-pub mod persist;
-pub mod pool;
 pub mod predict;
-pub mod preset;
-pub mod prune;
 pub mod run;
 pub mod saved;
-pub(crate) mod seed;
 pub mod spec;
-mod task;
 pub mod tree;
 pub mod viz;
 
 internal_mods! {
+    /// `--baseline`: fixed architectures trained by the same code.
+    baseline;
+    /// The named choices of training (`Init`, `Augment`, `Accept`, ...).
+    choices;
+    /// `--device`: which burn device computes.
+    device;
+    /// The error type.
+    error;
+    /// The names of the files `ant` writes.
+    file_names;
     /// The mixture's likelihood and prediction.
     loss;
     /// glibc allocator settings for burn-flex's large buffers.
     malloc;
-    /// The burn modules built from specs, and the router.
+    /// Parameter and FLOP counts.
+    metrics;
+    /// The burn modules built from specs.
     modules;
-    /// The door to the hand-written numerics: kernels, fused activations, LibTorch calls.
-    ops;
+    /// Names of enum values on the command line and in files.
+    named;
     /// Input and target scaling.
     normalise;
+    /// The door to the hand-written numerics: kernels, fused activations, LibTorch calls.
+    ops;
+    /// Where a command may write.
+    outputs;
+    /// Training parameters: unchecked, then checked.
+    params;
+    /// Atomic writes and the file store's steps.
+    persist;
+    /// Where image transformers pool.
+    pool;
+    /// The module presets of Table 2.
+    preset;
+    /// Pruning subtrees that few validation rows reach.
+    prune;
+    /// Seeds derived from the run's seed.
+    seed;
+    /// What an ANT predicts.
+    task;
     /// Growth, refinement and the optimisation loop.
     train;
 }
+pub(crate) mod os;
 
 pub use baseline::Baseline;
+pub use choices::{Accept, Augment, ImageNorm, Init, RouterInit, Select};
 pub use data::{Dataset, Targets};
 pub use device::ComputeDevice;
 pub use ensemble::{Ensemble, EnsembleEvaluation, EnsemblePredictions};
@@ -142,10 +158,13 @@ pub use malloc::keep_large_buffers;
 pub use model::{Ant, Evaluation, Inference, Predictions};
 pub use named::Named;
 pub use os::file_size_limit_is_an_error;
-pub use params::{Accept, AntParams, Init, PoolRule, RouterInit, TrainConfig};
+pub use params::{AntParams, TrainConfig};
+pub use pool::{PathPos, PoolRule};
 pub use preset::{Ablation, Preset};
+pub use prune::PruneReport;
+pub use saved::SavedModel;
 pub use task::{Task, TaskKind};
-pub use train::{Augment, Checkpoints, FailedWrite};
+pub use train::{Checkpoints, FailedWrite};
 
 /// The device everything runs on by default: burn's pure-Rust CPU backend (see
 /// [`device::ComputeDevice`] for the others).

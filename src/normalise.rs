@@ -5,7 +5,7 @@
 use serde::{Deserialize, Serialize};
 
 use crate::data::{Dataset, Targets};
-pub use crate::options::ImageNorm;
+use crate::choices::ImageNorm;
 use crate::spec::Shape;
 
 /// Input and target scaling learned from the training split.
@@ -23,7 +23,7 @@ pub struct Normalisation {
 
 impl Normalisation {
     /// Statistics of `data` for inputs of shape `shape`, images scaled as `images` says.
-    pub fn fit(data: &Dataset, shape: Shape, images: ImageNorm) -> Normalisation {
+    pub fn from_data(data: &Dataset, shape: Shape, images: ImageNorm) -> Normalisation {
         let n = data.len().max(1);
         let (x_mean, x_std) = match shape {
             Shape::Image { c, h, w } => {
@@ -166,7 +166,7 @@ mod tests {
         };
         let shape = Shape::Image { c, h, w };
         let raw = channel_stats(&data.x, c, h * w);
-        let mean = Normalisation::fit(&data, shape, ImageNorm::Mean);
+        let mean = Normalisation::from_data(&data, shape, ImageNorm::Mean);
         for ((m, s), (_, s0)) in channel_stats(&mean.apply_x(&data.x, shape), c, h * w)
             .into_iter()
             .zip(&raw)
@@ -174,7 +174,7 @@ mod tests {
             assert!(m.abs() < 1e-5, "centred: {m}");
             assert!((s - s0).abs() < 1e-5, "spread kept: {s} vs {s0}");
         }
-        let std = Normalisation::fit(&data, shape, ImageNorm::MeanStd);
+        let std = Normalisation::from_data(&data, shape, ImageNorm::MeanStd);
         for (m, s) in channel_stats(&std.apply_x(&data.x, shape), c, h * w) {
             assert!(m.abs() < 1e-5 && (s - 1.0).abs() < 1e-4, "standardised: {m} {s}");
         }

@@ -29,7 +29,7 @@ pub enum Kind {
     Dir,
 }
 
-pub use crate::layout::is_model_owned;
+pub use crate::file_names::is_model_owned;
 
 /// Whether `out` means stdout.
 pub fn is_stdout(out: &Path) -> bool {
@@ -116,7 +116,7 @@ pub enum Saved {
 /// refused; one that holds a model of this kind only with `replace` (`--force`), and
 /// never for an ensemble (its members would be replaced one by one).
 pub fn check_model_dir(out: &Path, saved: Saved, replace: bool, inputs: &[Input]) -> Result<()> {
-    use crate::layout::{CHECKPOINT_DIR, ENSEMBLE_FILE, TREE_FILE};
+    use crate::file_names::{CHECKPOINT_DIR, ENSEMBLE_FILE, TREE_FILE};
     let out = &check(out, Kind::Dir, inputs)?;
     check_nothing_foreign(out)?;
     let has = |name: &str| std::fs::symlink_metadata(out.join(name)).is_ok();
@@ -148,7 +148,7 @@ pub fn check_model_dir(out: &Path, saved: Saved, replace: bool, inputs: &[Input]
 /// a report, a pruning summary or weights beside no model or run of `ant`'s. `ant`
 /// deletes or replaces only what it can tell it wrote.
 pub fn check_nothing_foreign(out: &Path) -> Result<()> {
-    use crate::layout::*;
+    use crate::file_names::*;
     if !out.is_dir() {
         return Ok(());
     }
@@ -251,7 +251,7 @@ fn format_is(bytes: &[u8], format: &str) -> bool {
 /// (its training records and test report) are removed, so that none describes the
 /// wrong model.
 pub fn remove_old_descriptions(dir: &Path) -> Result<()> {
-    for name in [crate::layout::RECORDS_FILE, crate::layout::REPORT_FILE] {
+    for name in [crate::file_names::RECORDS_FILE, crate::file_names::REPORT_FILE] {
         crate::persist::remove_file(&dir.join(name))?;
     }
     Ok(())
@@ -274,7 +274,7 @@ pub fn write_output(out: &Path, bytes: &[u8], model: &Path, data: Option<&Path>)
 /// `ant prune --model M --data D --out OUT [--force]`: OUT as [`check_model_dir`]
 /// allows, for a model or an ensemble as M holds.
 pub fn check_prune_out(model: &Path, data: &Path, out: &Path, force: bool) -> Result<()> {
-    let saved = match model.join(crate::layout::ENSEMBLE_FILE).is_file() {
+    let saved = match model.join(crate::file_names::ENSEMBLE_FILE).is_file() {
         true => Saved::Ensemble,
         false => Saved::Model,
     };

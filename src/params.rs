@@ -11,10 +11,10 @@ use burn::config::Config;
 use serde::{Deserialize, Deserializer, Serialize, Serializer};
 
 use crate::baseline::Baseline;
-pub use crate::data::split::ValidRows;
+use crate::data::split::ValidRows;
 use crate::error::AntError;
-pub use crate::options::{Accept, Augment, ImageNorm, Init, RouterInit, Select};
-pub use crate::pool::PoolRule;
+use crate::choices::{Accept, Augment, ImageNorm, Init, RouterInit, Select};
+use crate::pool::PoolRule;
 use crate::preset::{Ablation, Preset};
 
 /// The widest FC transformer [`AntParams::check`] accepts: wider ones would not fit in

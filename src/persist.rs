@@ -3,7 +3,7 @@
 //! half of one; a write that fails (a full disk, a file size limit) removes its
 //! temporary file and is an error naming the file.
 //!
-//! Temporary names start with `.` and end with `.tmp` ([`is_temp_name`]): a run that
+//! Temporary names start with `.` and end with `.tmp` (`.NAME.PID.tmp`): a run that
 //! owns a directory removes the ones a killed process left ([`remove_stale_temps`]).
 //!
 //! For tests, two environment variables inject faults, read here only:
@@ -246,13 +246,8 @@ pub fn remove_file(path: &Path) -> Result<()> {
     }
 }
 
-/// Whether `name` is one of the temporary names this module writes: `.NAME.PID.tmp` or
-/// `.NAME.PID.old.tmp`.
-pub fn is_temp_name(name: &str) -> bool {
-    temp_parts(name).is_some()
-}
-
-/// `(NAME, PID)` of a temporary name this module writes (see [`is_temp_name`]).
+/// `(NAME, PID)` of a temporary name this module writes (`.NAME.PID.tmp` or
+/// `.NAME.PID.old.tmp`); `None` for any other name.
 fn temp_parts(name: &str) -> Option<(&str, u32)> {
     let rest = name.strip_prefix('.')?.strip_suffix(".tmp")?;
     let rest = rest.strip_suffix(".old").unwrap_or(rest);
@@ -436,7 +431,7 @@ mod tests {
         std::fs::write(d.path().join(".scratch.tmp/kept"), b"x").unwrap();
         std::fs::write(d.path().join(format!(".mine.csv.{gone}.tmp")), b"x").unwrap();
         std::fs::write(d.path().join(".tree.json.1.tmp"), b"x").unwrap();
-        remove_stale_temps(d.path(), crate::layout::is_model_owned).unwrap();
+        remove_stale_temps(d.path(), crate::file_names::is_model_owned).unwrap();
         let kept = [
             ".hidden",
             &format!(".mine.csv.{gone}.tmp"),

@@ -17,7 +17,7 @@
 use serde::{Deserialize, Serialize};
 
 use crate::named::named;
-pub use crate::pool::{PathPos, PoolRule};
+
 
 /// A named set of module families (paper, Table 2).
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize, Deserialize)]
@@ -153,6 +153,7 @@ named!(Ablation {
 mod tests {
     use super::*;
     use crate::spec::Shape;
+    use crate::pool::{PathPos, PoolRule};
     use crate::task::Task;
 
     const MNIST: Shape = Shape::Image { c: 1, h: 28, w: 28 };

@@ -26,7 +26,7 @@ use crate::data::source::{Source, load_source};
 use crate::data::split::Member;
 use crate::data::tabular::TargetSpec;
 use crate::error::{AntError, Result};
-use crate::layout::LOCK_TEXT;
+use crate::file_names::LOCK_TEXT;
 use crate::model::{Ant, Evaluation, TestSplit, missing_classes_warning};
 use crate::named::Named;
 use crate::observe::{EpochRecord, Observer};
@@ -34,7 +34,7 @@ use crate::params::AntParams;
 use crate::persist::{append_line, remove_dir_atomic, remove_stale_temps, write_atomic};
 use crate::train::{Checkpoints, FailedWrite};
 
-pub use crate::layout::{CHECKPOINT_DIR, LOCK_FILE, RECORDS_FILE, REPORT_FILE, RUN_FILE};
+pub use crate::file_names::{CHECKPOINT_DIR, LOCK_FILE, RECORDS_FILE, REPORT_FILE, RUN_FILE};
 /// The most bytes `records.jsonl` is read as (a few hundred bytes an epoch).
 pub const MAX_RECORDS_BYTES: u64 = 1 << 30;
 /// Inside the checkpoint folder of a run that replaces a model (`--force`): that
@@ -267,7 +267,7 @@ impl Run {
                 l
             }
         };
-        remove_stale_temps(out, crate::layout::is_model_owned)?;
+        remove_stale_temps(out, crate::file_names::is_model_owned)?;
         let ckdir = out.join(CHECKPOINT_DIR);
         let file = RunFile {
             spec: spec.clone(),
@@ -323,7 +323,7 @@ impl Run {
         let file: RunFile = serde_json::from_slice(&text)
             .map_err(|e| AntError::data(&path, format!("not a run file: {e}")))?;
         let lock = lock(out)?;
-        remove_stale_temps(out, crate::layout::is_model_owned)?;
+        remove_stale_temps(out, crate::file_names::is_model_owned)?;
         // Everything in the checkpoint folder is the run's.
         remove_stale_temps(&ckdir, |_| true)?;
         let (source, train) = load(&file.spec, &file.cwd)?;
@@ -401,7 +401,7 @@ impl Run {
 
     /// Train (or continue training), then save the model and `report.json` and remove
     /// the checkpoints, which have served their purpose.
-    pub fn fit(self, device: &Device, observer: &mut dyn Observer) -> Result<Finished> {
+    pub fn train(self, device: &Device, observer: &mut dyn Observer) -> Result<Finished> {
         let Run {
             out,
             spec,
@@ -445,7 +445,7 @@ impl Run {
             p.member = spec.member;
             model.meta_mut().class_names = source.class_names;
             // What described a model replaced here (--force) goes before it does.
-            for stale in [REPORT_FILE, crate::layout::PRUNE_FILE] {
+            for stale in [REPORT_FILE, crate::file_names::PRUNE_FILE] {
                 crate::persist::remove_file(&out.join(stale))?;
             }
             model.save(&out)?;
@@ -495,7 +495,7 @@ fn check_free(out: &Path, existing: Existing) -> Result<()> {
             ),
         ));
     }
-    if out.join(crate::layout::ENSEMBLE_FILE).exists() {
+    if out.join(crate::file_names::ENSEMBLE_FILE).exists() {
         return Err(AntError::data(
             out,
             "holds an ensemble (ensemble.json), which would hide a model trained here: choose another directory, or train a member with --ensemble N --member K",

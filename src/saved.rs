@@ -1,5 +1,5 @@
 //! A model directory as `ant` saves it: one tree ([`Ant`]) or an ensemble of trees
-//! ([`Ensemble`]). Commands and front ends load a directory as a [`Model`] and match on
+//! ([`Ensemble`]). Commands and front ends load a directory as a [`SavedModel`] and match on
 //! it once, where the two differ; [`prune`] and [`describe`] work on either.
 
 use std::path::Path;
@@ -15,26 +15,26 @@ use crate::model::Ant;
 #[derive(Clone, Debug)]
 // Loaded once per command, never moved in bulk: boxing the tree would buy nothing.
 #[allow(clippy::large_enum_variant)]
-pub enum Model {
+pub enum SavedModel {
     Single(Ant),
     Ensemble(Ensemble),
 }
 
-impl Model {
+impl SavedModel {
     /// The model saved in `dir`: an ensemble when it holds `ensemble.json`.
-    pub fn load(dir: &Path, device: &Device) -> Result<Model> {
+    pub fn load(dir: &Path, device: &Device) -> Result<SavedModel> {
         Ok(if is_ensemble(dir) {
-            Model::Ensemble(Ensemble::load(dir, device)?)
+            SavedModel::Ensemble(Ensemble::load(dir, device)?)
         } else {
-            Model::Single(Ant::load(dir, device)?)
+            SavedModel::Single(Ant::load(dir, device)?)
         })
     }
 
     /// The trees: one, or the ensemble's members in order.
     pub fn trees(&self) -> &[Ant] {
         match self {
-            Model::Single(a) => std::slice::from_ref(a),
-            Model::Ensemble(e) => e.members(),
+            SavedModel::Single(a) => std::slice::from_ref(a),
+            SavedModel::Ensemble(e) => e.members(),
         }
     }
 
@@ -52,16 +52,16 @@ impl Model {
     /// `report.json`'s scores of the model on `test`.
     pub fn report(&self, test: &Dataset) -> Result<serde_json::Value> {
         Ok(match self {
-            Model::Single(a) => crate::run::report(a, &a.evaluate(test)?),
-            Model::Ensemble(e) => e.report(&e.evaluate(test)?),
+            SavedModel::Single(a) => crate::run::report(a, &a.evaluate(test)?),
+            SavedModel::Ensemble(e) => e.report(&e.evaluate(test)?),
         })
     }
 
     /// The tree's outline, or a line naming the ensemble.
     pub fn outline(&self) -> String {
         match self {
-            Model::Single(a) => a.tree().topology.outline(),
-            Model::Ensemble(e) => format!("ensemble of {} members\n", e.members().len()),
+            SavedModel::Single(a) => a.tree().topology.outline(),
+            SavedModel::Ensemble(e) => format!("ensemble of {} members\n", e.members().len()),
         }
     }
 }
@@ -83,9 +83,9 @@ pub fn prune(
     // one's tree.json with the other's weights.
     let _lock = crate::run::DirLock::take(out, false)?;
     crate::outputs::check_prune_out(model, data, out, force)?;
-    match Model::load(model, device)? {
-        Model::Single(m) => prune_tree(&m, data, min_reach, out),
-        Model::Ensemble(ens) => {
+    match SavedModel::load(model, device)? {
+        SavedModel::Single(m) => prune_tree(&m, data, min_reach, out),
+        SavedModel::Ensemble(ens) => {
             let mut members = Vec::new();
             for (k, m) in ens.members().iter().enumerate() {
                 let mut summary = prune_tree(m, data, min_reach, &member_dir(out, k))?;
@@ -119,7 +119,7 @@ fn prune_tree(model: &Ant, data: &Path, min_reach: f64, out: &Path) -> Result<se
     });
     let json =
         serde_json::to_string_pretty(&summary).map_err(|e| AntError::model(e.to_string()))?;
-    crate::persist::write_atomic(&out.join(crate::layout::PRUNE_FILE), json.as_bytes())?;
+    crate::persist::write_atomic(&out.join(crate::file_names::PRUNE_FILE), json.as_bytes())?;
     Ok(summary)
 }
 

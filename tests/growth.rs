@@ -39,7 +39,7 @@ impl Sets {
 fn sets(data: &Dataset, task: Task) -> Sets {
     let input = Shape::from_dims(&data.sample_shape).unwrap();
     let (tr, va) = data.split_tail(0.2);
-    let norm = Normalisation::fit(&tr, input, ant::params::ImageNorm::Mean);
+    let norm = Normalisation::from_data(&tr, input, ant::ImageNorm::Mean);
     let dev = Device::flex();
     Sets {
         train: to_device(&tr, &norm, input, &dev),

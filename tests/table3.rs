@@ -5,7 +5,7 @@
 use std::collections::{HashMap, HashSet};
 
 use ant::Task;
-use ant::preset::{PathPos, PoolRule, Preset};
+use ant::{PathPos, PoolRule, Preset};
 use ant::spec::Shape;
 
 const MNIST: Shape = Shape::Image { c: 1, h: 28, w: 28 };

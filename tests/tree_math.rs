@@ -360,7 +360,7 @@ fn live_objective_equals_cached_without_augmentation() {
 fn router_penalties_make_a_split_partition_its_samples() {
     let _rng = rng_lock();
     use ant::observe::Silent;
-    use ant::train::{FitOptions, fit};
+    use ant::train::{OptimiseOptions, optimise};
     use ant::tree::router::RouterReg;
     let ad = Device::flex().autodiff();
     let n = 600;
@@ -387,7 +387,7 @@ fn router_penalties_make_a_split_partition_its_samples() {
             chunk: 256,
             router_reg: reg,
         };
-        let opts = FitOptions {
+        let opts = OptimiseOptions {
             stage: Stage::Refine,
             start: None,
             max_epochs: 150,
@@ -398,7 +398,7 @@ fn router_penalties_make_a_split_partition_its_samples() {
             seed: 1,
             select: Default::default(),
         };
-        let f = fit(split, &obj, &opts, &mut Silent, None).unwrap();
+        let f = optimise(split, &obj, &opts, &mut Silent, None).unwrap();
         let p = to_vec(burn::tensor::activation::sigmoid(
             f.model.router.valid().forward(x.clone()).into_flat(),
         ));

@@ -5,7 +5,7 @@ use std::sync::OnceLock;
 use ant::observe::{Collect, Decision, EpochRecord};
 use ant::spec::{BlockSpec, LayerSpec, Shape};
 use ant::tree::{NodeKind, Topology, Tree, TreeModules};
-use ant::viz::layout::{BoxRows, layout};
+use ant::viz::placement::{BoxRows, layout};
 use ant::viz::stats::{NodeStats, node_stats, prob_bin};
 use ant::viz::tree_svg::{TreePlot, tree_svg};
 use ant::viz::{Format, curves, dot, inspect, model_stats, raster, render_curves, render_tree};
@@ -195,7 +195,7 @@ fn layout_grows_for_wide_trees_without_overlaps() {
     // 16 leaves (31 nodes) do not fit 1600 px at the minimum slot: the picture grows
     let t = full(4);
     let l = layout(&t, 1600.0, rows);
-    assert!(l.width >= 16.0 * ant::viz::layout::MIN_SLOT, "{}", l.width);
+    assert!(l.width >= 16.0 * ant::viz::placement::MIN_SLOT, "{}", l.width);
     for i in 0..t.nodes.len() {
         for j in i + 1..t.nodes.len() {
             let (a, b) = (l.boxes[i], l.boxes[j]);

@@ -6,7 +6,7 @@ use std::time::Duration;
 
 use ant::TaskKind;
 use ant::data::tabular::TargetSpec;
-use ant::ensemble::Member;
+use ant::model::Member;
 use ant::{Ant, AntParams, Dataset};
 use numpy::{PyReadonlyArray1, PyReadonlyArray2, PyReadonlyArrayDyn};
 use pyo3::exceptions::PyValueError;

@@ -8,7 +8,7 @@ use clap::{Parser, Subcommand};
 use ant::TaskKind;
 use ant::data::tabular::Separator;
 use ant::fetch::Known;
-use ant::named::Named;
+use ant::Named;
 use ant::{AntParams, ComputeDevice, Result};
 use burn::prelude::Device;
 

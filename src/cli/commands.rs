@@ -5,7 +5,7 @@ use std::path::Path;
 
 use ant::fetch::{FetchOptions, fetch};
 use ant::model::Inference;
-use ant::saved::Model;
+use ant::saved::SavedModel;
 use ant::{Ant, AntError, Result};
 
 use super::args::{
@@ -66,7 +66,7 @@ fn warn(warning: Option<String>) {
 }
 
 fn eval(a: EvalArgs) -> Result<()> {
-    let model = Model::load(&a.model, &a.device.burn()?)?;
+    let model = SavedModel::load(&a.model, &a.device.burn()?)?;
     let (test, warning) = model.test_rows(&a.data)?;
     warn(warning);
     let report = model.report(&test)?;
@@ -95,8 +95,8 @@ fn prune(a: PruneArgs) -> Result<()> {
 }
 
 fn plot(a: PlotArgs) -> Result<()> {
-    let model = Model::load(&a.model, &a.device.burn()?)?;
-    if let Model::Single(m) = &model {
+    let model = SavedModel::load(&a.model, &a.device.burn()?)?;
+    if let SavedModel::Single(m) = &model {
         return plot_model(&a, m, &a.out);
     }
     // An ensemble: one picture per member, X-member-K.EXT beside --out X.EXT.
@@ -129,22 +129,22 @@ fn plot_model(a: &PlotArgs, model: &Ant, out: &Path) -> Result<()> {
         return Err(AntError::param("--width must be at least 100"));
     }
     let bytes = render_tree(model, test.as_ref(), format, a.width, a.bins.max(1))?;
-    ant::outputs::write_output(out, &bytes, &a.model, a.data.as_deref())?;
+    ant::export::write_output(out, &bytes, &a.model, a.data.as_deref())?;
     note!("wrote {}", out.display());
     Ok(())
 }
 
 fn export(a: ExportArgs) -> Result<()> {
-    let Model::Single(model) = Model::load(&a.model, &ant::default_device())? else {
+    let SavedModel::Single(model) = SavedModel::load(&a.model, &ant::default_device())? else {
         let msg = "is an ensemble: export one member (its member-K directory)";
         return Err(AntError::data(&a.model, msg));
     };
     match a.format {
         ExportFormat::Onnx => {
-            ant::outputs::write_output(&a.out, &ant::export::to_onnx(&model)?, &a.model, None)?
+            ant::export::write_output(&a.out, &ant::export::to_onnx(&model)?, &a.model, None)?
         }
         ExportFormat::Web => {
-            ant::outputs::check_site_out(&a.out, &a.model, a.data.as_deref())?;
+            ant::export::check_site_out(&a.out, &a.model, a.data.as_deref())?;
             let examples = match &a.data {
                 Some(d) => Some(model.test_rows(d)?.0),
                 None => None,
@@ -167,7 +167,7 @@ fn curves(a: CurvesArgs) -> Result<()> {
         return Err(AntError::param("--width must be at least 300"));
     }
     let bytes = render_curves(&a.run, format, a.width)?;
-    ant::outputs::write_output(&a.out, &bytes, &a.run, None)?;
+    ant::export::write_output(&a.out, &bytes, &a.run, None)?;
     note!("wrote {}", a.out.display());
     Ok(())
 }
@@ -183,8 +183,8 @@ fn predict(a: PredictArgs) -> Result<()> {
     } else {
         Inference::MultiPath
     };
-    let (text, n) = match Model::load(&a.model, &a.device.burn()?)? {
-        Model::Single(model) => {
+    let (text, n) = match SavedModel::load(&a.model, &a.device.burn()?)? {
+        SavedModel::Single(model) => {
             let data = load_inputs(&model, &a.input)?;
             let reach = match a.reach {
                 true => Some(model.node_reach_per_sample(&data)?),
@@ -193,11 +193,11 @@ fn predict(a: PredictArgs) -> Result<()> {
             let p = model.predict(&data, mode)?;
             (render(&model, &p, reach.as_deref(), format), data.len())
         }
-        Model::Ensemble(_) if a.reach => {
+        SavedModel::Ensemble(_) if a.reach => {
             let msg = "is an ensemble: --reach describes one tree (give a member-K directory)";
             return Err(AntError::data(&a.model, msg));
         }
-        Model::Ensemble(ens) => {
+        SavedModel::Ensemble(ens) => {
             let data = load_inputs(&ens.members()[0], &a.input)?;
             let p = ens.predict(&data, mode)?;
             (ant::predict::render_ensemble(&ens, &p, format), data.len())
@@ -205,7 +205,7 @@ fn predict(a: PredictArgs) -> Result<()> {
     };
     match &a.output {
         Some(o) => {
-            ant::outputs::write_output(o, text.as_bytes(), &a.model, Some(&a.input))?;
+            ant::export::write_output(o, text.as_bytes(), &a.model, Some(&a.input))?;
             note!("{n} predictions written to {}", o.display());
         }
         None => print_out(&text)?,

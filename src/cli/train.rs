@@ -134,7 +134,7 @@ fn train_run(run: Run, device: &Device, choice: ComputeDevice) -> Result<()> {
     let mut records = run.records_log()?;
     let mut bars = ProgressBars::default();
     let mut obs = Fanout(vec![&mut bars, &mut records]);
-    let done = run.fit(device, &mut obs)?;
+    let done = run.train(device, &mut obs)?;
     let (model, ev) = (&done.model, &done.evaluation);
     note!("{}", model.tree().topology.outline().trim_end());
     let unit = if model.task().is_classification() {

@@ -62,6 +62,7 @@ pub enum HeaderMode {
     /// ([`first_row_is_header`] with every column numeric).
     #[default]
     Auto,
+    #[cfg_attr(not(feature = "internals"), allow(dead_code))] // the tests' way in
     Present,
     Absent,
 }
@@ -110,6 +111,7 @@ pub fn first_row_is_header(row: &[String], numeric: impl Fn(usize) -> bool) -> b
         .any(|(j, c)| numeric(j) && !c.trim().is_empty() && !is_number(c))
 }
 
+#[cfg_attr(not(feature = "internals"), allow(dead_code))] // the tests' way in
 /// Reads a delimited text file (raw or gzipped). Blank lines are ignored.
 pub fn read_table(path: &Path, opts: &CsvOptions) -> Result<Table> {
     parse_bytes(&read_maybe_gz(path)?, path, opts)

@@ -82,12 +82,14 @@ pub struct MatMatrix {
 }
 
 impl MatMatrix {
+    #[cfg_attr(not(feature = "internals"), allow(dead_code))] // the tests' way in
     /// Row `r` of the matrix. Panics if `r >= rows`.
     pub fn row(&self, r: usize) -> &[f64] {
         &self.data[r * self.cols..(r + 1) * self.cols]
     }
 }
 
+#[cfg_attr(not(feature = "internals"), allow(dead_code))] // the tests' way in
 /// Reads every real 2-D numeric matrix of a level-5 MAT-file.
 ///
 /// Other variables (cell, struct, char, sparse, complex, N-d with N > 2, objects)

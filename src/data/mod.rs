@@ -3,21 +3,30 @@
 //! Every loader returns a [`Dataset`]: samples as one row-major `f32` buffer plus
 //! their targets. File formats live one per module; [`detect`] says which one a path
 //! holds, [`source`] turns a `--data` path into training and test sets, and
-//! [`check_fits`] says whether a data set fits a model.
+//! [`check_compatible`] says whether a data set fits a model.
 
-pub mod cifar;
+internal_mods! {
+    /// CIFAR-10's binary batches.
+    cifar;
+    /// Delimited text: separators, headers, quoting.
+    csv;
+    /// Which format a path holds.
+    detect;
+    /// MNIST's IDX files.
+    idx;
+    /// MATLAB .mat files (SARCOS).
+    mat;
+    /// SARCOS in its .mat or .csv form.
+    sarcos;
+    /// Validation and test rows, and ensemble members' rows.
+    split;
+}
 mod columns;
-pub mod csv;
-pub mod detect;
-pub mod fit;
-pub mod idx;
-pub mod mat;
-pub mod sarcos;
+mod compatible;
 pub mod source;
-pub mod split;
 pub mod tabular;
 
-pub use fit::{Misfit, check_fits};
+pub use compatible::{Misfit, check_compatible};
 
 use std::io::Read;
 use std::path::Path;

@@ -16,6 +16,7 @@ const SARCOS_COLS: usize = SARCOS_INPUTS + SARCOS_OUTPUTS;
 /// Variable names used by the GPML distribution files.
 const MAT_NAMES: [&str; 2] = ["sarcos_inv", "sarcos_inv_test"];
 
+#[cfg_attr(not(feature = "internals"), allow(dead_code))] // the tests' way in
 /// Loads SARCOS from a MAT-file (recognised by its "MATLAB 5.0" header text) or a
 /// CSV file (header optional), raw or gzipped. Inputs get sample shape `[21]`;
 /// targets are `Values` of dimension 7. NaN or infinite values are refused.

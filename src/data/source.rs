@@ -179,7 +179,7 @@ fn check_test_fits(train: &Dataset, test: &Dataset, path: &Path) -> Result<()> {
         Targets::Values { dim, .. } => Task::Regression { dim },
     };
     match Shape::from_dims(&train.sample_shape) {
-        Some(shape) => super::check_fits(test, shape, task, true).map_err(|m| m.in_file(path)),
+        Some(shape) => super::check_compatible(test, shape, task, true).map_err(|m| m.in_file(path)),
         // Training refuses such data itself.
         None => Ok(()),
     }

@@ -8,7 +8,7 @@ use serde::{Deserialize, Serialize};
 use super::Member;
 use crate::data::file_md5;
 use crate::error::{AntError, Result};
-use crate::layout::ENSEMBLE_FILE;
+use crate::file_names::ENSEMBLE_FILE;
 use crate::model::TREE_FILE;
 use crate::persist::write_atomic;
 use crate::preset::Preset;
@@ -19,7 +19,7 @@ use crate::run::{CHECKPOINT_DIR, RUN_FILE, RunSpec};
 pub const MAX_MEMBERS: usize = 1000;
 /// The most bytes an `ensemble.json` of [`MAX_MEMBERS`] members can take, with room.
 const MAX_FILE_BYTES: u64 = 16 << 20;
-const FORMAT: &str = crate::layout::ENSEMBLE_FORMAT;
+const FORMAT: &str = crate::file_names::ENSEMBLE_FORMAT;
 
 /// Member `k`'s run directory.
 pub fn member_dir(dir: &Path, k: usize) -> PathBuf {

@@ -20,9 +20,8 @@ use std::path::{Path, PathBuf};
 use burn::prelude::Device;
 
 use crate::data::Dataset;
-pub use crate::data::split::Member;
+use crate::data::split::Member;
 use crate::error::{AntError, Result};
-pub use crate::layout::ENSEMBLE_FILE;
 use crate::model::{Ant, Evaluation, Inference, TestSplit, argmax_rows, score};
 use crate::named::Named;
 use crate::run::{DEFAULT_TEST_FRACTION, DataSpec, RunSpec};

@@ -5,6 +5,7 @@ mod graph;
 pub mod onnx;
 pub mod web;
 
+pub use crate::outputs::{check_site_out, write_output};
 pub use onnx::to_onnx;
 pub use web::write_site;
 

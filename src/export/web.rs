@@ -22,7 +22,7 @@ use crate::persist::replace_dir_atomic;
 use crate::spec::LayerSpec;
 use crate::task::Task;
 use crate::tree::NodeModules;
-use crate::viz::layout::{BoxRows, layout};
+use crate::viz::placement::{BoxRows, layout};
 
 const INDEX_HTML: &str = include_str!("web/index.html");
 const VIEWER_JS: &str = include_str!("web/viewer.js");

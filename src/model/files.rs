@@ -14,8 +14,8 @@ use crate::error::{AntError, Result};
 use crate::persist::{read_bounded, write_atomic};
 use crate::tree::{Topology, Tree, TreeModules};
 
-pub use crate::layout::{LEGACY_WEIGHTS_FILE, TREE_FILE};
-pub(crate) const FORMAT: &str = crate::layout::MODEL_FORMAT;
+pub use crate::file_names::{LEGACY_WEIGHTS_FILE, TREE_FILE};
+pub(crate) const FORMAT: &str = crate::file_names::MODEL_FORMAT;
 
 /// The weights file a `tree.json` belongs with: written into it by [`Ant::save`] and
 /// checked by [`Ant::load`], so a `tree.json` is never used with another model's weights.
@@ -100,7 +100,7 @@ impl Ant {
         let entries = std::fs::read_dir(dir).map_err(|e| AntError::io(dir, e))?;
         for e in entries.flatten() {
             let name = e.file_name().to_string_lossy().into_owned();
-            let ours = crate::layout::is_checksum_weights(&name) || name == LEGACY_WEIGHTS_FILE;
+            let ours = crate::file_names::is_checksum_weights(&name) || name == LEGACY_WEIGHTS_FILE;
             if ours && name != weights.file {
                 crate::persist::remove_file(&e.path())?;
             }

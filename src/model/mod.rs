@@ -54,7 +54,7 @@ pub(crate) fn start_model(
     if !dir.is_dir() {
         return Err(bad("no such directory"));
     }
-    if dir.join(crate::layout::ENSEMBLE_FILE).is_file() {
+    if dir.join(crate::file_names::ENSEMBLE_FILE).is_file() {
         return Err(bad(
             "is an ensemble; start from one tree: a member's directory, or a model of \
              --baseline cnn or --ablation no-router",
@@ -165,7 +165,7 @@ impl Ant {
 
     /// Check that `data` fits the model's input (and targets, when `with_targets`).
     fn check_data(&self, data: &Dataset, with_targets: bool) -> Result<()> {
-        crate::data::check_fits(data, self.input_shape(), self.task(), with_targets)?;
+        crate::data::check_compatible(data, self.input_shape(), self.task(), with_targets)?;
         Ok(())
     }
 

@@ -7,7 +7,7 @@
 //! tree's log-likelihood on the validation rows are paired, and the mean gain must
 //! exceed `z` standard errors of it.
 
-pub use crate::options::Accept;
+pub use crate::choices::Accept;
 
 /// A candidate's gain on the validation rows, paired row by row with the tree's.
 #[derive(Clone, Copy, Debug, PartialEq)]

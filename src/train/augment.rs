@@ -9,7 +9,7 @@ use rand::{Rng, SeedableRng};
 use rand_chacha::ChaCha8Rng;
 use rayon::prelude::*;
 
-pub use crate::options::Augment;
+pub use crate::choices::Augment;
 
 /// One image's draw: the crop's offset from the original position, in pixels (each within
 /// the padding), and whether the crop is mirrored left to right.

@@ -13,7 +13,7 @@ use burn::tensor::activation;
 
 use super::device_set::DeviceSet;
 use super::eval::{MetricCtx, Totals, chunks};
-use super::fit::{Batch, EpochOnDevice, Objective};
+use super::optimise::{Batch, EpochOnDevice, Objective};
 use crate::loss::{Target, leaf_log_lik, leaf_prediction, logsumexp_rows};
 use crate::ops;
 use crate::tree::router::{RouterReg, balance_penalty, decision_entropy, router_logit};

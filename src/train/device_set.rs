@@ -8,7 +8,7 @@ use std::sync::Arc;
 use burn::prelude::*;
 
 use super::augment::Augmenter;
-use super::fit::{Batch, EpochOnDevice};
+use super::optimise::{Batch, EpochOnDevice};
 use crate::device::is_gpu;
 use crate::loss::Target;
 use crate::data::{Dataset, Targets};

@@ -3,7 +3,7 @@
 use burn::prelude::*;
 
 use super::device_set::DeviceSet;
-use super::fit::{Batch, EpochOnDevice, Objective};
+use super::optimise::{Batch, EpochOnDevice, Objective};
 use crate::loss::{Target, mixture_log_lik, mixture_nll, mixture_prediction};
 use crate::task::Task;
 use crate::modules::to_vec;

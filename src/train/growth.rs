@@ -15,7 +15,7 @@ use super::checkpoint::Checkpoints;
 use super::device_set::DeviceSet;
 use super::pretrained::Pretrained;
 use super::eval::MetricCtx;
-use super::fit::{Batch, FitOptions, Objective, fit};
+use super::optimise::{Batch, Objective, OptimiseOptions, optimise};
 use crate::device::{hold_draws, seed_draws};
 use super::seed::{INIT_DEEPEN, INIT_ROOT, INIT_SPLIT, shuffle_stream, sub_seed};
 use super::state::{Fitted, Select};
@@ -23,8 +23,10 @@ use crate::error::Result;
 use crate::modules::Block;
 use crate::tree::router::{RouterReg, centred};
 use crate::observe::{Action, CandidateKind, Decision, Observer, Stage};
-use crate::params::{Init, RouterInit, TrainConfig};
-use crate::preset::{Ablation, PathPos};
+use crate::choices::{Init, RouterInit};
+use crate::params::TrainConfig;
+use crate::pool::PathPos;
+use crate::preset::Ablation;
 use crate::task::Task;
 use crate::spec::Shape;
 use crate::tree::{NodeModules, Topology, Tree, TreeModules, TreeView};
@@ -53,8 +55,8 @@ struct Ctx<'a> {
 }
 
 impl Ctx<'_> {
-    fn node_opts(&self, node: usize, kind: CandidateKind) -> FitOptions {
-        FitOptions {
+    fn node_opts(&self, node: usize, kind: CandidateKind) -> OptimiseOptions {
+        OptimiseOptions {
             stage: Stage::Growth {
                 node,
                 candidate: kind,
@@ -111,7 +113,7 @@ impl Ctx<'_> {
                 &live
             }
         };
-        fit(c, obj, &opts, obs, self.data.checkpoints)
+        optimise(c, obj, &opts, obs, self.data.checkpoints)
     }
 }
 

@@ -8,7 +8,7 @@ mod candidate;
 mod checkpoint;
 mod device_set;
 mod eval;
-mod fit;
+mod optimise;
 mod growth;
 mod pretrained;
 mod refine;
@@ -24,7 +24,7 @@ pub use candidate::{
 pub use checkpoint::{Checkpoints, FailedWrite, Start};
 pub use device_set::{DeviceSet, to_device};
 pub use eval::{MetricCtx, TreeObjective, chunks, evaluate};
-pub use fit::{Batch, FitOptions, Objective, fit};
+pub use optimise::{Batch, Objective, OptimiseOptions, optimise};
 pub use growth::{EVAL_CHUNK, Grown, GrowthData, grow, grow_from, train_root};
 pub use pretrained::{Pretrained, StartModel};
 pub use refine::{refine, train_fixed};

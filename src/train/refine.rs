@@ -1,7 +1,7 @@
 //! The refinement phase: every parameter of the grown tree trained together.
 
 use super::eval::TreeObjective;
-use super::fit::{FitOptions, fit};
+use super::optimise::{OptimiseOptions, optimise};
 use super::growth::{EVAL_CHUNK, Grown, GrowthData};
 use super::seed::{INIT_ROOT, REFINE_SHUFFLE, sub_seed};
 use crate::error::Result;
@@ -41,11 +41,11 @@ pub fn refine(
         chunk: EVAL_CHUNK,
     };
     let start = (grown.valid_nll, grown.valid_metric);
-    let opts = FitOptions {
+    let opts = OptimiseOptions {
         start: Some(start),
         ..options(cfg, None)
     };
-    let f = fit(modules.clone(), &obj, &opts, obs, checkpoints)?;
+    let f = optimise(modules.clone(), &obj, &opts, obs, checkpoints)?;
     Ok(if f.improved {
         (Tree::new(topology, f.model), f.valid_nll, f.valid_metric)
     } else {
@@ -54,8 +54,8 @@ pub fn refine(
 }
 
 /// Refinement's loop settings: all epochs unless `patience` stops it earlier.
-fn options(cfg: &TrainConfig, patience: Option<usize>) -> FitOptions {
-    FitOptions {
+fn options(cfg: &TrainConfig, patience: Option<usize>) -> OptimiseOptions {
+    OptimiseOptions {
         stage: Stage::Refine,
         start: None,
         max_epochs: cfg.refine_epochs(),
@@ -95,7 +95,7 @@ pub fn train_fixed(
         chunk: EVAL_CHUNK,
     };
     let opts = options(cfg, Some(cfg.patience()));
-    let f = fit(modules, &obj, &opts, obs, data.checkpoints)?;
+    let f = optimise(modules, &obj, &opts, obs, data.checkpoints)?;
     Ok(Some((
         Tree::new(topology, f.model),
         f.valid_nll,

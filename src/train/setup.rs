@@ -160,7 +160,7 @@ pub(crate) fn train(
         let _draws = crate::device::hold_draws();
         let task = task_of(data);
         let (provenance, train, valid) = validation_rows(&cfg, data, observer);
-        let norm = Normalisation::fit(&train, input, cfg.image_norm);
+        let norm = Normalisation::from_data(&train, input, cfg.image_norm);
         let metric = MetricCtx {
             task,
             y_std: norm.y_std.clone(),

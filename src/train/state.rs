@@ -4,7 +4,7 @@
 use burn::module::Module;
 
 use super::adam::{Adam, adam};
-pub use crate::options::Select;
+pub use crate::choices::Select;
 
 /// Everything an optimisation carries from one epoch to the next.
 pub struct LoopState<M> {

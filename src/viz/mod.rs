@@ -5,14 +5,25 @@
 //! modules ([`tree_svg`], [`dot`], [`inspect`], [`curves`]) only format them.
 //! [`raster`] turns any of the SVGs into a PNG with resvg.
 
-pub mod curves;
-pub mod dot;
-pub mod inspect;
-pub mod layout;
-#[cfg(feature = "raster")]
-pub mod raster;
-pub mod stats;
-pub mod tree_svg;
+internal_mods! {
+    /// Training curves from `records.jsonl`.
+    curves;
+    /// Graphviz DOT.
+    dot;
+    /// `ant inspect`'s text.
+    inspect;
+    /// Where the nodes go.
+    placement;
+    /// Per-node histograms.
+    stats;
+    /// The tree as SVG.
+    tree_svg;
+    /// SVG to PNG.
+    #[cfg(feature = "raster")]
+    raster;
+}
+
+pub use stats::NodeStats;
 
 use std::path::Path;
 

@@ -39,11 +39,6 @@ fn fonts() -> Arc<usvg::fontdb::Database> {
     .clone()
 }
 
-/// Number of font faces available for text in PNGs (0: text is left out).
-pub fn font_faces() -> usize {
-    fonts().len()
-}
-
 /// Render `svg` to PNG bytes, `width` pixels wide (default: the SVG's own width); the
 /// height keeps the aspect ratio.
 pub fn svg_to_png(svg: &str, width: Option<u32>) -> Result<Vec<u8>> {

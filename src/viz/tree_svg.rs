@@ -15,7 +15,7 @@ use svg::Document;
 use svg::Node;
 use svg::node::element::{Circle, Group, Line, Rectangle, Text, Title};
 
-use super::layout::{BoxRows, Layout, NodeBox, layout};
+use super::placement::{BoxRows, Layout, NodeBox, layout};
 use super::stats::NodeStats;
 use super::thousands;
 use crate::tree::Topology;

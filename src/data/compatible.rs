@@ -51,7 +51,7 @@ impl From<Misfit> for AntError {
 /// Refuses `data` when its samples do not have the model's `input` shape, or, with
 /// `with_targets`, when its targets do not fit the model's `task` (a label out of
 /// range, classes for regression, or another number of regression values).
-pub fn check_fits(
+pub fn check_compatible(
     data: &Dataset,
     input: Shape,
     task: Task,
@@ -108,21 +108,21 @@ mod tests {
         let flat = Shape::Flat { d: 2 };
         let three = Task::Classification { classes: 3 };
         let d = classes(vec![0, 2, 1], 3);
-        assert_eq!(check_fits(&d, flat, three, true), Ok(()));
-        let e = check_fits(&d, Shape::Flat { d: 3 }, three, false).unwrap_err();
+        assert_eq!(check_compatible(&d, flat, three, true), Ok(()));
+        let e = check_compatible(&d, Shape::Flat { d: 3 }, three, false).unwrap_err();
         assert_eq!(
             e.to_string(),
             "samples of shape [2], but the model takes [3]"
         );
         let two = Task::Classification { classes: 2 };
         // Labels are only checked with the targets.
-        assert_eq!(check_fits(&d, flat, two, false), Ok(()));
-        let e = check_fits(&d, flat, two, true).unwrap_err();
+        assert_eq!(check_compatible(&d, flat, two, false), Ok(()));
+        let e = check_compatible(&d, flat, two, true).unwrap_err();
         assert_eq!(
             e.to_string(),
             "sample 1: label 2 out of range: the model has 2 classes"
         );
-        let e = check_fits(&d, flat, Task::Regression { dim: 1 }, true).unwrap_err();
+        let e = check_compatible(&d, flat, Task::Regression { dim: 1 }, true).unwrap_err();
         assert_eq!(
             e.to_string(),
             "the data's targets (3 classes) do not fit the model's task (Regression { dim: 1 })"
@@ -142,7 +142,7 @@ mod tests {
             },
         )
         .unwrap();
-        assert!(check_fits(&v, flat, Task::Regression { dim: 2 }, true).is_ok());
-        assert!(check_fits(&v, flat, Task::Regression { dim: 1 }, true).is_err());
+        assert!(check_compatible(&v, flat, Task::Regression { dim: 2 }, true).is_ok());
+        assert!(check_compatible(&v, flat, Task::Regression { dim: 1 }, true).is_err());
     }
 }

@@ -67,7 +67,7 @@ pub struct EpochOnDevice {
 
 /// Loop settings.
 #[derive(Clone, Debug)]
-pub struct FitOptions {
+pub struct OptimiseOptions {
     /// What is optimised (for observers and records).
     pub stage: Stage,
     /// The (validation NLL, metric) to beat, e.g. the tree's before refinement; without
@@ -89,10 +89,10 @@ pub struct FitOptions {
 /// optimisation that finished (or was in progress) before an interruption is replayed
 /// (or resumed) from there; a checkpoint (or epoch record) that cannot be written is an
 /// error that stops the loop, the checkpoints written before it intact.
-pub fn fit<M: Module>(
+pub fn optimise<M: Module>(
     model: M,
     obj: &dyn Objective<M>,
-    opts: &FitOptions,
+    opts: &OptimiseOptions,
     observer: &mut dyn Observer,
     ckpt: Option<&Checkpoints>,
 ) -> Result<Fitted<M>> {
@@ -141,7 +141,7 @@ pub fn fit<M: Module>(
 fn run_epoch<M: Module>(
     state: &mut LoopState<M>,
     obj: &dyn Objective<M>,
-    opts: &FitOptions,
+    opts: &OptimiseOptions,
     order: &[usize],
     observer: &mut dyn Observer,
 ) -> Result<EpochRecord> {
