@@ -20,10 +20,10 @@ use crate::tree::Topology;
 
 /// The deepest `mlp-K` baseline: deeper ones would only exhaust memory (the layers are
 /// allocated before training; an absurd K used to abort the process).
-pub const MAX_MLP_LAYERS: usize = 100;
+pub(crate) const MAX_MLP_LAYERS: usize = 100;
 
 /// A fixed architecture to train instead of growing an ANT. `mlp-K` takes K from 1 to
-/// [`MAX_MLP_LAYERS`], so the names are parsed ([`FromStr`]) rather than listed as a `Named` enum's.
+/// `MAX_MLP_LAYERS`, so the names are parsed ([`FromStr`]) rather than listed as a `Named` enum's.
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize, Deserialize)]
 #[serde(into = "String", try_from = "String")]
 #[non_exhaustive]
@@ -44,7 +44,7 @@ impl Baseline {
     pub const NAMES: &'static str = "linear, mlp-K (K hidden layers, 1 <= K <= 100) or cnn";
 
     /// Whether the baseline can take inputs of this shape (`None`), or why not.
-    pub fn misfit(self, input: Shape) -> Option<String> {
+    pub(crate) fn misfit(self, input: Shape) -> Option<String> {
         match (self, input) {
             (Baseline::Cnn, Shape::Flat { .. }) => Some(
                 "baseline cnn needs images, the data has flat rows (use linear or mlp-K)".into(),
@@ -56,7 +56,7 @@ impl Baseline {
     /// The baseline's tree for `input` and `task`: one node, the root, whose edge holds
     /// the transformers. `width` is the MLP's hidden width; `max_depth` caps the CNN's
     /// transformers, which pool by `pool`. `None` when the input does not fit (see
-    /// [`Baseline::misfit`]).
+    /// `Baseline::misfit`).
     pub fn topology(
         self,
         (preset, pool): (Preset, PoolRule),

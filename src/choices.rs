@@ -117,7 +117,7 @@ named!(Select {
 });
 
 /// The largest `z` [`Accept::Paired`] takes.
-pub const MAX_Z: f64 = 100.0;
+pub(crate) const MAX_Z: f64 = 100.0;
 
 /// Which validation gain is enough for growth to keep a candidate.
 #[non_exhaustive]

@@ -54,7 +54,7 @@ impl ComputeDevice {
 }
 
 /// Whether `device` is a GPU (LibTorch's `cuda`), autodiff or not.
-pub fn is_gpu(device: &Device) -> bool {
+pub(crate) fn is_gpu(device: &Device) -> bool {
     crate::ops::libtorch_is_cuda(device) == Some(true)
 }
 

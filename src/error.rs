@@ -59,7 +59,7 @@ pub type Result<T> = std::result::Result<T, AntError>;
 
 /// `text` for an error message, quoted: whole when short, else its first characters
 /// and its length, so that a huge field from a file never floods the terminal.
-pub fn quoted(text: &str) -> String {
+pub(crate) fn quoted(text: &str) -> String {
     const MAX: usize = 40;
     match text.char_indices().nth(MAX) {
         None => format!("'{text}'"),

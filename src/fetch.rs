@@ -114,7 +114,7 @@ const CIFAR: [Remote; 1] = [Remote {
 
 impl Known {
     /// The canonical public URL prefix (file names are appended).
-    pub fn default_base_url(self) -> &'static str {
+    pub(crate) fn default_base_url(self) -> &'static str {
         match self {
             Known::Mnist => "https://storage.googleapis.com/cvdf-datasets/mnist/",
             Known::FashionMnist => "http://fashion-mnist.s3-website.eu-central-1.amazonaws.com/",

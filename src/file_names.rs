@@ -2,40 +2,40 @@
 //! for the code that writes them and for the checks that keep outputs off them.
 
 /// A model's description, naming its weights file.
-pub const TREE_FILE: &str = "tree.json";
+pub(crate) const TREE_FILE: &str = "tree.json";
 /// The weights file of models saved before weights files were named by their checksum
 /// (such a `tree.json` names no weights file); still loaded.
-pub const LEGACY_WEIGHTS_FILE: &str = "model.safetensors";
+pub(crate) const LEGACY_WEIGHTS_FILE: &str = "model.safetensors";
 /// An ensemble's description; its members are in `member-K/`.
-pub const ENSEMBLE_FILE: &str = "ensemble.json";
+pub(crate) const ENSEMBLE_FILE: &str = "ensemble.json";
 /// A run's checkpoints, while it trains.
-pub const CHECKPOINT_DIR: &str = "checkpoint";
+pub(crate) const CHECKPOINT_DIR: &str = "checkpoint";
 /// Inside the checkpoint folder: what the run was started with.
-pub const RUN_FILE: &str = "run.json";
-pub const RECORDS_FILE: &str = "records.jsonl";
-pub const REPORT_FILE: &str = "report.json";
+pub(crate) const RUN_FILE: &str = "run.json";
+pub(crate) const RECORDS_FILE: &str = "records.jsonl";
+pub(crate) const REPORT_FILE: &str = "report.json";
 /// Held (an OS file lock) by the run that owns the directory.
-pub const LOCK_FILE: &str = "run.lock";
+pub(crate) const LOCK_FILE: &str = "run.lock";
 /// What `ant prune` writes beside the pruned model.
-pub const PRUNE_FILE: &str = "prune.json";
+pub(crate) const PRUNE_FILE: &str = "prune.json";
 
 /// The `format` of a `tree.json` and of an `ensemble.json`: what tells them from files
 /// of the same names that `ant` did not write.
-pub const MODEL_FORMAT: &str = "ant-model-1";
-pub const ENSEMBLE_FORMAT: &str = "ant-ensemble-1";
+pub(crate) const MODEL_FORMAT: &str = "ant-model-1";
+pub(crate) const ENSEMBLE_FORMAT: &str = "ant-ensemble-1";
 /// How `run.lock` starts.
-pub const LOCK_TEXT: &str = "held by ant";
+pub(crate) const LOCK_TEXT: &str = "held by ant";
 
 /// Whether `name` is a weights file as [`crate::Ant::save`] names one:
 /// `model-` and the first 16 hexadecimal digits of its checksum.
-pub fn is_checksum_weights(name: &str) -> bool {
+pub(crate) fn is_checksum_weights(name: &str) -> bool {
     name.strip_prefix("model-")
         .and_then(|n| n.strip_suffix(".safetensors"))
         .is_some_and(|id| id.len() == 16 && id.bytes().all(|b| b.is_ascii_hexdigit()))
 }
 
 /// The names a model, ensemble or run directory owns (what `ant` writes and reads there).
-pub fn is_model_owned(name: &str) -> bool {
+pub(crate) fn is_model_owned(name: &str) -> bool {
     [
         TREE_FILE,
         LEGACY_WEIGHTS_FILE,

@@ -45,25 +45,26 @@
 //! - Parameters: [`AntParams`] (unchecked, defaults, `with_*` setters; the same fields
 //!   are `ant train`'s options and Python's keywords) -> [`AntParams::check`] ->
 //!   [`TrainConfig`]; [`Preset`], [`Ablation`], [`Init`], [`RouterInit`], [`Augment`],
-//!   all [`Named`]; [`PoolRule`] (where transformers pool: the authors' rule by
+//!   [`ImageNorm`], [`Select`], all [`Named`]; [`Task`] / [`TaskKind`]; [`PoolRule`] (where transformers pool: the authors' rule by
 //!   default), [`Accept`] (when growth keeps a candidate: a gain above one standard
 //!   error by default, or the paper's any gain); [`Baseline`] (`linear`, `mlp-K`,
 //!   `cnn`): a fixed architecture trained by the same code instead of an ANT.
 //! - The model: [`Ant::fit`] (or [`Ant::fit_checkpointed`] with [`Checkpoints`]),
 //!   [`Ant::predict`] with an [`Inference`] mode, [`Ant::evaluate`] ([`Evaluation`]),
 //!   [`Ant::save`] / [`Ant::load`] (or [`Ant::to_bytes`] / [`Ant::from_bytes`]),
-//!   [`Ant::pruned`]; [`model`] holds what `tree.json`
-//!   stores.
-//! - Data: [`Dataset`] / [`Targets`] and the loaders in [`data`] (IDX, CIFAR-10, MAT,
-//!   CSV tables, format detection); [`predict`] reads and writes prediction files.
+//!   [`Ant::pruned`] ([`PruneReport`]); [`model`] holds what `tree.json` stores.
+//! - Data: [`Dataset`] / [`Targets`]; [`data::source`] reads any `--data` path (IDX,
+//!   CIFAR-10, MAT, CSV tables, by format detection), [`data::tabular`] says how a table
+//!   is read; [`predict`] reads and writes prediction files.
 //! - Runs in a directory, resumable: [`run::Run`]; training events: [`observe`].
 //! - Ensembles (the paper's Tables 7 and 8): [`Ensemble`] (`load`, `predict`,
 //!   `evaluate`) over members that are ordinary models; [`ensemble`] holds
 //!   `ensemble.json` and how member K's seed and rows are chosen.
-//! - A saved directory, one tree or an ensemble: [`SavedModel`].
+//! - A saved directory, one tree or an ensemble: [`SavedModel`], with [`saved::prune`]
+//!   and [`saved::describe`] for either.
 //! - The tree: [`tree`] (topology arena, node kinds, weights, multi-path and
-//!   single-path passes), [`spec`] (module specs), [`metrics`] (parameter and FLOP
-//!   counts), [`prune`].
+//!   single-path passes; the router, transformer and solver of each preset), [`spec`]
+//!   (module specs).
 //! - Pictures: [`viz`] (SVG, DOT; PNG with the `raster` feature).
 //! - Downloads: `fetch` (with the `fetch` feature): `fetch::fetch` with its limits in
 //!   `fetch::FetchOptions` (timeouts, minimum speed, redirects).
@@ -71,9 +72,10 @@
 //!   `cuda:N`) gives the burn device that `fit`, `load` and the rest take.
 //! - Errors: [`AntError`] and [`Result`].
 //!
-//! The building blocks under them (losses, burn modules, the training loop) are
-//! crate-private; the `internals` feature makes them public for the crate's own tests
-//! and benches.
+//! Each public type has one path: the root for the types above, the module otherwise.
+//! The building blocks under them (losses, burn modules, the numerics, the training
+//! loop, file names and atomic writes) are crate-private; the `internals` feature makes
+//! them public for the crate's own tests and benches.
 /// Declares modules that are public with the `internals` feature (the crate's own
 /// tests and benches use it) and crate-private otherwise: the algorithm's building
 /// blocks, with no stability promise.

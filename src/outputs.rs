@@ -29,10 +29,10 @@ pub enum Kind {
     Dir,
 }
 
-pub use crate::file_names::is_model_owned;
+pub(crate) use crate::file_names::is_model_owned;
 
 /// Whether `out` means stdout.
-pub fn is_stdout(out: &Path) -> bool {
+pub(crate) fn is_stdout(out: &Path) -> bool {
     out.as_os_str() == "-"
 }
 
@@ -86,7 +86,7 @@ pub fn check(out: &Path, kind: Kind, inputs: &[Input]) -> Result<PathBuf> {
 
 /// Writes the file output `out` atomically (stdout for `-`), once [`check`]ed against
 /// `inputs`.
-pub fn write_file(out: &Path, bytes: &[u8], inputs: &[Input]) -> Result<()> {
+pub(crate) fn write_file(out: &Path, bytes: &[u8], inputs: &[Input]) -> Result<()> {
     if is_stdout(out) {
         use std::io::Write;
         let mut s = std::io::stdout().lock();
@@ -103,7 +103,7 @@ pub fn write_file(out: &Path, bytes: &[u8], inputs: &[Input]) -> Result<()> {
 
 /// What a command saves into a directory.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
-pub enum Saved {
+pub(crate) enum Saved {
     /// One model (`tree.json` and its weights).
     Model,
     /// An ensemble (`ensemble.json` and `member-K/`).
@@ -115,7 +115,7 @@ pub enum Saved {
 /// the other kind of model (which would hide the new one, or be hidden by it), is
 /// refused; one that holds a model of this kind only with `replace` (`--force`), and
 /// never for an ensemble (its members would be replaced one by one).
-pub fn check_model_dir(out: &Path, saved: Saved, replace: bool, inputs: &[Input]) -> Result<()> {
+pub(crate) fn check_model_dir(out: &Path, saved: Saved, replace: bool, inputs: &[Input]) -> Result<()> {
     use crate::file_names::{CHECKPOINT_DIR, ENSEMBLE_FILE, TREE_FILE};
     let out = &check(out, Kind::Dir, inputs)?;
     check_nothing_foreign(out)?;
@@ -250,7 +250,7 @@ fn format_is(bytes: &[u8], format: &str) -> bool {
 /// After a model has replaced another in `dir`: the files that described the old one
 /// (its training records and test report) are removed, so that none describes the
 /// wrong model.
-pub fn remove_old_descriptions(dir: &Path) -> Result<()> {
+pub(crate) fn remove_old_descriptions(dir: &Path) -> Result<()> {
     for name in [crate::file_names::RECORDS_FILE, crate::file_names::REPORT_FILE] {
         crate::persist::remove_file(&dir.join(name))?;
     }
@@ -265,7 +265,7 @@ pub fn inputs<'a>(model: &'a Path, data: Option<&'a Path>) -> Vec<Input<'a>> {
         .collect()
 }
 
-/// Writes the file output `out` (see [`write_file`]) of a command that reads the model
+/// Writes the file output `out` (see `write_file`) of a command that reads the model
 /// directory `model` and, if given, the data path `data`.
 pub fn write_output(out: &Path, bytes: &[u8], model: &Path, data: Option<&Path>) -> Result<()> {
     write_file(out, bytes, &inputs(model, data))
@@ -273,7 +273,7 @@ pub fn write_output(out: &Path, bytes: &[u8], model: &Path, data: Option<&Path>)
 
 /// `ant prune --model M --data D --out OUT [--force]`: OUT as [`check_model_dir`]
 /// allows, for a model or an ensemble as M holds.
-pub fn check_prune_out(model: &Path, data: &Path, out: &Path, force: bool) -> Result<()> {
+pub(crate) fn check_prune_out(model: &Path, data: &Path, out: &Path, force: bool) -> Result<()> {
     let saved = match model.join(crate::file_names::ENSEMBLE_FILE).is_file() {
         true => Saved::Ensemble,
         false => Saved::Model,

@@ -19,7 +19,7 @@ use crate::preset::{Ablation, Preset};
 
 /// The widest FC transformer [`AntParams::check`] accepts: wider ones would not fit in
 /// memory (the allocation would abort the process) long before they helped.
-pub const MAX_WIDTH: usize = 16_384;
+pub(crate) const MAX_WIDTH: usize = 16_384;
 
 /// The defaults `--help` shows (those that depend on the preset are options left unset).
 #[cfg(feature = "cli")]
@@ -355,12 +355,12 @@ fn check_uses(c: &AntParams) -> crate::Result<()> {
 
 /// The paper's patience: growth candidates (and baselines) stop after 5 epochs without a
 /// validation improvement, with or without augmentation.
-pub const PAPER_PATIENCE: usize = 5;
+pub(crate) const PAPER_PATIENCE: usize = 5;
 
 /// The paper's augmentation of a preset's training images (section "Data"): CIFAR-10 is
 /// padded by 4, randomly cropped and mirrored; MNIST only has its mean subtracted; tables
 /// are not images.
-pub fn default_augment(preset: Preset) -> Augment {
+pub(crate) fn default_augment(preset: Preset) -> Augment {
     match preset {
         Preset::Cifar10A | Preset::Cifar10B | Preset::Cifar10C => Augment::CropFlip,
         Preset::MnistA | Preset::MnistB | Preset::MnistC | Preset::Sarcos | Preset::Tabular => {

@@ -15,7 +15,7 @@ use serde::{Deserialize, Serialize};
 use crate::spec::{BlockSpec, LayerSpec, Shape};
 
 /// The largest interval [`PoolRule::Authors`] takes (a path never gets that deep).
-pub const MAX_POOL_INTERVAL: usize = 64;
+pub(crate) const MAX_POOL_INTERVAL: usize = 64;
 
 /// Which transformers of an image preset end in a 2x2 max pool.
 #[non_exhaustive]
@@ -43,7 +43,7 @@ pub struct PathPos {
     /// 1 for the first transformer of the path (the root's), 2 for the next, ...
     pub index: usize,
     /// Non-pooling transformers after the last pooling one above it.
-    pub since_pool: usize,
+    pub(crate) since_pool: usize,
 }
 
 impl PathPos {

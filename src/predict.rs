@@ -15,7 +15,7 @@ use crate::spec::Shape;
 
 /// Refuses `data` (read from `path`) when its samples do not have the model's input
 /// shape, or, with `with_targets`, when its targets do not fit the model's task:
-/// Reads the samples of `path` for `model`, in the format [`detect`] finds: table
+/// Reads the samples of `path` for `model`, in the format `detect` finds: table
 /// rows for a flat model (target column optional), an IDX image file or a CIFAR-10
 /// batch for an image model, or a SARCOS MAT-file. Targets are placeholders.
 pub fn load_inputs(model: &Ant, path: &Path) -> Result<Dataset> {

@@ -51,7 +51,7 @@ pub enum Ablation {
 }
 
 /// Width of FC transformers unless `--width` says otherwise (SARCOS: 256).
-pub const DEFAULT_WIDTH: usize = 256;
+pub(crate) const DEFAULT_WIDTH: usize = 256;
 
 /// The module families of Table 2: what a preset's transformers, routers and solvers
 /// are made of (`tree/transformer.rs`, `tree/router.rs`, `tree/solver.rs` build them).
@@ -118,7 +118,7 @@ impl Preset {
     }
 
     /// The paper's refinement epochs for this preset.
-    pub fn paper_refine_epochs(self) -> usize {
+    pub(crate) fn paper_refine_epochs(self) -> usize {
         match self {
             Preset::Sarcos | Preset::Tabular => 300,
             Preset::MnistA | Preset::MnistB | Preset::MnistC => 100,
@@ -127,7 +127,7 @@ impl Preset {
     }
 
     /// Whether the preset expects images (else flat features).
-    pub fn wants_images(self) -> bool {
+    pub(crate) fn wants_images(self) -> bool {
         !matches!(self.family(DEFAULT_WIDTH), Family::Fc { .. })
     }
 }

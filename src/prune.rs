@@ -9,7 +9,7 @@ use crate::tree::{
 
 /// Where a node of a pruned tree came from in the original one.
 #[derive(Clone, Debug)]
-pub struct Origin {
+pub(crate) struct Origin {
     /// (old node, edge index) of each transformer on the new edge.
     pub edge: Vec<(usize, usize)>,
     /// The old node whose router or solver (and children) the new node has.
@@ -20,7 +20,7 @@ impl Topology {
     /// The tree without the subtree rooted at `cut` (not the root): its parent's router
     /// goes, and the sibling takes the parent's place, its edge appended to the parent's.
     /// Also returns where each new node came from.
-    pub fn without_subtree(&self, cut: usize) -> (Topology, Vec<Origin>) {
+    pub(crate) fn without_subtree(&self, cut: usize) -> (Topology, Vec<Origin>) {
         let mut nodes: Vec<Node> = vec![];
         let mut origins: Vec<Origin> = vec![];
         self.rebuild(0, None, cut, &mut nodes, &mut origins);
@@ -98,7 +98,7 @@ impl Topology {
 pub struct PruneReport {
     /// Original indices of the roots of the removed subtrees, with their reach.
     pub removed: Vec<(usize, f64)>,
-    pub nodes_removed: usize,
+    pub(crate) nodes_removed: usize,
     pub params_removed: usize,
 }
 

@@ -34,9 +34,11 @@ use crate::params::AntParams;
 use crate::persist::{append_line, remove_dir_atomic, remove_stale_temps, write_atomic};
 use crate::train::{Checkpoints, FailedWrite};
 
-pub use crate::file_names::{CHECKPOINT_DIR, LOCK_FILE, RECORDS_FILE, REPORT_FILE, RUN_FILE};
+pub(crate) use crate::file_names::{
+    CHECKPOINT_DIR, LOCK_FILE, RECORDS_FILE, REPORT_FILE, RUN_FILE,
+};
 /// The most bytes `records.jsonl` is read as (a few hundred bytes an epoch).
-pub const MAX_RECORDS_BYTES: u64 = 1 << 30;
+pub(crate) const MAX_RECORDS_BYTES: u64 = 1 << 30;
 /// Inside the checkpoint folder of a run that replaces a model (`--force`): that
 /// model's `records.jsonl`, put back if the run diverges and the model stays.
 const REPLACED_RECORDS: &str = "replaced-records.jsonl";
@@ -171,25 +173,30 @@ pub(crate) mod os_path {
         }
     }
 
-    pub fn serialize<S: Serializer>(p: &Path, s: S) -> Result<S::Ok, S::Error> {
+    pub(crate) fn serialize<S: Serializer>(p: &Path, s: S) -> Result<S::Ok, S::Error> {
         to_repr(p).map_err(S::Error::custom)?.serialize(s)
     }
 
-    pub fn deserialize<'de, D: Deserializer<'de>>(d: D) -> Result<PathBuf, D::Error> {
+    pub(crate) fn deserialize<'de, D: Deserializer<'de>>(d: D) -> Result<PathBuf, D::Error> {
         from_repr(Repr::deserialize(d)?).map_err(D::Error::custom)
     }
 
     pub mod option {
         use super::*;
 
-        pub fn serialize<S: Serializer>(p: &Option<PathBuf>, s: S) -> Result<S::Ok, S::Error> {
+        pub(crate) fn serialize<S: Serializer>(
+            p: &Option<PathBuf>,
+            s: S,
+        ) -> Result<S::Ok, S::Error> {
             match p {
                 Some(p) => to_repr(p).map_err(S::Error::custom)?.serialize(s),
                 None => s.serialize_none(),
             }
         }
 
-        pub fn deserialize<'de, D: Deserializer<'de>>(d: D) -> Result<Option<PathBuf>, D::Error> {
+        pub(crate) fn deserialize<'de, D: Deserializer<'de>>(
+            d: D,
+        ) -> Result<Option<PathBuf>, D::Error> {
             Option::<Repr>::deserialize(d)?
                 .map(from_repr)
                 .transpose()
@@ -231,7 +238,12 @@ impl Run {
 
     /// [`Run::start`] with the spec's relative paths taken from `cwd` (an ensemble
     /// trains a missing member from the directory it was started in).
-    pub fn start_from(out: &Path, spec: RunSpec, existing: Existing, cwd: PathBuf) -> Result<Run> {
+    pub(crate) fn start_from(
+        out: &Path,
+        spec: RunSpec,
+        existing: Existing,
+        cwd: PathBuf,
+    ) -> Result<Run> {
         crate::outputs::check(out, crate::outputs::Kind::Dir, &[])?;
         // A directory in use is refused first: its checkpoints are that run's.
         let held = if out.is_dir() {

@@ -18,11 +18,11 @@ pub enum Shape {
 /// The largest size (a dimension, a layer's width or parameter count, a sample's
 /// scalars) a topology may state: it keeps shape arithmetic far from overflow, and real
 /// models are far below it. A `tree.json` beyond it is refused when loaded.
-pub const MAX_SIZE: usize = 1 << 28;
+pub(crate) const MAX_SIZE: usize = 1 << 28;
 
 impl Shape {
     /// Whether every dimension, and the scalars per sample, are at most [`MAX_SIZE`].
-    pub fn in_range(&self) -> bool {
+    pub(crate) fn in_range(&self) -> bool {
         let dims = self.dims();
         dims.iter().all(|&d| d <= MAX_SIZE)
             && dims
@@ -31,7 +31,7 @@ impl Shape {
                 .is_some_and(|n| n <= MAX_SIZE)
     }
     /// Number of scalars per sample.
-    pub fn numel(&self) -> usize {
+    pub(crate) fn numel(&self) -> usize {
         match *self {
             Shape::Image { c, h, w } => c * h * w,
             Shape::Flat { d } => d,
@@ -96,7 +96,7 @@ pub enum LayerSpec {
 impl LayerSpec {
     /// Whether every size the layer states, and its parameter count, are at most
     /// [`MAX_SIZE`].
-    pub fn in_range(&self) -> bool {
+    pub(crate) fn in_range(&self) -> bool {
         let sizes = match *self {
             LayerSpec::Conv {
                 c_in,
@@ -112,7 +112,7 @@ impl LayerSpec {
     }
 
     /// Output shape, or `None` if the layer cannot take this input (or the output is
-    /// beyond [`MAX_SIZE`]).
+    /// beyond `MAX_SIZE`).
     pub fn out_shape(&self, s: Shape) -> Option<Shape> {
         self.out_shape_unbounded(s).filter(Shape::in_range)
     }
@@ -193,7 +193,7 @@ impl BlockSpec {
     pub fn new(layers: Vec<LayerSpec>) -> Self {
         Self { layers }
     }
-    pub fn is_identity(&self) -> bool {
+    pub(crate) fn is_identity(&self) -> bool {
         self.layers.is_empty()
     }
     /// Output shape for `input`, or `None` if some layer cannot apply.
@@ -217,7 +217,7 @@ impl BlockSpec {
         total
     }
     /// Whether the block ends in a 2x2 max pool (a downsampling transformer).
-    pub fn downsamples(&self) -> bool {
+    pub(crate) fn downsamples(&self) -> bool {
         self.layers.iter().any(|l| matches!(l, LayerSpec::MaxPool2))
     }
     /// A short human label, e.g. `conv5-40+relu+pool`.

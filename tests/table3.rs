@@ -5,8 +5,8 @@
 use std::collections::{HashMap, HashSet};
 
 use ant::Task;
-use ant::{PathPos, PoolRule, Preset};
 use ant::spec::Shape;
+use ant::{PathPos, PoolRule, Preset};
 
 const MNIST: Shape = Shape::Image { c: 1, h: 28, w: 28 };
 const TEN: Task = Task::Classification { classes: 10 };

@@ -195,7 +195,11 @@ fn layout_grows_for_wide_trees_without_overlaps() {
     // 16 leaves (31 nodes) do not fit 1600 px at the minimum slot: the picture grows
     let t = full(4);
     let l = layout(&t, 1600.0, rows);
-    assert!(l.width >= 16.0 * ant::viz::placement::MIN_SLOT, "{}", l.width);
+    assert!(
+        l.width >= 16.0 * ant::viz::placement::MIN_SLOT,
+        "{}",
+        l.width
+    );
     for i in 0..t.nodes.len() {
         for j in i + 1..t.nodes.len() {
             let (a, b) = (l.boxes[i], l.boxes[j]);

@@ -5,10 +5,10 @@ use std::path::PathBuf;
 
 use clap::{Parser, Subcommand};
 
+use ant::Named;
 use ant::TaskKind;
 use ant::data::tabular::Separator;
 use ant::fetch::Known;
-use ant::Named;
 use ant::{AntParams, ComputeDevice, Result};
 use burn::prelude::Device;
 
@@ -71,7 +71,7 @@ pub(crate) struct FetchArgs {
 #[derive(clap::Args)]
 pub(crate) struct PruneArgs {
     #[arg(long)]
-    pub(crate) model: PathBuf,
+    pub model: PathBuf,
     /// The data the model was trained on (its recorded validation rows are used).
     #[arg(long)]
     pub(crate) data: PathBuf,
@@ -154,7 +154,7 @@ pub(crate) struct TrainArgs {
 #[derive(clap::Args)]
 pub(crate) struct PredictArgs {
     #[arg(long)]
-    pub(crate) model: PathBuf,
+    pub model: PathBuf,
     /// CSV rows (the training columns; the target column may be left out), or an IDX
     /// image file / CIFAR-10 batch for an image model.
     #[arg(long)]
@@ -176,7 +176,7 @@ pub(crate) struct PredictArgs {
 #[derive(clap::Args)]
 pub(crate) struct EvalArgs {
     #[arg(long)]
-    pub(crate) model: PathBuf,
+    pub model: PathBuf,
     #[arg(long)]
     pub(crate) data: PathBuf,
     /// Print one JSON object on stdout (logs stay on stderr).
@@ -209,7 +209,7 @@ pub(crate) fn parse_device(s: &str) -> std::result::Result<ComputeDevice, String
 #[derive(clap::Args)]
 pub(crate) struct PlotArgs {
     #[arg(long)]
-    pub(crate) model: PathBuf,
+    pub model: PathBuf,
     /// Data whose test set is routed through the tree (histograms); optional for dot.
     #[arg(long)]
     pub(crate) data: Option<PathBuf>,
@@ -232,7 +232,7 @@ pub(crate) struct PlotArgs {
 #[derive(clap::Args)]
 pub(crate) struct ExportArgs {
     #[arg(long)]
-    pub(crate) model: PathBuf,
+    pub model: PathBuf,
     /// onnx: one .onnx file (opset 17, any batch size; normalisation inside) with the
     /// multi-path and single-path predictions, every router's P(left) and every leaf's
     /// reach probability. web: a static site (open index.html, or serve the folder) that
@@ -257,7 +257,7 @@ pub(crate) enum ExportFormat {
 #[derive(clap::Args)]
 pub(crate) struct InspectArgs {
     #[arg(long)]
-    pub(crate) model: PathBuf,
+    pub model: PathBuf,
 }
 
 #[derive(clap::Args)]

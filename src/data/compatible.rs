@@ -9,7 +9,7 @@ use crate::spec::Shape;
 use crate::task::Task;
 
 /// Why a data set does not fit a model. The caller says where the data came from:
-/// [`Misfit::in_file`] for a file (a data error), `?` for data given in memory
+/// `Misfit::in_file` for a file (a data error), `?` for data given in memory
 /// (an invalid parameter).
 #[derive(Clone, Debug, PartialEq, thiserror::Error)]
 pub enum Misfit {
@@ -37,7 +37,7 @@ fn describe(task: &Task) -> String {
 
 impl Misfit {
     /// The misfit as a data error naming the file the data was read from.
-    pub fn in_file(self, path: &Path) -> AntError {
+    pub(crate) fn in_file(self, path: &Path) -> AntError {
         AntError::data(path, self.to_string())
     }
 }
@@ -51,7 +51,7 @@ impl From<Misfit> for AntError {
 /// Refuses `data` when its samples do not have the model's `input` shape, or, with
 /// `with_targets`, when its targets do not fit the model's `task` (a label out of
 /// range, classes for regression, or another number of regression values).
-pub fn check_compatible(
+pub(crate) fn check_compatible(
     data: &Dataset,
     input: Shape,
     task: Task,

@@ -82,14 +82,14 @@ pub struct Table {
     pub header: Option<Vec<String>>,
     pub rows: Vec<Vec<String>>,
     /// 1-based line number in the file where each row starts, for error messages.
-    pub line_numbers: Vec<usize>,
+    pub(crate) line_numbers: Vec<usize>,
     /// The delimiter used (given or detected).
     pub delimiter: Separator,
 }
 
 impl Table {
     /// Number of fields per row (0 for an empty table).
-    pub fn n_cols(&self) -> usize {
+    pub(crate) fn n_cols(&self) -> usize {
         self.header
             .as_ref()
             .or(self.rows.first())
@@ -105,7 +105,7 @@ pub fn is_number(cell: &str) -> bool {
 /// The header guess: the first row is a header when it has text (a non-empty cell
 /// that is not a number) in a column that should hold numbers. An empty cell is a
 /// missing value, not evidence of a header.
-pub fn first_row_is_header(row: &[String], numeric: impl Fn(usize) -> bool) -> bool {
+pub(crate) fn first_row_is_header(row: &[String], numeric: impl Fn(usize) -> bool) -> bool {
     row.iter()
         .enumerate()
         .any(|(j, c)| numeric(j) && !c.trim().is_empty() && !is_number(c))
@@ -119,7 +119,7 @@ pub fn read_table(path: &Path, opts: &CsvOptions) -> Result<Table> {
 
 /// Parses a file's (gunzipped) bytes, which must be UTF-8 text; `path` only names the
 /// file in errors.
-pub fn parse_bytes(bytes: &[u8], path: &Path, opts: &CsvOptions) -> Result<Table> {
+pub(crate) fn parse_bytes(bytes: &[u8], path: &Path, opts: &CsvOptions) -> Result<Table> {
     let text = std::str::from_utf8(bytes).map_err(|e| {
         AntError::data(
             path,
@@ -130,7 +130,7 @@ pub fn parse_bytes(bytes: &[u8], path: &Path, opts: &CsvOptions) -> Result<Table
 }
 
 /// Parses delimited text already in memory; `path` only names the file in errors.
-pub fn parse_table(text: &str, path: &Path, opts: &CsvOptions) -> Result<Table> {
+pub(crate) fn parse_table(text: &str, path: &Path, opts: &CsvOptions) -> Result<Table> {
     let text = text.strip_prefix('\u{feff}').unwrap_or(text);
     let (first_line, text) = skip_lines(text, opts.skip_rows);
     let delimiter = match opts.delimiter {
@@ -325,7 +325,7 @@ fn detect_delimiter(text: &str) -> Separator {
 /// Parses every cell as `f64` (NaN and inf are accepted here; refuse them later
 /// with [`super::Dataset::check_finite`]). The error names the 1-based line and
 /// column of the first non-numeric cell.
-pub fn parse_f64(table: &Table, path: &Path) -> Result<Vec<Vec<f64>>> {
+pub(crate) fn parse_f64(table: &Table, path: &Path) -> Result<Vec<Vec<f64>>> {
     table
         .rows
         .iter()

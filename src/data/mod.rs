@@ -1,9 +1,9 @@
 //! Data sets in memory and the loaders that fill them.
 //!
 //! Every loader returns a [`Dataset`]: samples as one row-major `f32` buffer plus
-//! their targets. File formats live one per module; [`detect`] says which one a path
+//! their targets. File formats live one per module; `detect` says which one a path
 //! holds, [`source`] turns a `--data` path into training and test sets, and
-//! [`check_compatible`] says whether a data set fits a model.
+//! `check_compatible` says whether a data set fits a model.
 
 internal_mods! {
     /// CIFAR-10's binary batches.
@@ -26,7 +26,8 @@ mod compatible;
 pub mod source;
 pub mod tabular;
 
-pub use compatible::{Misfit, check_compatible};
+pub use compatible::Misfit;
+pub(crate) use compatible::check_compatible;
 
 use std::io::Read;
 use std::path::Path;
@@ -70,7 +71,7 @@ impl Targets {
     }
 
     /// Targets of the given samples, in the given order. Panics on an index out of range.
-    pub fn subset(&self, indices: &[usize]) -> Targets {
+    pub(crate) fn subset(&self, indices: &[usize]) -> Targets {
         match self {
             Targets::Classes { labels, n_classes } => Targets::Classes {
                 labels: indices.iter().map(|&i| labels[i]).collect(),
@@ -165,7 +166,7 @@ impl Dataset {
     }
 
     /// Number of f32 values per sample (product of `sample_shape`).
-    pub fn sample_len(&self) -> usize {
+    pub(crate) fn sample_len(&self) -> usize {
         self.sample_shape.iter().product()
     }
 
@@ -185,7 +186,7 @@ impl Dataset {
 
     /// The given samples, in the given order (repeats allowed). Panics on an index
     /// out of range.
-    pub fn subset(&self, indices: &[usize]) -> Dataset {
+    pub(crate) fn subset(&self, indices: &[usize]) -> Dataset {
         Dataset {
             x: gather_rows(&self.x, self.sample_len(), indices),
             sample_shape: self.sample_shape.clone(),
@@ -201,7 +202,7 @@ impl Dataset {
 
     /// Splits off the last `round(fraction * len())` samples as the tail (the
     /// validation rows of models saved before they were drawn with
-    /// [`Dataset::validation_split`]); returns `(head, tail)`.
+    /// `Dataset::validation_split`); returns `(head, tail)`.
     ///
     /// Panics unless `fraction` is in `[0, 1]`.
     pub fn split_tail(&self, fraction: f64) -> (Dataset, Dataset) {
@@ -217,7 +218,7 @@ impl Dataset {
     /// keep the original sample order and `held_out_indices` is ascending.
     ///
     /// Panics unless `fraction` is in `[0, 1]`.
-    pub fn seeded_split(&self, fraction: f64, seed: u64) -> (Dataset, Dataset, Vec<usize>) {
+    pub(crate) fn seeded_split(&self, fraction: f64, seed: u64) -> (Dataset, Dataset, Vec<usize>) {
         let n = self.len();
         let k = fraction_count(fraction, n);
         let mut perm: Vec<usize> = (0..n).collect();
@@ -236,7 +237,7 @@ impl Dataset {
     /// come from a ChaCha8 stream of `seed` other than [`Dataset::seeded_split`]'s.
     ///
     /// Panics unless `fraction` is in `[0, 1]`.
-    pub fn validation_split(
+    pub(crate) fn validation_split(
         &self,
         fraction: f64,
         seed: u64,
@@ -306,7 +307,7 @@ impl Dataset {
     }
 
     /// The classes that have samples here but none in `other` (empty for regression).
-    pub fn classes_missing_from(&self, other: &Dataset) -> Vec<usize> {
+    pub(crate) fn classes_missing_from(&self, other: &Dataset) -> Vec<usize> {
         let present = |d: &Dataset| match &d.targets {
             Targets::Classes { labels, n_classes } => {
                 let mut seen = vec![false; *n_classes];
@@ -359,7 +360,7 @@ impl Dataset {
 /// from the largest label (IDX) asks for every class: one corrupt label 255 among
 /// 0..=9 would otherwise make a 256-class model. Tables build their classes from the
 /// labels found, so every class has samples there by construction.
-pub fn check_classes(
+pub(crate) fn check_classes(
     labels: &[u32],
     n_classes: usize,
     every_class: bool,
@@ -419,7 +420,7 @@ fn ranges(sorted: &[usize]) -> String {
 }
 
 /// Hex MD5 of the raw bytes of `path` (not decompressed).
-pub fn file_md5(path: &Path) -> Result<String> {
+pub(crate) fn file_md5(path: &Path) -> Result<String> {
     use md5::{Digest, Md5};
     let mut file = std::fs::File::open(path).map_err(|e| AntError::io(path, e))?;
     let mut hasher = Md5::new();
@@ -473,11 +474,11 @@ pub fn read_maybe_gz(path: &Path) -> Result<Vec<u8>> {
 }
 
 /// The most bytes a data file is read into memory as (raw, or unpacked): 4 GiB.
-pub const MAX_DATA_BYTES: u64 = 4 << 30;
+pub(crate) const MAX_DATA_BYTES: u64 = 4 << 30;
 
 /// A model's class names (`tree.json`'s `class_names`) must name each class once:
 /// as many names as classes, all distinct (none for a regression model).
-pub fn check_class_names(
+pub(crate) fn check_class_names(
     names: Option<&[String]>,
     task: crate::task::Task,
 ) -> std::result::Result<(), String> {

@@ -179,7 +179,9 @@ fn check_test_fits(train: &Dataset, test: &Dataset, path: &Path) -> Result<()> {
         Targets::Values { dim, .. } => Task::Regression { dim },
     };
     match Shape::from_dims(&train.sample_shape) {
-        Some(shape) => super::check_compatible(test, shape, task, true).map_err(|m| m.in_file(path)),
+        Some(shape) => {
+            super::check_compatible(test, shape, task, true).map_err(|m| m.in_file(path))
+        }
         // Training refuses such data itself.
         None => Ok(()),
     }
@@ -205,7 +207,7 @@ pub fn load_test_for(
 /// on in training: a model trained with a test fraction of a file whose checksum
 /// differs from `path`'s (another file, or the same file changed) is scored on every
 /// row of `path`, which may include rows it was trained on.
-pub fn load_test_rows(
+pub(crate) fn load_test_rows(
     path: &Path,
     split: &TestSplit,
     target: Option<&TargetSpec>,

@@ -102,8 +102,8 @@ pub struct Provenance {
     pub data: String,
     pub test_split: TestSplit,
     pub train_limit: Option<usize>,
-    pub n_train: usize,
-    pub n_valid: usize,
+    pub(crate) n_train: usize,
+    pub(crate) n_valid: usize,
     /// How a table was read (`--target` etc.), so `eval` / `predict` read files alike.
     #[serde(default)]
     pub target: Option<TargetSpec>,
@@ -113,7 +113,7 @@ pub struct Provenance {
     /// [`Dataset::checksum`] of the rows training split into training and validation
     /// rows, so they are rebuilt only from the same data (absent in older models).
     #[serde(default)]
-    pub train_checksum: Option<String>,
+    pub(crate) train_checksum: Option<String>,
     /// The ensemble this model is a member of: its training rows were put in the
     /// member's order before the validation rows were taken (see [`Member::rows`]).
     #[serde(default, skip_serializing_if = "Option::is_none")]
@@ -153,7 +153,7 @@ pub struct Member {
 }
 
 impl Member {
-    /// The member's own seed (see [`crate::seed`]).
+    /// The member's own seed (see `crate::seed`).
     pub fn seed(&self) -> u64 {
         crate::seed::member_seed(self.run_seed, self.index)
     }

@@ -235,7 +235,7 @@ pub fn load_labelled(
 }
 
 /// [`load_labelled`] on a file's (gunzipped) bytes; `path` only names it in errors.
-pub fn parse_labelled(
+pub(crate) fn parse_labelled(
     bytes: &[u8],
     path: &Path,
     spec: &TargetSpec,
@@ -428,7 +428,7 @@ pub fn load_features(
 }
 
 /// [`load_features`] on a file's (gunzipped) bytes; `path` only names it in errors.
-pub fn parse_features(
+pub(crate) fn parse_features(
     bytes: &[u8],
     path: &Path,
     spec: Option<&TargetSpec>,

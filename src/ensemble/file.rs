@@ -16,13 +16,13 @@ use crate::run::{CHECKPOINT_DIR, RUN_FILE, RunSpec};
 
 /// The most members an ensemble may have (the paper's have 8): a count from a flag or
 /// a file is checked against it before anything is allocated for it.
-pub const MAX_MEMBERS: usize = 1000;
+pub(crate) const MAX_MEMBERS: usize = 1000;
 /// The most bytes an `ensemble.json` of [`MAX_MEMBERS`] members can take, with room.
 const MAX_FILE_BYTES: u64 = 16 << 20;
 const FORMAT: &str = crate::file_names::ENSEMBLE_FORMAT;
 
 /// Member `k`'s run directory.
-pub fn member_dir(dir: &Path, k: usize) -> PathBuf {
+pub(crate) fn member_dir(dir: &Path, k: usize) -> PathBuf {
     dir.join(format!("member-{k}"))
 }
 
@@ -43,7 +43,7 @@ pub enum MemberState {
 }
 
 /// Where member `k` of the ensemble in `dir` stands.
-pub fn member_state(dir: &Path, k: usize) -> MemberState {
+pub(crate) fn member_state(dir: &Path, k: usize) -> MemberState {
     let d = member_dir(dir, k);
     if d.join(CHECKPOINT_DIR).join(RUN_FILE).is_file() {
         MemberState::Started
@@ -62,14 +62,14 @@ pub struct EnsembleFile {
     pub size: usize,
     pub preset: Preset,
     /// MD5 of the training data when it is one file (a directory has none).
-    pub data_md5: Option<String>,
+    pub(crate) data_md5: Option<String>,
     /// The ensemble's run: data, parameters, and in `params.seed` the run's seed.
     pub spec: RunSpec,
     /// The directory the spec's relative paths start from.
     #[serde(with = "crate::run::os_path")]
     pub cwd: PathBuf,
     /// Member K's seed, derived from the run's seed and K.
-    pub member_seeds: Vec<u64>,
+    pub(crate) member_seeds: Vec<u64>,
 }
 
 impl EnsembleFile {
@@ -155,7 +155,7 @@ impl EnsembleFile {
     }
 
     /// The run that trains member `k`: the ensemble's, with the member's seed.
-    pub fn member_spec(&self, k: usize) -> Result<RunSpec> {
+    pub(crate) fn member_spec(&self, k: usize) -> Result<RunSpec> {
         if k >= self.size {
             let reason = format!(
                 "{k} is not a member of an ensemble of {} (members are numbered 0 to {})",
@@ -174,7 +174,7 @@ impl EnsembleFile {
     /// Whether `dir` already holds this ensemble (`Ok(false)`: no ensemble there yet).
     /// An ensemble of another size, preset, data or parameters, an `ensemble.json` that
     /// does not parse and a single model in `dir` are errors.
-    pub fn matches_dir(&self, dir: &Path) -> Result<bool> {
+    pub(crate) fn matches_dir(&self, dir: &Path) -> Result<bool> {
         crate::outputs::check(dir, crate::outputs::Kind::Dir, &[])?;
         if !dir.join(ENSEMBLE_FILE).exists() {
             if dir.join(TREE_FILE).exists() {

@@ -26,7 +26,8 @@ use crate::model::{Ant, Evaluation, Inference, TestSplit, argmax_rows, score};
 use crate::named::Named;
 use crate::run::{DEFAULT_TEST_FRACTION, DataSpec, RunSpec};
 use crate::task::Task;
-pub use file::{EnsembleFile, MAX_MEMBERS, MemberState, is_ensemble, member_dir, member_state};
+pub use file::{EnsembleFile, MemberState, is_ensemble};
+pub(crate) use file::{member_dir, member_state};
 pub use train::{resume_members, train_members};
 
 /// Predictions of an ensemble: the mean of its members'.

@@ -26,7 +26,7 @@ use crate::tree::NodeModules;
 use burn::prelude::*;
 
 /// The ONNX operator set the graph uses.
-pub const OPSET: i64 = 17;
+pub(crate) const OPSET: i64 = 17;
 /// The ONNX IR version of opset 17 (onnx 1.12).
 const IR_VERSION: i64 = 8;
 

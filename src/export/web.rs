@@ -28,13 +28,13 @@ const INDEX_HTML: &str = include_str!("web/index.html");
 const VIEWER_JS: &str = include_str!("web/viewer.js");
 const STYLE_CSS: &str = include_str!("web/style.css");
 /// How many samples of `--data`'s test set the page offers to pick.
-pub const EXAMPLES: usize = 10;
+pub(crate) const EXAMPLES: usize = 10;
 
 /// Marks a directory as made by `ant export --format web` (holds the format's name).
-pub const MARKER: &str = ".ant-web-export";
+pub(crate) const MARKER: &str = ".ant-web-export";
 const MARKER_TEXT: &str = "ant-web-1\n";
 /// What an export writes, besides [`MARKER`].
-pub const SITE_FILES: [&str; 4] = ["index.html", "viewer.js", "style.css", "model.js"];
+pub(crate) const SITE_FILES: [&str; 4] = ["index.html", "viewer.js", "style.css", "model.js"];
 const MODEL_JS_HEAD: &str = "// Written by `ant export --format web`.\n";
 
 /// Writes the site into `dir` as one step (built beside it, then swapped in): an

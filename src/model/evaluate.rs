@@ -50,12 +50,12 @@ pub struct Evaluation {
     pub multi_path: f64,
     pub single_path: f64,
     /// Predicting with each sample's least likely leaf.
-    pub least_likely_path: f64,
+    pub(crate) least_likely_path: f64,
     pub test_samples: usize,
     pub params_total: usize,
     /// Parameters on the path each test sample uses, averaged.
     pub params_single_path_avg: f64,
-    /// FLOPs per sample (see [`crate::metrics`]).
+    /// FLOPs per sample (see `crate::metrics`).
     pub flops_multi_path: f64,
     pub flops_single_path: f64,
     /// Test samples reaching each leaf under greedy single-path routing.

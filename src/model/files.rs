@@ -14,7 +14,7 @@ use crate::error::{AntError, Result};
 use crate::persist::{read_bounded, write_atomic};
 use crate::tree::{Topology, Tree, TreeModules};
 
-pub use crate::file_names::{LEGACY_WEIGHTS_FILE, TREE_FILE};
+pub(crate) use crate::file_names::{LEGACY_WEIGHTS_FILE, TREE_FILE};
 pub(crate) const FORMAT: &str = crate::file_names::MODEL_FORMAT;
 
 /// The weights file a `tree.json` belongs with: written into it by [`Ant::save`] and

@@ -2,8 +2,8 @@
 //! data (normalisation, task, provenance), saved as `tree.json` + `model-<md5>.safetensors`
 //! (the weights file is named by its checksum, and `tree.json`, written last, names it).
 //!
-//! By concern: [`files`] (saving and loading), [`meta`] (`tree.json`'s description),
-//! [`inference`] (predictions), [`evaluate`] (scores); training is in `train/setup.rs`.
+//! By concern: `files` (saving and loading), `meta` (`tree.json`'s description),
+//! `inference` (predictions), `evaluate` (scores); training is in `train/setup.rs`.
 
 mod evaluate;
 mod files;
@@ -28,7 +28,8 @@ use crate::tree::Tree;
 pub use evaluate::Evaluation;
 pub(crate) use evaluate::score;
 pub(crate) use files::FORMAT;
-pub use files::{LEGACY_WEIGHTS_FILE, TREE_FILE, WeightsRef};
+pub(crate) use files::TREE_FILE;
+pub use files::WeightsRef;
 pub(crate) use inference::argmax_rows;
 pub use inference::{Inference, Predictions};
 pub use meta::ModelMeta;

@@ -10,10 +10,11 @@ use crate::data::split::TestSplit;
 use crate::error::{AntError, Result};
 
 impl Ant {
-    /// `data` (as [`crate::data::check_compatible`] checks it) or an error naming `path`.
+    /// `data` (as `crate::data::check_compatible` checks it) or an error naming `path`.
     pub fn check_fits_file(&self, data: &Dataset, path: &Path, with_targets: bool) -> Result<()> {
         let input = self.tree().topology.input;
-        crate::data::check_compatible(data, input, self.task(), with_targets).map_err(|m| m.in_file(path))
+        crate::data::check_compatible(data, input, self.task(), with_targets)
+            .map_err(|m| m.in_file(path))
     }
 
     /// The test rows of the data at `path` that this model is scored on, chosen as in

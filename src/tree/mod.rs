@@ -12,7 +12,10 @@ internal_mods! {
     router;
 }
 
-pub use multi_path::{LeafOutput, least_likely_leaves, reach_probs};
-pub use single_path::{PathOutput, Routing, chosen_outputs};
-pub use topology::{Node, NodeKind, Topology, TopologyError, depth_first};
+pub(crate) use multi_path::least_likely_leaves;
+pub use multi_path::{LeafOutput, reach_probs};
+pub(crate) use single_path::chosen_outputs;
+pub use single_path::{PathOutput, Routing};
+pub(crate) use topology::depth_first;
+pub use topology::{Node, NodeKind, Topology, TopologyError};
 pub use weights::{InternalModules, LeafModules, NodeModules, Tree, TreeModules, TreeView};

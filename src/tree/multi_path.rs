@@ -16,7 +16,7 @@ use crate::ops;
 pub struct LeafOutput {
     pub node: usize,
     /// log of the probability of reaching the leaf, `[B,1]` (`None`: the root, log 1).
-    pub log_reach: Option<Tensor<2>>,
+    pub(crate) log_reach: Option<Tensor<2>>,
     /// Solver output `[B,K]`: logits (classification) or means (regression).
     pub out: Tensor<2>,
 }
@@ -83,7 +83,7 @@ pub fn reach_probs(leaves: &[LeafOutput], batch: usize, device: &Device) -> Tens
 
 /// Each sample's leaf of smallest reach probability (the paper's Table 5 check: a
 /// tree whose leaves specialise predicts badly from there).
-pub fn least_likely_leaves(leaves: &[LeafOutput], n: usize, device: &Device) -> Vec<usize> {
+pub(crate) fn least_likely_leaves(leaves: &[LeafOutput], n: usize, device: &Device) -> Vec<usize> {
     let reach = to_vec(reach_probs(leaves, n, device));
     let nl = leaves.len();
     reach

@@ -142,7 +142,7 @@ impl TreeView<'_> {
 
 /// From every leaf's outputs (a dense pass), each sample's row of its `chosen` leaf,
 /// transformed by `post`: single-path predictions computed densely.
-pub fn chosen_outputs(
+pub(crate) fn chosen_outputs(
     leaves: &[LeafOutput],
     chosen: &[usize],
     post: impl Fn(Tensor<2>) -> Tensor<2>,

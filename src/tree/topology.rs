@@ -58,7 +58,7 @@ impl Node {
     }
 
     /// The edge's transformers as a short label, e.g. `conv5-5+relu, conv5-5+relu+pool`.
-    pub fn edge_label(&self) -> String {
+    pub(crate) fn edge_label(&self) -> String {
         if self.edge.is_empty() {
             return "identity".to_string();
         }
@@ -132,7 +132,7 @@ pub struct Topology {
 /// over an explicit stack (a deep tree cannot overflow the call stack). `visit(node,
 /// state)` returns the children to visit next, each with its state; none for a leaf, or
 /// for a subtree not worth visiting.
-pub fn depth_first<S>(start: S, mut visit: impl FnMut(usize, S) -> Vec<(usize, S)>) {
+pub(crate) fn depth_first<S>(start: S, mut visit: impl FnMut(usize, S) -> Vec<(usize, S)>) {
     let mut stack = vec![(0, start)];
     while let Some((i, s)) = stack.pop() {
         // Reversed onto the stack, so the first child returned is visited first.
@@ -166,7 +166,7 @@ impl Topology {
     }
 
     /// Depth of node `i` in edges from the root.
-    pub fn depth_of(&self, i: usize) -> usize {
+    pub(crate) fn depth_of(&self, i: usize) -> usize {
         self.path(i).len() - 1
     }
 

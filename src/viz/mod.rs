@@ -1,9 +1,9 @@
 //! Pictures of a grown ANT and of its training.
 //!
-//! Numbers first, drawing second: [`stats`] turns per-sample reach probabilities and
-//! targets into per-node histograms, [`layout`] places the nodes, and the drawing
-//! modules ([`tree_svg`], [`dot`], [`inspect`], [`curves`]) only format them.
-//! [`raster`] turns any of the SVGs into a PNG with resvg.
+//! Numbers first, drawing second: `stats` turns per-sample reach probabilities and
+//! targets into per-node histograms, `layout` places the nodes, and the drawing
+//! modules (`tree_svg`, `dot`, `inspect`, `curves`) only format them.
+//! `raster` turns any of the SVGs into a PNG with resvg.
 
 internal_mods! {
     /// Training curves from `records.jsonl`.
@@ -88,10 +88,10 @@ pub fn model_stats(model: &Ant, data: &Dataset, bins: usize) -> Result<Vec<stats
 }
 
 /// The most bins a router's left-probability histogram may have.
-pub const MAX_BINS: usize = 1000;
+pub(crate) const MAX_BINS: usize = 1000;
 
 /// Write `bytes` to `path` atomically, creating its directory (`-`: stdout; a path
-/// that is not a regular file is refused, see [`crate::outputs`]).
+/// that is not a regular file is refused, see `crate::outputs`).
 pub fn write_output(path: &Path, bytes: &[u8]) -> Result<()> {
     crate::outputs::write_file(path, bytes, &[])
 }

@@ -29,7 +29,7 @@ pub struct NodeStats {
 
 impl NodeStats {
     /// The class distribution (histogram divided by mass), if any mass reaches the node.
-    pub fn class_dist(&self) -> Option<Vec<f64>> {
+    pub(crate) fn class_dist(&self) -> Option<Vec<f64>> {
         let h = self.class_hist.as_ref()?;
         let s: f64 = h.iter().sum();
         (s > 0.0).then(|| h.iter().map(|v| v / s).collect())
