@@ -174,6 +174,34 @@ impl Drop for DrawsHeld {
     }
 }
 
+/// [`hold_draws`] for a training: while another training holds the draws, waits
+/// answering `observer`'s [`should_stop`](crate::observe::Observer::should_stop) (a
+/// front end's Ctrl-C), with [`AntError::Interrupted`] if it says stop. The one
+/// training lock of a process: the CLI and Python both wait here.
+pub(crate) fn hold_draws_for_training(observer: &mut dyn crate::observe::Observer) -> Result<DrawsHeld> {
+    if HOLDS_DRAWS.get() {
+        return Ok(DrawsHeld(None));
+    }
+    loop {
+        match DRAWS.try_lock() {
+            Ok(guard) => return Ok(held(guard)),
+            // A training that panicked left nothing behind that the next one reads.
+            Err(std::sync::TryLockError::Poisoned(p)) => return Ok(held(p.into_inner())),
+            Err(std::sync::TryLockError::WouldBlock) if observer.should_stop() => {
+                return Err(AntError::Interrupted);
+            }
+            Err(std::sync::TryLockError::WouldBlock) => {
+                std::thread::sleep(std::time::Duration::from_millis(10))
+            }
+        }
+    }
+}
+
+fn held(guard: MutexGuard<'static, ()>) -> DrawsHeld {
+    HOLDS_DRAWS.set(true);
+    DrawsHeld(Some(guard))
+}
+
 /// Waits until no other thread seeds or draws, then keeps it so until the guard is
 /// dropped; at once where this thread already holds it. Each training uses every core
 /// anyway, so trainings in one process run one after the other.
@@ -182,9 +210,7 @@ pub(crate) fn hold_draws() -> DrawsHeld {
         return DrawsHeld(None);
     }
     // A training that panicked left nothing behind that the next one reads.
-    let guard = DRAWS.lock().unwrap_or_else(|p| p.into_inner());
-    HOLDS_DRAWS.set(true);
-    DrawsHeld(Some(guard))
+    held(DRAWS.lock().unwrap_or_else(|p| p.into_inner()))
 }
 
 #[cfg(test)]

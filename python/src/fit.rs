@@ -1,9 +1,6 @@
 //! Training from Python: numpy arrays and a dict of `ant train`'s options in, a
 //! [`Model`] out. Training is [`Ant::fit`] itself, run with the GIL released.
 
-use std::sync::Mutex;
-use std::time::Duration;
-
 use ant::TaskKind;
 use ant::data::tabular::TargetSpec;
 use ant::model::Member;
@@ -22,11 +19,6 @@ use crate::params::params_from;
 /// What a model fitted here records as its data (`provenance.data`; a CLI run records
 /// its data file).
 pub const PYTHON_DATA: &str = "numpy arrays (Python)";
-
-/// One training at a time in a process: initial weights are drawn from one seeded
-/// stream per process (burn-flex's), which two concurrent trainings would share. The
-/// library waits for its own lock too; this one is waited for here, answering Ctrl-C.
-static FIT_LOCK: Mutex<()> = Mutex::new(());
 
 /// Trains a classifier on `x` and the class indices `y` (`0..n_classes`); `class_names`
 /// are the labels of the classes (saved in the model, as `ant train` saves a table's).
@@ -110,7 +102,8 @@ fn train(
     }
     let mut observer = PyObserver::new(events);
     let fitted = py.detach(|| {
-        let _one_at_a_time = wait_for_lock(&mut observer)?;
+        // One training at a time in a process: the library waits for the one before,
+        // answering Ctrl-C (the observer's should_stop).
         Ant::fit(params, &data, &dev, &mut observer)
     });
     // An exception raised during training (Ctrl-C, the callback's) comes first.
@@ -137,22 +130,4 @@ fn ensemble_member((k, n): (usize, usize), run_seed: u64) -> PyResult<Member> {
         size: n,
         run_seed,
     })
-}
-
-/// [`FIT_LOCK`], waiting for it while answering Ctrl-C.
-fn wait_for_lock(observer: &mut PyObserver) -> ant::Result<std::sync::MutexGuard<'static, ()>> {
-    use ant::observe::Observer;
-    loop {
-        match FIT_LOCK.try_lock() {
-            Ok(guard) => return Ok(guard),
-            // A training that panicked left nothing behind that the next one reads.
-            Err(std::sync::TryLockError::Poisoned(p)) => return Ok(p.into_inner()),
-            Err(std::sync::TryLockError::WouldBlock) => {
-                if observer.should_stop() {
-                    return Err(ant::AntError::Interrupted);
-                }
-                std::thread::sleep(Duration::from_millis(10));
-            }
-        }
-    }
 }

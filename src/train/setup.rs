@@ -157,7 +157,7 @@ pub(crate) fn train(
 ) -> Result<Trained> {
         let cfg = params.check()?;
         let input = check_training_data(&cfg, data)?;
-        let _draws = crate::device::hold_draws();
+        let _draws = crate::device::hold_draws_for_training(observer)?;
         let task = task_of(data);
         let (provenance, train, valid) = validation_rows(&cfg, data, observer);
         let norm = Normalisation::from_data(&train, input, cfg.image_norm);
