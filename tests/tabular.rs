@@ -85,11 +85,10 @@ fn constant_baseline(data: &Path, spec: &TargetSpec) -> f64 {
 }
 
 fn spec(column: &str, task: TaskKind, delimiter: Option<Separator>, skip: usize) -> TargetSpec {
-    TargetSpec {
-        delimiter,
-        skip_rows: skip,
-        ..TargetSpec::new(column, task)
-    }
+    let mut spec = TargetSpec::new(column, task);
+    spec.delimiter = delimiter;
+    spec.skip_rows = skip;
+    spec
 }
 
 #[test]

@@ -40,9 +40,15 @@ pub fn fit_classifier(
 ) -> PyResult<Model> {
     let data = dataset(samples(&x)?, classes(&y, class_names.len())?)?;
     let task = TaskKind::Classification;
-    let mut model = train(py, params_from(params)?, device, data, member, events)?;
-    model.ant.meta_mut().class_names = Some(class_names);
-    model.ant.meta_mut().provenance.target = table_spec(&model.ant, task);
+    let mut model = train(
+        py,
+        (params_from(params)?, task),
+        device,
+        data,
+        member,
+        events,
+    )?;
+    model.ant.set_class_names(class_names).map_err(to_py)?;
     Ok(model)
 }
 
@@ -59,10 +65,15 @@ pub fn fit_regressor(
     events: Option<Py<PyAny>>,
 ) -> PyResult<Model> {
     let data = dataset(samples(&x)?, values(&y)?)?;
-    let mut model = train(py, params_from(params)?, device, data, member, events)?;
-    let target = table_spec(&model.ant, TaskKind::Regression);
-    model.ant.meta_mut().provenance.target = target;
-    Ok(model)
+    let task = TaskKind::Regression;
+    train(
+        py,
+        (params_from(params)?, task),
+        device,
+        data,
+        member,
+        events,
+    )
 }
 
 /// How `ant eval` and `ant predict` read tables for a model fitted on rows: the
@@ -76,17 +87,14 @@ fn table_spec(ant: &Ant, task: TaskKind) -> Option<TargetSpec> {
     if task == TaskKind::Regression && ant.task().outputs() != 1 {
         return None;
     }
-    let mut spec = TargetSpec::new(d.to_string(), task);
-    spec.index = Some(d);
-    spec.n_columns = Some(d + 1);
-    Some(spec)
+    Some(TargetSpec::last_of(d, task))
 }
 
 /// [`Ant::fit`] with the GIL released (one training per process at a time), as member
 /// `k` of `n` when `member` is `(k, n)`.
 fn train(
     py: Python<'_>,
-    mut params: AntParams,
+    (mut params, task): (AntParams, TaskKind),
     device: &str,
     mut data: Dataset,
     member: Option<(usize, usize)>,
@@ -111,8 +119,8 @@ fn train(
         return Err(e);
     }
     let mut ant = fitted.map_err(to_py)?;
-    ant.meta_mut().provenance.member = member;
-    ant.meta_mut().provenance.data = PYTHON_DATA.into();
+    let target = table_spec(&ant, task);
+    ant.record_source(PYTHON_DATA, target, member);
     Ok(Model {
         ant,
         device: choice,

@@ -25,11 +25,12 @@ fn run_spec(a: TrainArgs) -> Result<(PathBuf, RunSpec)> {
             Some(std::path::absolute(dir).map_or(dir.clone(), |p| p.display().to_string()));
     }
     let target = match (a.target, a.task) {
-        (Some(column), Some(task)) => Some(TargetSpec {
-            delimiter: a.delimiter,
-            skip_rows: a.skip_rows,
-            ..TargetSpec::new(column, task)
-        }),
+        (Some(column), Some(task)) => {
+            let mut spec = TargetSpec::new(column, task);
+            spec.delimiter = a.delimiter;
+            spec.skip_rows = a.skip_rows;
+            Some(spec)
+        }
         (Some(_), None) => {
             return Err(AntError::param(
                 "--target needs --task classification or --task regression",

@@ -8,52 +8,11 @@
 //! Gzip input is detected by its magic bytes.
 
 use std::path::Path;
-use std::str::FromStr;
-
-use serde::{Deserialize, Serialize};
 
 use super::read_maybe_gz;
+use super::tabular::Separator;
 use crate::error::{AntError, Result};
 
-/// Field separator, as given on the command line and stored in the model.
-#[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize, Deserialize)]
-#[serde(rename_all = "kebab-case")]
-pub enum Separator {
-    Comma,
-    Semicolon,
-    Tab,
-    /// Runs of spaces and/or tabs; leading and trailing blanks are ignored.
-    Space,
-}
-
-impl Separator {
-    /// The separating byte; `None` for runs of blanks.
-    fn byte(self) -> Option<u8> {
-        match self {
-            Separator::Comma => Some(b','),
-            Separator::Semicolon => Some(b';'),
-            Separator::Tab => Some(b'\t'),
-            Separator::Space => None,
-        }
-    }
-}
-
-impl FromStr for Separator {
-    type Err = String;
-    fn from_str(s: &str) -> std::result::Result<Self, String> {
-        Ok(match s {
-            "," | "comma" => Separator::Comma,
-            ";" | "semicolon" => Separator::Semicolon,
-            "\t" | "\\t" | "tab" => Separator::Tab,
-            " " | "space" | "whitespace" => Separator::Space,
-            _ => {
-                return Err(format!(
-                    "unknown delimiter {s:?}: use ',' ';' tab or space (comma, semicolon, tab, space)"
-                ));
-            }
-        })
-    }
-}
 
 /// Whether the first row (after `skip_rows`) is a header.
 #[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]

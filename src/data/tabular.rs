@@ -7,10 +7,10 @@
 //! `predict` read later files the same way.
 
 use std::path::Path;
+use std::str::FromStr;
 
 use serde::{Deserialize, Serialize};
 
-pub use super::csv::Separator;
 use super::csv::{CsvOptions, HeaderMode, Table, first_row_is_header, parse_bytes};
 use super::{Dataset, Targets, read_maybe_gz};
 use crate::error::{AntError, Result, quoted};
@@ -30,6 +30,46 @@ pub(super) fn list(items: &[String]) -> String {
     text
 }
 
+/// Field separator, as given on the command line and stored in the model.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "kebab-case")]
+pub enum Separator {
+    Comma,
+    Semicolon,
+    Tab,
+    /// Runs of spaces and/or tabs; leading and trailing blanks are ignored.
+    Space,
+}
+
+impl Separator {
+    /// The separating byte; `None` for runs of blanks.
+    pub(super) fn byte(self) -> Option<u8> {
+        match self {
+            Separator::Comma => Some(b','),
+            Separator::Semicolon => Some(b';'),
+            Separator::Tab => Some(b'\t'),
+            Separator::Space => None,
+        }
+    }
+}
+
+impl FromStr for Separator {
+    type Err = String;
+    fn from_str(s: &str) -> std::result::Result<Self, String> {
+        Ok(match s {
+            "," | "comma" => Separator::Comma,
+            ";" | "semicolon" => Separator::Semicolon,
+            "\t" | "\\t" | "tab" => Separator::Tab,
+            " " | "space" | "whitespace" => Separator::Space,
+            _ => {
+                return Err(format!(
+                    "unknown delimiter {s:?}: use ',' ';' tab or space (comma, semicolon, tab, space)"
+                ));
+            }
+        })
+    }
+}
+
 /// How to read a table: which column is the target and what it holds.
 #[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
 pub struct TargetSpec {
@@ -44,16 +84,25 @@ pub struct TargetSpec {
     /// The target's index and the column count in the training file (filled in by
     /// [`load_labelled`]'s caller), so files without a header can be read later.
     #[serde(default)]
-    pub index: Option<usize>,
+    pub(crate) index: Option<usize>,
     #[serde(default)]
-    pub n_columns: Option<usize>,
+    pub(crate) n_columns: Option<usize>,
     /// The training file's header, every column in order (`None`: it had none). Later
     /// files are read by these names, whatever their order.
     #[serde(default)]
-    pub columns: Option<Vec<String>>,
+    pub(crate) columns: Option<Vec<String>>,
 }
 
 impl TargetSpec {
+    /// A header-less table of `features` feature columns with the target last (as
+    /// scikit-learn writes them): how a model fitted on rows in memory reads files.
+    pub fn last_of(features: usize, task: TaskKind) -> TargetSpec {
+        let mut spec = TargetSpec::new(features.to_string(), task);
+        spec.index = Some(features);
+        spec.n_columns = Some(features + 1);
+        spec
+    }
+
     pub fn new(column: impl Into<String>, task: TaskKind) -> TargetSpec {
         TargetSpec {
             column: column.into(),

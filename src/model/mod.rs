@@ -15,6 +15,7 @@ use burn::prelude::*;
 
 use crate::data::Dataset;
 pub use crate::data::split::{Member, Provenance, TestSplit, ValidRows, ValidSplit};
+use crate::data::tabular::TargetSpec;
 use crate::error::{AntError, Result};
 use crate::modules::Repr;
 use crate::observe::Observer;
@@ -148,8 +149,35 @@ impl Ant {
 
     /// The record, to complete what training could not know (class names, where the
     /// data came from); the shape of the tree is not in it.
-    pub fn meta_mut(&mut self) -> &mut ModelMeta {
+    pub(crate) fn meta_mut(&mut self) -> &mut ModelMeta {
         &mut self.meta
+    }
+
+    /// Records where the rows of a model fitted in memory came from (a run records its
+    /// own): `data` names them, `target` says how `eval` and `predict` read a table for
+    /// the model, `member` is the ensemble member it was trained as.
+    pub fn record_source(
+        &mut self,
+        data: &str,
+        target: Option<TargetSpec>,
+        member: Option<Member>,
+    ) {
+        let p = &mut self.meta.provenance;
+        p.data = data.to_string();
+        p.target = target;
+        p.member = member;
+    }
+
+    /// Names the classes, in class order (a classifier's labels, saved with it): one
+    /// name per class, or an error.
+    pub fn set_class_names(&mut self, names: Vec<String>) -> Result<()> {
+        let classes = self.task().outputs();
+        if !self.task().is_classification() || names.len() != classes {
+            let reason = format!("{} names for a model of {classes} outputs", names.len());
+            return Err(AntError::invalid("class_names", reason));
+        }
+        self.meta.class_names = Some(names);
+        Ok(())
     }
 
     pub fn task(&self) -> Task {
