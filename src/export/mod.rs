@@ -5,7 +5,6 @@ mod graph;
 pub mod onnx;
 pub mod web;
 
-pub use crate::outputs::{check_site_out, write_output};
 pub use onnx::to_onnx;
 pub use web::write_site;
 
@@ -14,4 +13,27 @@ use burn::prelude::*;
 /// A weight's values, row-major.
 fn weights<const D: usize>(t: Tensor<D>) -> Vec<f32> {
     crate::modules::to_vec(t)
+}
+
+/// Writes `bytes` to the output file `out` of a command that reads the model directory
+/// `model` and, if given, the data path `data`: atomically, and only where that is no
+/// input of the command and no file `ant` did not write.
+pub fn write_output(
+    out: &std::path::Path,
+    bytes: &[u8],
+    model: &std::path::Path,
+    data: Option<&std::path::Path>,
+) -> crate::Result<()> {
+    crate::outputs::write_output(out, bytes, model, data)
+}
+
+/// Checks, before any work, that `out` may hold the site of `ant export --format web`
+/// for the model directory `model` (and data path `data`): no input, and no directory
+/// of files `ant` did not write.
+pub fn check_site_out(
+    out: &std::path::Path,
+    model: &std::path::Path,
+    data: Option<&std::path::Path>,
+) -> crate::Result<()> {
+    crate::outputs::check_site_out(out, model, data)
 }
