@@ -61,11 +61,14 @@ row() {
             done ;;
         # Issue 33's held-out study: MNIST's first 54,000 training images to train on
         # (validation rows drawn from them), its last 6,000 as the test set, which no
-        # choice was made on: the default, the paper's acceptance rule, the NLL rule.
+        # choice was made on: the default, the paper's acceptance rule, the NLL rule; seed 1.
         mnist-a-holdout) python3 scripts/mnist_holdout.py data/mnist runs/mnist-holdout
             train holdout-a-default --preset mnist-a --data runs/mnist-holdout
             train holdout-a-paper --preset mnist-a --data runs/mnist-holdout --accept paper
-            train holdout-a-nll --preset mnist-a --data runs/mnist-holdout --select nll ;;
+            train holdout-a-nll --preset mnist-a --data runs/mnist-holdout --select nll
+            train holdout-a-default-seed1 --preset mnist-a --data runs/mnist-holdout --seed 1
+            train holdout-a-paper-seed1 --preset mnist-a --data runs/mnist-holdout --seed 1 \
+                --accept paper ;;
         mnist-baselines) for b in linear mlp-1 mlp-2; do
                 train "mnist-baseline-$b" --preset mnist-a --data data/mnist --baseline "$b"
             done ;;
