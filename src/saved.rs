@@ -75,7 +75,8 @@ pub fn prune(
     model: &Path,
     data: &Path,
     min_reach: f64,
-    (out, force): (&Path, bool),
+    out: &Path,
+    force: bool,
     device: &Device,
 ) -> Result<serde_json::Value> {
     crate::outputs::check_prune_out(model, data, out, force)?;

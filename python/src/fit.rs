@@ -39,15 +39,7 @@ pub fn fit_classifier(
     events: Option<Py<PyAny>>,
 ) -> PyResult<Model> {
     let data = dataset(samples(&x)?, classes(&y, class_names.len())?)?;
-    let task = TaskKind::Classification;
-    let mut model = train(
-        py,
-        (params_from(params)?, task),
-        device,
-        data,
-        member,
-        events,
-    )?;
+    let mut model = train(py, params_from(params)?, device, data, member, events)?;
     model.ant.set_class_names(class_names).map_err(to_py)?;
     Ok(model)
 }
@@ -65,21 +57,14 @@ pub fn fit_regressor(
     events: Option<Py<PyAny>>,
 ) -> PyResult<Model> {
     let data = dataset(samples(&x)?, values(&y)?)?;
-    let task = TaskKind::Regression;
-    train(
-        py,
-        (params_from(params)?, task),
-        device,
-        data,
-        member,
-        events,
-    )
+    train(py, params_from(params)?, device, data, member, events)
 }
 
 /// How `ant eval` and `ant predict` read tables for a model fitted on rows: the
 /// features, then the target in the last column (as scikit-learn's CSV files). Only
 /// for rows and one target column.
-fn table_spec(ant: &Ant, task: TaskKind) -> Option<TargetSpec> {
+fn table_spec(ant: &Ant) -> Option<TargetSpec> {
+    let task = ant.task().kind();
     let d = match ant.tree().topology.input {
         ant::spec::Shape::Flat { d } => d,
         ant::spec::Shape::Image { .. } => return None,
@@ -94,7 +79,7 @@ fn table_spec(ant: &Ant, task: TaskKind) -> Option<TargetSpec> {
 /// `k` of `n` when `member` is `(k, n)`.
 fn train(
     py: Python<'_>,
-    (mut params, task): (AntParams, TaskKind),
+    mut params: AntParams,
     device: &str,
     mut data: Dataset,
     member: Option<(usize, usize)>,
@@ -119,7 +104,7 @@ fn train(
         return Err(e);
     }
     let mut ant = fitted.map_err(to_py)?;
-    let target = table_spec(&ant, task);
+    let target = table_spec(&ant);
     ant.record_source(PYTHON_DATA, target, member);
     Ok(Model {
         ant,

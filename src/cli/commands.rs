@@ -90,7 +90,7 @@ fn eval(a: EvalArgs) -> Result<()> {
 
 fn prune(a: PruneArgs) -> Result<()> {
     let device = a.device.burn()?;
-    let summary = ant::saved::prune(&a.model, &a.data, a.min_reach, (&a.out, a.force), &device)?;
+    let summary = ant::saved::prune(&a.model, &a.data, a.min_reach, &a.out, a.force, &device)?;
     print_json(&summary)
 }
 

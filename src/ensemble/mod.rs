@@ -74,7 +74,7 @@ impl Ensemble {
         &self.members
     }
 
-    /// The members, member 0 first.
+    /// The members, taken out of the ensemble.
     pub fn into_members(self) -> Vec<Ant> {
         self.members
     }
@@ -112,11 +112,6 @@ impl Ensemble {
     pub fn save(&self, dir: &Path) -> Result<()> {
         std::fs::create_dir_all(dir).map_err(|e| AntError::io(dir, e))?;
         let _lock = crate::run::DirLock::take(dir, false)?;
-        self.write(dir)
-    }
-
-    /// [`Ensemble::save`] for a caller that holds `dir`'s lock.
-    pub(crate) fn write(&self, dir: &Path) -> Result<()> {
         for (k, m) in self.members.iter().enumerate() {
             m.save(member_dir(dir, k))?;
         }
