@@ -1,6 +1,5 @@
 #!/usr/bin/env bash
-# Regenerates docs/tree.png, the README's picture: the README's first command with the
-# paper's acceptance rule (`--accept paper`, so that the tree has splits to show), then
+# Regenerates docs/tree.png, the README's picture: the README's first command, then
 # `ant plot` of it on the MNIST test images. Prints the run's test line; the README's
 # caption quotes it.
 #
@@ -11,6 +10,6 @@ ant="${ANT_BIN:-target/release/ant}"
 [ -n "${ANT_BIN:-}" ] || cargo build --release --quiet
 out=runs/readme-tree
 "$ant" train --preset mnist-c --data data/mnist --refine-epochs 5 --router-balance 1 \
-    --router-confidence 0.2 --accept paper --out "$out" --force 2>&1 | tail -1
+    --router-confidence 0.2 --out "$out" --force 2>&1 | tail -1
 "$ant" inspect --model "$out" | head -1
 "$ant" plot --model "$out" --data data/mnist --out docs/tree.png

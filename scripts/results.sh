@@ -6,7 +6,7 @@
 #     bash scripts/results.sh ROW...        # e.g. sarcos-ensemble
 #     bash scripts/results.sh all
 #
-# Rows: mnist-a  mnist-b  mnist-a-paper  mnist-a-cnn  mnist-a-star  mnist-a-cnn-full  mnist-a-star-full
+# Rows: mnist-a  mnist-b  mnist-a-paper  mnist-b-paper  mnist-a-cnn  mnist-a-star  mnist-a-cnn-full  mnist-a-star-full
 #       mnist-a-holdout  mnist-baselines  mnist-a-ensemble
 #       mnist-c-full  mnist-c-full-paper  mnist-c-5k  sarcos  sarcos-ensemble
 #       mnist-c-5k-ensemble  fig4  side-by-side-sarcos  side-by-side-mnist5k
@@ -39,8 +39,8 @@ row() {
                 train "$1-seed$seed" --preset "$1" --data data/mnist --seed "$seed"
             done ;;
         # mnist-a with the paper's acceptance rule (the held-out study's lead).
-        mnist-a-paper) for seed in 0 1 2; do
-                train "$1-seed$seed" --preset mnist-a --data data/mnist --seed "$seed" --accept paper
+        mnist-a-paper|mnist-b-paper) for seed in 0 1 2; do
+                train "$1-seed$seed" --preset "${1%-paper}" --data data/mnist --seed "$seed" --accept paper
             done ;;
         # The single-path CNN the pretrained start (*) begins from, and mnist-a* itself.
         # (one CNN per seed: a start must hold out the run's own validation rows)
