@@ -70,7 +70,7 @@ named!(Augment {
 impl Augment {
     /// Pixels of padding around each image before the random crop, and whether images
     /// are also flipped left-right at random; `None` when nothing is augmented.
-    pub fn crop(self) -> Option<(usize, bool)> {
+    pub(crate) fn crop(self) -> Option<(usize, bool)> {
         match self {
             Augment::None => None,
             Augment::CropFlip => Some((4, true)),

@@ -90,6 +90,18 @@ macro_rules! internal_mods {
     )*};
 }
 
+/// Re-exports items that are public with the `internals` feature and crate-private
+/// otherwise (the tree's weights and passes, say: the model's own machinery).
+macro_rules! internal_use {
+    ($($path:tt)*) => {
+        #[cfg(feature = "internals")]
+        pub use $($path)*;
+        #[cfg(not(feature = "internals"))]
+        #[allow(unused_imports)]
+        pub(crate) use $($path)*;
+    };
+}
+
 pub mod data;
 pub mod ensemble;
 pub mod export;
@@ -161,7 +173,8 @@ pub use model::{Ant, Evaluation, Inference, Predictions};
 pub use named::Named;
 pub use os::file_size_limit_is_an_error;
 pub use params::{AntParams, TrainConfig};
-pub use pool::{PathPos, PoolRule};
+pub use pool::PoolRule;
+internal_use!(pool::PathPos);
 pub use preset::{Ablation, Preset};
 pub use prune::PruneReport;
 pub use saved::SavedModel;

@@ -45,7 +45,7 @@ pub enum Stage {
 }
 
 impl Phase {
-    pub fn as_str(self) -> &'static str {
+    pub(crate) fn as_str(self) -> &'static str {
         match self {
             Phase::Growth => "growth",
             Phase::Refine => "refine",
@@ -54,7 +54,7 @@ impl Phase {
 }
 
 impl CandidateKind {
-    pub fn as_str(self) -> &'static str {
+    pub(crate) fn as_str(self) -> &'static str {
         match self {
             CandidateKind::Root => "root",
             CandidateKind::Split => "split",
@@ -65,7 +65,7 @@ impl CandidateKind {
 }
 
 impl Action {
-    pub fn as_str(self) -> &'static str {
+    pub(crate) fn as_str(self) -> &'static str {
         match self {
             Action::Split => "split",
             Action::Deepen => "deepen",

@@ -241,7 +241,7 @@ impl AntParams {
     /// The parameters of a run recorded before the options that have since changed their
     /// default existed: the pooling rule was `every`, growth accepted any gain, MNIST was
     /// not augmented, patience was 5, refinement kept its best epoch by validation NLL.
-    pub fn legacy(preset: Preset) -> AntParams {
+    pub(crate) fn legacy(preset: Preset) -> AntParams {
         AntParams::new(preset)
             .with_pool_rule(PoolRule::Every)
             .with_accept(Accept::Paper)

@@ -39,7 +39,8 @@ impl Default for PoolRule {
 
 /// Where a new transformer would sit on its root path.
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
-pub struct PathPos {
+#[cfg_attr(feature = "internals", visibility::make(pub))]
+pub(crate) struct PathPos {
     /// 1 for the first transformer of the path (the root's), 2 for the next, ...
     pub index: usize,
     /// Non-pooling transformers after the last pooling one above it.
@@ -48,18 +49,21 @@ pub struct PathPos {
 
 impl PathPos {
     /// The first transformer of a path.
-    pub const FIRST: PathPos = PathPos {
+    #[cfg_attr(feature = "internals", visibility::make(pub))]
+    pub(crate) const FIRST: PathPos = PathPos {
         index: 1,
         since_pool: 0,
     };
 
     /// The position after the transformers `above` (root first; identities skipped).
-    pub fn after<'a>(above: impl IntoIterator<Item = &'a BlockSpec>) -> PathPos {
+    #[cfg_attr(feature = "internals", visibility::make(pub))]
+    pub(crate) fn after<'a>(above: impl IntoIterator<Item = &'a BlockSpec>) -> PathPos {
         above.into_iter().fold(PathPos::FIRST, PathPos::then)
     }
 
     /// The position after `t`, placed here.
-    pub fn then(self, t: &BlockSpec) -> PathPos {
+    #[cfg_attr(feature = "internals", visibility::make(pub))]
+    pub(crate) fn then(self, t: &BlockSpec) -> PathPos {
         if t.is_identity() {
             return self;
         }

@@ -11,9 +11,9 @@ use crate::tree::{
 #[derive(Clone, Debug)]
 pub(crate) struct Origin {
     /// (old node, edge index) of each transformer on the new edge.
-    pub edge: Vec<(usize, usize)>,
+    pub(crate) edge: Vec<(usize, usize)>,
     /// The old node whose router or solver (and children) the new node has.
-    pub head: usize,
+    pub(crate) head: usize,
 }
 
 impl Topology {
@@ -82,7 +82,7 @@ impl Topology {
     }
 
     /// Mean reach probability of every node, from the mean reach of each leaf.
-    pub fn node_reach(&self, leaf_reach: &[(usize, f64)]) -> Vec<f64> {
+    pub(crate) fn node_reach(&self, leaf_reach: &[(usize, f64)]) -> Vec<f64> {
         let mut r = vec![0.0; self.nodes.len()];
         for &(leaf, p) in leaf_reach {
             for n in self.path(leaf) {
@@ -104,7 +104,7 @@ pub struct PruneReport {
 
 /// Remove every subtree whose mean reach probability is below `min_reach` (given per
 /// node of `tree`), keeping at least one child of every router.
-pub fn prune(tree: &Tree, reach: &[f64], min_reach: f64) -> (Tree, PruneReport) {
+pub(crate) fn prune(tree: &Tree, reach: &[f64], min_reach: f64) -> (Tree, PruneReport) {
     let topo = &tree.topology;
     // Top-down: a starved child is cut whole; its descendants need no visit.
     let mut cuts = vec![];

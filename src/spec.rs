@@ -45,7 +45,8 @@ impl Shape {
         }
     }
     /// From a per-sample shape list (`[C, H, W]` or `[D]`).
-    pub fn from_dims(dims: &[usize]) -> Option<Shape> {
+    #[cfg_attr(feature = "internals", visibility::make(pub))]
+    pub(crate) fn from_dims(dims: &[usize]) -> Option<Shape> {
         match dims {
             [c, h, w] => Some(Shape::Image {
                 c: *c,
@@ -113,7 +114,8 @@ impl LayerSpec {
 
     /// Output shape, or `None` if the layer cannot take this input (or the output is
     /// beyond `MAX_SIZE`).
-    pub fn out_shape(&self, s: Shape) -> Option<Shape> {
+    #[cfg_attr(feature = "internals", visibility::make(pub))]
+    pub(crate) fn out_shape(&self, s: Shape) -> Option<Shape> {
         self.out_shape_unbounded(s).filter(Shape::in_range)
     }
 
@@ -187,6 +189,7 @@ pub struct BlockSpec {
 }
 
 impl BlockSpec {
+    #[cfg(feature = "internals")]
     pub fn identity() -> Self {
         Self { layers: vec![] }
     }
@@ -197,7 +200,8 @@ impl BlockSpec {
         self.layers.is_empty()
     }
     /// Output shape for `input`, or `None` if some layer cannot apply.
-    pub fn out_shape(&self, input: Shape) -> Option<Shape> {
+    #[cfg_attr(feature = "internals", visibility::make(pub))]
+    pub(crate) fn out_shape(&self, input: Shape) -> Option<Shape> {
         self.layers.iter().try_fold(input, |s, l| l.out_shape(s))
     }
     pub fn num_params(&self) -> usize {
@@ -221,7 +225,8 @@ impl BlockSpec {
         self.layers.iter().any(|l| matches!(l, LayerSpec::MaxPool2))
     }
     /// A short human label, e.g. `conv5-40+relu+pool`.
-    pub fn label(&self) -> String {
+    #[cfg_attr(feature = "internals", visibility::make(pub))]
+    pub(crate) fn label(&self) -> String {
         if self.layers.is_empty() {
             return "identity".into();
         }

@@ -54,8 +54,8 @@ mod torch {
         let a = fit_on(ComputeDevice::Cpu, data);
         let b = fit_on(other, data);
         assert_eq!(
-            a.tree().topology.outline(),
-            b.tree().topology.outline(),
+            a.topology().outline(),
+            b.topology().outline(),
             "cpu and {other} grew different trees"
         );
         for (x, y) in a.meta().decisions.iter().zip(&b.meta().decisions) {
@@ -90,9 +90,9 @@ mod torch {
         let data = quadrants();
         let a = fit_on(ComputeDevice::Cpu, &data);
         assert!(
-            a.tree().topology.leaves().len() > 1,
+            a.topology().leaves().len() > 1,
             "the data must make growth split: {}",
-            a.tree().topology.outline()
+            a.topology().outline()
         );
         for d in others() {
             assert_same_tree(d, &data, false);

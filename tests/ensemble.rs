@@ -215,7 +215,7 @@ fn the_ensemble_predicts_the_mean_of_its_members() {
         .collect();
     // Members differ: their own seeds and validation rows.
     assert_ne!(members[0].meta().config.seed, members[1].meta().config.seed);
-    assert!(members.iter().all(|m| m.tree().topology.routers() > 0));
+    assert!(members.iter().all(|m| m.topology().routers() > 0));
     let m0 = &members[0].meta();
     let test = load_test_for(
         Path::new(&iris()),

@@ -17,10 +17,7 @@ fn split_model() -> tempfile::TempDir {
     let params = small_params().with_ablation(Ablation::NoTransformer);
     let dev = ant::default_device();
     let model = Ant::fit(params, &data, &dev, &mut Silent).expect("fits");
-    assert!(
-        model.tree().topology.routers() > 0,
-        "the quadrants need a split"
-    );
+    assert!(model.topology().routers() > 0, "the quadrants need a split");
     let dir = tempfile::tempdir().unwrap();
     model.save(dir.path()).unwrap();
     dir

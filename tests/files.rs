@@ -374,7 +374,7 @@ fn a_file_size_limit_stops_the_run_with_a_clear_error() {
     let r = resume(&dir);
     assert!(r.status.success(), "{}", stderr(&r));
     assert_ne!(std::fs::read(dir.join("tree.json")).unwrap(), ta);
-    assert!(load(&dir).unwrap().tree().topology.num_params() > 1000);
+    assert!(load(&dir).unwrap().topology().num_params() > 1000);
     assert!(temps(&dir).is_empty(), "{:?}", temps(&dir));
 }
 

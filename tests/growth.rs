@@ -235,14 +235,14 @@ fn mnist_subset_grows_and_beats_a_linear_classifier() {
         .with_epochs_node(40)
         .with_batch_size(128); // 1,800 samples: enough steps per epoch for both models
     let linear = Ant::fit(linear, &train, &dev, &mut Collect::default()).unwrap();
-    assert_eq!(linear.tree().topology.nodes.len(), 1);
+    assert_eq!(linear.topology().nodes.len(), 1);
     let params = AntParams::new(Preset::MnistC)
         .with_epochs_node(40)
         .with_batch_size(128)
         .with_refine_epochs(Some(0))
         .with_max_depth(2);
     let ant = Ant::fit(params, &train, &dev, &mut Collect::default()).unwrap();
-    let t = &ant.tree().topology;
+    let t = &ant.topology();
     assert!(
         t.nodes.len() > 1 || t.transformers() > 1,
         "growth added nothing: {:?}",
@@ -279,7 +279,7 @@ fn ablations_restrict_the_growth_options() {
         &mut Collect::default(),
     )
     .unwrap();
-    let t = &hme.tree().topology;
+    let t = &hme.topology();
     assert_eq!(t.transformers(), 0, "an HME has no transformers");
     assert!(
         hme.meta()
@@ -294,7 +294,7 @@ fn ablations_restrict_the_growth_options() {
         &mut Collect::default(),
     )
     .unwrap();
-    let t = &cnn.tree().topology;
+    let t = &cnn.topology();
     assert_eq!(
         (t.routers(), t.nodes.len()),
         (0, 1),

@@ -150,7 +150,7 @@ fn pruning_removes_a_starved_branch_without_changing_predictions() {
         .with_max_depth(1);
     let mut model = Ant::fit(params, &data, &Device::flex(), &mut Silent).unwrap();
     assert_eq!(
-        model.tree().topology.nodes.len(),
+        model.topology().nodes.len(),
         3,
         "{:?}",
         model.meta().decisions
@@ -168,10 +168,10 @@ fn pruning_removes_a_starved_branch_without_changing_predictions() {
     let (pruned, report) = model.pruned(&data, 0.01).unwrap();
     assert_eq!(report.removed.len(), 1);
     assert_eq!(report.removed[0].0, 2);
-    assert_eq!(pruned.tree().topology.nodes.len(), 1);
+    assert_eq!(pruned.topology().nodes.len(), 1);
     assert_eq!(
         report.params_removed,
-        model.tree().topology.num_params() - pruned.tree().topology.num_params()
+        model.topology().num_params() - pruned.topology().num_params()
     );
     let (a, b) = (
         model.predict(&data, Inference::MultiPath).unwrap(),

@@ -35,7 +35,7 @@ fn cnn(dir: &Path, train: &Dataset) -> Ant {
         .with_refine_epochs(Some(4));
     let cnn = Ant::fit(p, train, &Device::flex(), &mut ant::observe::Silent).unwrap();
     assert_eq!(
-        cnn.tree().topology.transformers(),
+        cnn.topology().transformers(),
         2,
         "the CNN has two transformers"
     );
@@ -66,8 +66,8 @@ fn a_one_path_tree_as_deep_as_the_cnn_starts_as_the_cnn() {
         .with_init_from(Some(dir.to_str().unwrap().to_string()));
     let ant = Ant::fit(p, &train, &Device::flex(), &mut ant::observe::Silent).unwrap();
     assert_eq!(
-        ant.tree().topology,
-        cnn.tree().topology,
+        ant.topology(),
+        cnn.topology(),
         "the grown tree is the CNN's"
     );
     assert_eq!(probabilities(&ant, &test), probabilities(&cnn, &test));

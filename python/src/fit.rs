@@ -65,7 +65,7 @@ pub fn fit_regressor(
 /// for rows and one target column.
 fn table_spec(ant: &Ant) -> Option<TargetSpec> {
     let task = ant.task().kind();
-    let d = match ant.tree().topology.input {
+    let d = match ant.topology().input {
         ant::spec::Shape::Flat { d } => d,
         ant::spec::Shape::Image { .. } => return None,
     };

@@ -126,17 +126,17 @@ impl Model {
         let reach = py
             .detach(|| self.ant.node_reach_per_sample(&data))
             .map_err(to_py)?;
-        Ok(matrix(py, reach, self.ant.tree().topology.nodes.len()))
+        Ok(matrix(py, reach, self.ant.topology().nodes.len()))
     }
 
     /// The leaves' node indices, in the tree's order.
     fn leaves(&self) -> Vec<usize> {
-        self.ant.tree().topology.leaves()
+        self.ant.topology().leaves()
     }
 
     /// The nodes from the root to `node`.
     fn path(&self, node: usize) -> PyResult<Vec<usize>> {
-        let t = &self.ant.tree().topology;
+        let t = &self.ant.topology();
         if node >= t.nodes.len() {
             let msg = format!("no node {node}: the tree has {}", t.nodes.len());
             return Err(PyValueError::new_err(msg));
@@ -152,12 +152,12 @@ impl Model {
 
     /// The tree, one line per node (as `ant inspect` prints it).
     fn outline(&self) -> String {
-        self.ant.tree().topology.outline()
+        self.ant.topology().outline()
     }
 
     /// Sizes and costs: parameters, FLOPs per sample (multi-path), node counts, depth.
     fn summary<'py>(&self, py: Python<'py>) -> PyResult<Bound<'py, PyDict>> {
-        let t = &self.ant.tree().topology;
+        let t = &self.ant.topology();
         let total = t.total_cost();
         let d = PyDict::new(py);
         d.set_item("params_total", total.params)?;
@@ -181,7 +181,7 @@ impl Model {
     /// `(leaf, parameters, FLOPs)` of the path to each leaf (what single-path inference
     /// runs for a sample that reaches it).
     fn leaf_costs(&self) -> Vec<(usize, usize, u64)> {
-        let t = &self.ant.tree().topology;
+        let t = &self.ant.topology();
         t.leaves()
             .into_iter()
             .map(|l| {

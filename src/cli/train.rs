@@ -137,7 +137,7 @@ fn train_run(run: Run, device: &Device, choice: ComputeDevice) -> Result<()> {
     let mut obs = Fanout(vec![&mut bars, &mut records]);
     let done = run.train(device, &mut obs)?;
     let (model, ev) = (&done.model, &done.evaluation);
-    note!("{}", model.tree().topology.outline().trim_end());
+    note!("{}", model.topology().outline().trim_end());
     let unit = if model.task().is_classification() {
         "% error"
     } else {
@@ -148,7 +148,7 @@ fn train_run(run: Run, device: &Device, choice: ComputeDevice) -> Result<()> {
         ev.multi_path,
         ev.single_path,
         ev.test_samples,
-        model.tree().topology.num_params(),
+        model.topology().num_params(),
         done.seconds,
         out.display()
     );

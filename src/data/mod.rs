@@ -195,7 +195,8 @@ impl Dataset {
     }
 
     /// The first `min(n, len())` samples.
-    pub fn take_first(&self, n: usize) -> Dataset {
+    #[cfg_attr(feature = "internals", visibility::make(pub))]
+    pub(crate) fn take_first(&self, n: usize) -> Dataset {
         let idx: Vec<usize> = (0..n.min(self.len())).collect();
         self.subset(&idx)
     }
@@ -205,7 +206,8 @@ impl Dataset {
     /// `Dataset::validation_split`); returns `(head, tail)`.
     ///
     /// Panics unless `fraction` is in `[0, 1]`.
-    pub fn split_tail(&self, fraction: f64) -> (Dataset, Dataset) {
+    #[cfg_attr(feature = "internals", visibility::make(pub))]
+    pub(crate) fn split_tail(&self, fraction: f64) -> (Dataset, Dataset) {
         let n = self.len();
         let cut = n - fraction_count(fraction, n);
         let head: Vec<usize> = (0..cut).collect();
@@ -277,7 +279,8 @@ impl Dataset {
 
     /// Hex MD5 of the samples (shape, inputs and targets, in order): the same samples,
     /// however they were read, give the same checksum.
-    pub fn checksum(&self) -> String {
+    #[cfg_attr(feature = "internals", visibility::make(pub))]
+    pub(crate) fn checksum(&self) -> String {
         use md5::{Digest, Md5};
         let mut h = Md5::new();
         let mut put = |words: &mut dyn Iterator<Item = [u8; 4]>| {
@@ -436,7 +439,8 @@ pub(crate) fn file_md5(path: &Path) -> Result<String> {
 }
 
 /// Hex MD5 of `bytes`.
-pub fn md5_hex(bytes: &[u8]) -> String {
+#[cfg_attr(feature = "internals", visibility::make(pub))]
+pub(crate) fn md5_hex(bytes: &[u8]) -> String {
     use md5::{Digest, Md5};
     hex(&Md5::digest(bytes))
 }
@@ -453,7 +457,8 @@ pub(crate) const GZIP_MAGIC: [u8; 2] = [0x1f, 0x8b];
 /// stream is a [`AntError::Data`] error.
 /// Read and unpacked alike, at most this many bytes (a device such as `/dev/zero` is
 /// refused; a stream or a gzip bomb stops here).
-pub fn read_maybe_gz(path: &Path) -> Result<Vec<u8>> {
+#[cfg_attr(feature = "internals", visibility::make(pub))]
+pub(crate) fn read_maybe_gz(path: &Path) -> Result<Vec<u8>> {
     let raw =
         crate::persist::read_bounded(path, MAX_DATA_BYTES).map_err(|e| AntError::io(path, e))?;
     if !raw.starts_with(&GZIP_MAGIC) {

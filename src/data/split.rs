@@ -66,7 +66,8 @@ crate::named::named!(ValidRows {
 impl ValidSplit {
     /// The rule training uses on `data` with `rows`, `fraction` and `seed`: by default
     /// seeded, stratified by class for classification.
-    pub fn for_training(rows: ValidRows, fraction: f64, seed: u64, data: &Dataset) -> ValidSplit {
+    #[cfg_attr(feature = "internals", visibility::make(pub))]
+    pub(crate) fn for_training(rows: ValidRows, fraction: f64, seed: u64, data: &Dataset) -> ValidSplit {
         match (rows, &data.targets) {
             (ValidRows::Last, _) => ValidSplit::Tail { fraction },
             (ValidRows::Drawn, Targets::Classes { .. }) => {
@@ -85,7 +86,8 @@ impl ValidSplit {
     }
 
     /// `(training rows, validation rows)` of `data`, as training made them.
-    pub fn apply(&self, data: &Dataset) -> (Dataset, Dataset) {
+    #[cfg_attr(feature = "internals", visibility::make(pub))]
+    pub(crate) fn apply(&self, data: &Dataset) -> (Dataset, Dataset) {
         match *self {
             ValidSplit::Tail { fraction } => data.split_tail(fraction),
             ValidSplit::Stratified { fraction, seed } => {

@@ -12,7 +12,7 @@ use std::str::FromStr;
 use serde::{Deserialize, Serialize};
 
 use super::csv::{CsvOptions, HeaderMode, Table, first_row_is_header, parse_bytes};
-use super::{Dataset, Targets, read_maybe_gz};
+use super::{Dataset, Targets};
 use crate::error::{AntError, Result, quoted};
 use crate::task::TaskKind;
 
@@ -82,7 +82,7 @@ pub struct TargetSpec {
     #[serde(default)]
     pub skip_rows: usize,
     /// The target's index and the column count in the training file (filled in by
-    /// [`load_labelled`]'s caller), so files without a header can be read later.
+    /// [`parse_labelled`]'s caller), so files without a header can be read later.
     #[serde(default)]
     pub(crate) index: Option<usize>,
     #[serde(default)]
@@ -273,17 +273,9 @@ fn class_names_of(keys: &[String]) -> Vec<String> {
     names
 }
 
-/// Reads a table with its target column. For classification, `classes` (a trained
-/// model's class names) fixes the mapping, else it is built from the file.
-pub fn load_labelled(
-    path: &Path,
-    spec: &TargetSpec,
-    classes: Option<&[String]>,
-) -> Result<Tabular> {
-    parse_labelled(&read_maybe_gz(path)?, path, spec, classes)
-}
-
-/// [`load_labelled`] on a file's (gunzipped) bytes; `path` only names it in errors.
+/// Reads a table with its target column from a file's (gunzipped) bytes; `path` only
+/// names it in errors. For classification, `classes` (a trained model's class names)
+/// fixes the mapping, else it is built from the file.
 pub(crate) fn parse_labelled(
     bytes: &[u8],
     path: &Path,
@@ -466,17 +458,8 @@ impl TargetColumn<'_> {
 /// Reads rows to predict: `n_features` columns, or those plus the target column
 /// (then ignored). `spec` is the model's (`None`: no target column was named in
 /// training; a row may then carry `n_outputs` trailing target columns, as SARCOS).
-/// The targets of the returned set are placeholders.
-pub fn load_features(
-    path: &Path,
-    spec: Option<&TargetSpec>,
-    n_features: usize,
-    n_outputs: usize,
-) -> Result<Dataset> {
-    parse_features(&read_maybe_gz(path)?, path, spec, n_features, n_outputs)
-}
-
-/// [`load_features`] on a file's (gunzipped) bytes; `path` only names it in errors.
+/// The targets of the returned set are placeholders. `bytes` are the file's
+/// (gunzipped); `path` only names it in errors.
 pub(crate) fn parse_features(
     bytes: &[u8],
     path: &Path,
@@ -595,6 +578,24 @@ fn keep_columns(t: &Table, keep: impl Fn(usize) -> bool) -> Table {
 #[cfg(test)]
 mod tests {
     use super::*;
+    use crate::data::read_maybe_gz;
+
+    fn load_labelled(
+        path: &Path,
+        spec: &TargetSpec,
+        classes: Option<&[String]>,
+    ) -> Result<Tabular> {
+        parse_labelled(&read_maybe_gz(path)?, path, spec, classes)
+    }
+
+    fn load_features(
+        path: &Path,
+        spec: Option<&TargetSpec>,
+        n: usize,
+        k: usize,
+    ) -> Result<Dataset> {
+        parse_features(&read_maybe_gz(path)?, path, spec, n, k)
+    }
 
     fn write(dir: &Path, name: &str, text: &str) -> std::path::PathBuf {
         let p = dir.join(name);

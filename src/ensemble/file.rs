@@ -26,11 +26,6 @@ pub(crate) fn member_dir(dir: &Path, k: usize) -> PathBuf {
     dir.join(format!("member-{k}"))
 }
 
-/// Whether `dir` holds an ensemble (its `ensemble.json`).
-pub fn is_ensemble(dir: &Path) -> bool {
-    dir.join(ENSEMBLE_FILE).is_file()
-}
-
 /// Where a member's training stands.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub enum MemberState {

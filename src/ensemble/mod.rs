@@ -26,7 +26,12 @@ use crate::model::{Ant, Evaluation, Inference, TestSplit, argmax_rows, score};
 use crate::named::Named;
 use crate::run::{DEFAULT_TEST_FRACTION, DataSpec, RunSpec};
 use crate::task::Task;
-pub use file::{EnsembleFile, MemberState, is_ensemble};
+internal_use!(file::{EnsembleFile, MemberState});
+
+/// Whether `dir` holds an ensemble (its `ensemble.json`).
+pub fn is_ensemble(dir: &Path) -> bool {
+    dir.join(crate::file_names::ENSEMBLE_FILE).is_file()
+}
 pub(crate) use file::{member_dir, member_state};
 pub use train::{resume_members, train_members};
 
@@ -65,7 +70,7 @@ pub struct Ensemble {
 
 impl Ensemble {
     /// `ensemble.json`'s description of the ensemble.
-    pub fn file(&self) -> &EnsembleFile {
+    pub(crate) fn file(&self) -> &EnsembleFile {
         &self.file
     }
 

@@ -2,8 +2,8 @@
 //! a tree in the browser and shows its routing.
 
 mod graph;
-pub mod onnx;
-pub mod web;
+mod onnx;
+mod web;
 
 pub use onnx::to_onnx;
 pub use web::write_site;

@@ -9,7 +9,6 @@ use super::{Ant, Inference, Predictions, argmax_rows};
 use crate::data::{Dataset, Targets};
 use crate::error::{AntError, Result};
 use crate::task::TaskKind;
-use crate::train::{EVAL_CHUNK, MetricCtx, evaluate, to_device};
 
 /// Error % (arg-max of each row of class probabilities) or MSE (original units) of
 /// predictions `values` against `data`'s targets.
@@ -37,9 +36,9 @@ pub(crate) fn score(data: &Dataset, values: &[f32]) -> f64 {
 
 /// A model's predictions of one data set in the three ways [`Ant::evaluate`] scores.
 pub(crate) struct PathPredictions {
-    pub multi: Predictions,
-    pub single: Predictions,
-    pub least: Predictions,
+    pub(crate) multi: Predictions,
+    pub(crate) single: Predictions,
+    pub(crate) least: Predictions,
 }
 
 /// Test-set scores of a model.
@@ -110,21 +109,5 @@ impl Ant {
             flops_single_path: flops / n,
             leaf_reach,
         }
-    }
-
-    /// Mean NLL and metric on `data` (multi-path), as during training.
-    pub fn score_nll(&self, data: &Dataset) -> Result<(f64, f64)> {
-        self.check_data(data, true)?;
-        let set = to_device(
-            data,
-            &self.meta.normalisation,
-            self.input_shape(),
-            &self.device,
-        );
-        let metric = MetricCtx {
-            task: self.task(),
-            y_std: self.meta.normalisation.y_std.clone(),
-        };
-        Ok(evaluate(self.tree.view(), &set, &metric, EVAL_CHUNK))
     }
 }

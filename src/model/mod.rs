@@ -24,13 +24,12 @@ use crate::prune::{PruneReport, prune};
 use crate::spec::Shape;
 use crate::task::Task;
 use crate::train::Checkpoints;
-pub use crate::train::missing_classes_warning;
-use crate::tree::Tree;
+pub(crate) use crate::train::missing_classes_warning;
+use crate::tree::{Topology, Tree};
 pub use evaluate::Evaluation;
 pub(crate) use evaluate::score;
 pub(crate) use files::FORMAT;
 pub(crate) use files::TREE_FILE;
-pub use files::WeightsRef;
 pub(crate) use inference::argmax_rows;
 pub use inference::{Inference, Predictions};
 pub use meta::ModelMeta;
@@ -131,8 +130,19 @@ impl Ant {
         })
     }
 
-    /// The tree: its topology (the one record of the model's shape) and its modules.
+    /// The tree's shape: its nodes, their modules' specs, the input shape.
+    pub fn topology(&self) -> &Topology {
+        &self.tree.topology
+    }
+
+    /// The tree: its topology and its modules (the crate's own tests, with `internals`).
+    #[cfg(feature = "internals")]
     pub fn tree(&self) -> &Tree {
+        &self.tree
+    }
+
+    #[cfg(not(feature = "internals"))]
+    pub(crate) fn tree(&self) -> &Tree {
         &self.tree
     }
 

@@ -32,7 +32,8 @@ pub fn to_vec<const D: usize>(t: Tensor<D>) -> Vec<f32> {
 }
 
 impl Repr {
-    /// The device the representation lives on.
+    /// The device the representation lives on (the benches, with `internals`).
+    #[cfg(feature = "internals")]
     pub fn device(&self) -> Device {
         match self {
             Repr::Image(t) => t.device(),
@@ -69,19 +70,6 @@ impl Repr {
                 parts.into_iter().map(|p| p.into_flat()).collect(),
                 0,
             )),
-        }
-    }
-    pub fn detach(self) -> Repr {
-        match self {
-            Repr::Image(t) => Repr::Image(t.detach()),
-            Repr::Flat(t) => Repr::Flat(t.detach()),
-        }
-    }
-    /// The same values without autodiff (constants for a later graph).
-    pub fn without_autodiff(self) -> Repr {
-        match self {
-            Repr::Image(t) => Repr::Image(t.without_autodiff()),
-            Repr::Flat(t) => Repr::Flat(t.without_autodiff()),
         }
     }
     pub fn into_flat(self) -> Tensor<2> {

@@ -29,7 +29,8 @@ pub enum NodeKind {
 }
 
 impl Node {
-    pub fn is_leaf(&self) -> bool {
+    #[cfg_attr(feature = "internals", visibility::make(pub))]
+    pub(crate) fn is_leaf(&self) -> bool {
         matches!(self.kind, NodeKind::Leaf { .. })
     }
 
@@ -50,7 +51,8 @@ impl Node {
     }
 
     /// "router" or "solver": what [`Node::module`] is.
-    pub fn role(&self) -> &'static str {
+    #[cfg_attr(feature = "internals", visibility::make(pub))]
+    pub(crate) fn role(&self) -> &'static str {
         match self.kind {
             NodeKind::Internal { .. } => "router",
             NodeKind::Leaf { .. } => "solver",
@@ -142,7 +144,8 @@ pub(crate) fn depth_first<S>(start: S, mut visit: impl FnMut(usize, S) -> Vec<(u
 
 impl Topology {
     /// A root-only tree.
-    pub fn root(input: Shape, edge: Vec<BlockSpec>, solver: BlockSpec) -> Self {
+    #[cfg_attr(feature = "internals", visibility::make(pub))]
+    pub(crate) fn root(input: Shape, edge: Vec<BlockSpec>, solver: BlockSpec) -> Self {
         Topology {
             input,
             nodes: vec![Node {
@@ -171,7 +174,8 @@ impl Topology {
     }
 
     /// Representation shape at node `i` (after its edge's transformers).
-    pub fn shape_at(&self, i: usize) -> Shape {
+    #[cfg_attr(feature = "internals", visibility::make(pub))]
+    pub(crate) fn shape_at(&self, i: usize) -> Shape {
         let mut s = self.input;
         for n in self.path(i) {
             for t in &self.nodes[n].edge {
@@ -184,7 +188,8 @@ impl Topology {
     }
 
     /// Where a transformer appended to `i`'s edge would sit on its root path.
-    pub fn next_pos(&self, i: usize) -> PathPos {
+    #[cfg_attr(feature = "internals", visibility::make(pub))]
+    pub(crate) fn next_pos(&self, i: usize) -> PathPos {
         PathPos::after(self.path(i).iter().flat_map(|&n| &self.nodes[n].edge))
     }
 
@@ -229,7 +234,8 @@ impl Topology {
 
     /// Replace leaf `i` by an internal node with `router` and two leaves with identity
     /// edges. Returns the children's indices.
-    pub fn split(
+    #[cfg_attr(feature = "internals", visibility::make(pub))]
+    pub(crate) fn split(
         &mut self,
         i: usize,
         router: BlockSpec,
@@ -249,7 +255,8 @@ impl Topology {
     }
 
     /// Append a transformer to leaf `i`'s edge and give it a new solver.
-    pub fn deepen(&mut self, i: usize, transformer: BlockSpec, solver: BlockSpec) {
+    #[cfg_attr(feature = "internals", visibility::make(pub))]
+    pub(crate) fn deepen(&mut self, i: usize, transformer: BlockSpec, solver: BlockSpec) {
         let n = &mut self.nodes[i];
         n.edge.push(transformer);
         n.kind = NodeKind::Leaf { solver };
@@ -275,7 +282,8 @@ impl Topology {
     }
 
     /// Check the invariants a loaded file must satisfy.
-    pub fn validate(&self) -> Result<(), TopologyError> {
+    #[cfg_attr(feature = "internals", visibility::make(pub))]
+    pub(crate) fn validate(&self) -> Result<(), TopologyError> {
         if self.nodes.is_empty() {
             return Err(TopologyError::Empty);
         }

@@ -19,7 +19,8 @@ use crate::spec::{BlockSpec, LayerSpec, Shape};
 impl Preset {
     /// The transformer for an edge whose input has shape `input`, at position `pos` on
     /// its root path; `pool` says whether it downsamples. `None` when it cannot apply.
-    pub fn transformer(
+    #[cfg_attr(feature = "internals", visibility::make(pub))]
+    pub(crate) fn transformer(
         self,
         input: Shape,
         pos: PathPos,

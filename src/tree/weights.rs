@@ -60,6 +60,7 @@ impl NodeModules {
         }
     }
 
+    #[cfg(feature = "internals")]
     pub fn edge_mut(&mut self) -> &mut Vec<Block> {
         match self {
             NodeModules::Internal(n) => &mut n.edge,
@@ -67,6 +68,7 @@ impl NodeModules {
         }
     }
 
+    #[cfg(feature = "internals")]
     pub fn router_mut(&mut self) -> Option<&mut Block> {
         match self {
             NodeModules::Internal(n) => Some(&mut n.router),
@@ -74,6 +76,7 @@ impl NodeModules {
         }
     }
 
+    #[cfg(feature = "internals")]
     pub fn solver_mut(&mut self) -> Option<&mut Block> {
         match self {
             NodeModules::Internal(_) => None,

@@ -23,7 +23,7 @@ internal_mods! {
     raster;
 }
 
-pub use stats::NodeStats;
+internal_use!(stats::NodeStats);
 
 use std::path::Path;
 
@@ -71,7 +71,12 @@ impl Format {
 
 /// Per-node statistics of `model` on `data`: reach-weighted class histograms (or target
 /// moments), router left-probability histograms and single-path leaf shares.
-pub fn model_stats(model: &Ant, data: &Dataset, bins: usize) -> Result<Vec<stats::NodeStats>> {
+#[cfg_attr(feature = "internals", visibility::make(pub))]
+pub(crate) fn model_stats(
+    model: &Ant,
+    data: &Dataset,
+    bins: usize,
+) -> Result<Vec<stats::NodeStats>> {
     if bins > MAX_BINS {
         let reason = format!("must be at most {MAX_BINS}, got {bins}");
         return Err(AntError::invalid("bins", reason));

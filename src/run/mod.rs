@@ -34,6 +34,10 @@ use crate::params::AntParams;
 use crate::persist::{append_line, remove_dir_atomic, remove_stale_temps, write_atomic};
 use crate::train::{Checkpoints, FailedWrite};
 
+mod file;
+pub(crate) use file::os_path;
+internal_use!(file::{DataChecksums, RunFile});
+
 pub(crate) use crate::file_names::{
     CHECKPOINT_DIR, LOCK_FILE, RECORDS_FILE, REPORT_FILE, RUN_FILE,
 };
@@ -85,124 +89,6 @@ pub struct RunSpec {
     /// member's seed, and the test split the ensemble's).
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub member: Option<Member>,
-}
-
-/// `run.json`: the spec, and the directory relative paths in it start from.
-#[derive(Serialize, Deserialize)]
-pub struct RunFile {
-    pub spec: RunSpec,
-    #[serde(with = "os_path")]
-    pub cwd: PathBuf,
-    /// The data the run started with (absent in runs of earlier versions: not checked).
-    #[serde(default)]
-    pub checksums: Option<DataChecksums>,
-}
-
-/// Checksums of the samples a run trains and tests on, as loaded (see
-/// [`Dataset::checksum`]): a run resumes only on the same data.
-#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
-pub struct DataChecksums {
-    /// The training rows (after `train_limit`, validation rows included) and the class
-    /// names.
-    pub train: String,
-    pub test: String,
-}
-
-impl DataChecksums {
-    fn of(source: &Source, train: &Dataset) -> DataChecksums {
-        let train = match &source.class_names {
-            Some(names) => {
-                let named = format!("{} {names:?}", train.checksum());
-                crate::data::md5_hex(named.as_bytes())
-            }
-            None => train.checksum(),
-        };
-        DataChecksums {
-            train,
-            test: source.test.checksum(),
-        }
-    }
-}
-
-/// Paths in `run.json`: a string when the path is Unicode, else (on Unix) its bytes as
-/// `{"unix_bytes": [...]}`, so that a run over any path can be resumed.
-pub(crate) mod os_path {
-    use std::path::{Path, PathBuf};
-
-    use serde::de::Error as _;
-    use serde::ser::Error as _;
-    use serde::{Deserialize, Deserializer, Serialize, Serializer};
-
-    #[derive(Serialize, Deserialize)]
-    #[serde(untagged)]
-    enum Repr {
-        Text(String),
-        Bytes { unix_bytes: Vec<u8> },
-    }
-
-    fn to_repr(p: &Path) -> Result<Repr, String> {
-        match p.to_str() {
-            Some(t) => Ok(Repr::Text(t.to_string())),
-            None => bytes_of(p),
-        }
-    }
-
-    #[cfg(unix)]
-    fn bytes_of(p: &Path) -> Result<Repr, String> {
-        use std::os::unix::ffi::OsStrExt;
-        Ok(Repr::Bytes {
-            unix_bytes: p.as_os_str().as_bytes().to_vec(),
-        })
-    }
-
-    #[cfg(not(unix))]
-    fn bytes_of(p: &Path) -> Result<Repr, String> {
-        Err(format!("the path {} is not valid Unicode", p.display()))
-    }
-
-    fn from_repr(r: Repr) -> Result<PathBuf, String> {
-        match r {
-            Repr::Text(t) => Ok(PathBuf::from(t)),
-            #[cfg(unix)]
-            Repr::Bytes { unix_bytes } => {
-                use std::os::unix::ffi::OsStrExt;
-                Ok(PathBuf::from(std::ffi::OsStr::from_bytes(&unix_bytes)))
-            }
-            #[cfg(not(unix))]
-            Repr::Bytes { .. } => Err("a Unix path (bytes) cannot be used here".to_string()),
-        }
-    }
-
-    pub(crate) fn serialize<S: Serializer>(p: &Path, s: S) -> Result<S::Ok, S::Error> {
-        to_repr(p).map_err(S::Error::custom)?.serialize(s)
-    }
-
-    pub(crate) fn deserialize<'de, D: Deserializer<'de>>(d: D) -> Result<PathBuf, D::Error> {
-        from_repr(Repr::deserialize(d)?).map_err(D::Error::custom)
-    }
-
-    pub mod option {
-        use super::*;
-
-        pub(crate) fn serialize<S: Serializer>(
-            p: &Option<PathBuf>,
-            s: S,
-        ) -> Result<S::Ok, S::Error> {
-            match p {
-                Some(p) => to_repr(p).map_err(S::Error::custom)?.serialize(s),
-                None => s.serialize_none(),
-            }
-        }
-
-        pub(crate) fn deserialize<'de, D: Deserializer<'de>>(
-            d: D,
-        ) -> Result<Option<PathBuf>, D::Error> {
-            Option::<Repr>::deserialize(d)?
-                .map(from_repr)
-                .transpose()
-                .map_err(D::Error::custom)
-        }
-    }
 }
 
 /// A run that owns its output directory: data loaded, checkpoints ready.
@@ -361,11 +247,6 @@ impl Run {
 
     pub fn out(&self) -> &Path {
         &self.out
-    }
-
-    /// Whether this run continues an interrupted one.
-    pub fn is_resumed(&self) -> bool {
-        self.resumed
     }
 
     /// The samples growth and refinement use (validation rows included).
