@@ -522,7 +522,7 @@ fn cli_inspect_and_dot_without_data() {
         .unwrap();
     assert!(out.status.success());
     let text = String::from_utf8(out.stdout).unwrap();
-    assert_eq!(text, inspect::inspect_text(&m.topology()));
+    assert_eq!(text, inspect::inspect_text(m.topology()));
     let dot_path = dir.path().join("pics/tree.dot");
     let out = std::process::Command::new(bin)
         .args(["plot", "--model"])
@@ -537,7 +537,7 @@ fn cli_inspect_and_dot_without_data() {
         String::from_utf8_lossy(&out.stderr)
     );
     let dot = std::fs::read_to_string(&dot_path).unwrap();
-    assert_eq!(dot, dot::tree_dot(&m.topology(), None, None));
+    assert_eq!(dot, dot::tree_dot(m.topology(), None, None));
     // svg needs data: a clean error, exit code 2
     let out = std::process::Command::new(bin)
         .args(["plot", "--model"])
