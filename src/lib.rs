@@ -42,12 +42,12 @@
 //!
 //! ## The public API
 //!
-//! - Parameters: [`AntParams`] (unchecked, defaults, `with_*` setters; the same fields
-//!   are `ant train`'s options and Python's keywords) -> [`AntParams::check`] ->
+//! - Parameters: [`AntParams`] (unchecked: defaults, `with_*` setters, a getter per
+//!   parameter; the same names are `ant train`'s options and Python's keywords) -> [`AntParams::check`] ->
 //!   [`TrainConfig`]; [`Preset`], [`Ablation`], [`Init`], [`RouterInit`], [`Augment`],
 //!   [`ImageNorm`], [`Select`], all [`Named`]; [`Task`] / [`TaskKind`]; [`PoolRule`] (where transformers pool: the authors' rule by
-//!   default), [`Accept`] (when growth keeps a candidate: a gain above one standard
-//!   error by default, or the paper's any gain); [`Baseline`] (`linear`, `mlp-K`,
+//!   default), [`Accept`] (when growth keeps a candidate: any gain of the
+//!   validation NLL by default, as the paper, or one above Z standard errors); [`Baseline`] (`linear`, `mlp-K`,
 //!   `cnn`): a fixed architecture trained by the same code instead of an ANT.
 //! - The model: [`Ant::fit`] (or [`Ant::fit_checkpointed`] with [`Checkpoints`]),
 //!   [`Ant::predict`] with an [`Inference`] mode, [`Ant::evaluate`] ([`Evaluation`]),
@@ -62,9 +62,10 @@
 //!   `ensemble.json` and how member K's seed and rows are chosen.
 //! - A saved directory, one tree or an ensemble: [`SavedModel`], with [`saved::prune`]
 //!   and [`saved::describe`] for either.
-//! - The tree: [`tree`] (topology arena, node kinds, weights, multi-path and
-//!   single-path passes; the router, transformer and solver of each preset), [`spec`]
-//!   (module specs).
+//! - The tree's shape: [`Ant::topology`], a [`tree::Topology`] (an arena of
+//!   [`tree::Node`]s, each with its module's [`spec::BlockSpec`]); the router and solver
+//!   of each preset ([`Preset::router`], [`Preset::solver`]). The weights and the two
+//!   passes are the crate's own (public with `internals`).
 //! - Pictures: [`viz`] (SVG, DOT; PNG with the `raster` feature).
 //! - Downloads: `fetch` (with the `fetch` feature): `fetch::fetch` with its limits in
 //!   `fetch::FetchOptions` (timeouts, minimum speed, redirects).

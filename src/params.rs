@@ -40,113 +40,210 @@ pub struct AntParams {
         feature = "cli",
         arg(long, value_enum, required_unless_present = "resume")
     )]
-    pub preset: Preset,
+    pub(crate) preset: Preset,
     /// Which growth options exist: none (split and deepen), no-router (only deepen: a
     /// grown CNN), no-transformer (only split, identity edges: an HME).
     #[config(default = "Ablation::None")]
     #[cfg_attr(feature = "cli", arg(long, value_enum, default_value_t = defaults().ablation))]
-    pub ablation: Ablation,
+    pub(crate) ablation: Ablation,
     /// How split children start: from the parent's solver, or fresh.
     #[config(default = "Init::Fresh")]
     #[cfg_attr(feature = "cli", arg(long, value_enum, default_value_t = defaults().init))]
-    pub init: Init,
+    pub(crate) init: Init,
     /// Epoch cap per growth candidate (patience usually stops earlier).
     #[config(default = 100)]
     #[cfg_attr(feature = "cli", arg(long, default_value_t = defaults().epochs_node))]
-    pub epochs_node: usize,
+    pub(crate) epochs_node: usize,
     /// Epochs without a validation improvement before a candidate (or a baseline) stops
     /// (default: the paper's 5).
     #[cfg_attr(feature = "cli", arg(long))]
-    pub patience: Option<usize>,
+    pub(crate) patience: Option<usize>,
     /// Refinement epochs (default: the paper's for the preset: sarcos 300, mnist 100,
     /// cifar10 200); lr /10 at every multiple of 50.
     #[cfg_attr(feature = "cli", arg(long))]
-    pub refine_epochs: Option<usize>,
+    pub(crate) refine_epochs: Option<usize>,
     /// Levels of growth at most.
     #[config(default = 10)]
     #[cfg_attr(feature = "cli", arg(long, default_value_t = defaults().max_depth))]
-    pub max_depth: usize,
+    pub(crate) max_depth: usize,
     /// Width of FC transformers (sarcos, tabular).
     #[config(default = "crate::preset::DEFAULT_WIDTH")]
     #[cfg_attr(feature = "cli", arg(long, default_value_t = defaults().width))]
-    pub width: usize,
+    pub(crate) width: usize,
     /// Adam's batch size.
     #[config(default = 512)]
     #[cfg_attr(feature = "cli", arg(long, default_value_t = defaults().batch_size))]
-    pub batch_size: usize,
+    pub(crate) batch_size: usize,
     /// Adam's learning rate (epsilon 1e-8, as PyTorch).
     #[config(default = 1e-3)]
     #[cfg_attr(feature = "cli", arg(long, default_value_t = defaults().lr))]
-    pub lr: f64,
+    pub(crate) lr: f64,
     /// Seed of every random draw (initial weights, batches, validation rows).
     #[config(default = 0)]
     #[cfg_attr(feature = "cli", arg(long, default_value_t = defaults().seed))]
-    pub seed: u64,
+    pub(crate) seed: u64,
     /// Fraction of the training samples held out for validation.
     #[config(default = 0.1)]
     #[cfg_attr(feature = "cli", arg(long, default_value_t = defaults().valid_fraction))]
-    pub valid_fraction: f64,
+    pub(crate) valid_fraction: f64,
     /// Training-image augmentation, images only: `none` (the paper's MNIST; mnist presets'
     /// default), `crop-flip` (the paper's CIFAR-10; cifar10 presets' default) or `shift`
     /// (up to 2 pixels, the authors' code's MNIST option).
     #[cfg_attr(feature = "cli", arg(long, value_enum))]
-    pub augment: Option<Augment>,
+    pub(crate) augment: Option<Augment>,
     /// How a split's router starts: `default` (random, as the paper) or `centred` (splits
     /// the leaf's samples in half with confident decisions).
     #[config(default = "RouterInit::Default")]
     #[cfg_attr(feature = "cli", arg(long, value_enum, default_value_t = defaults().router_init))]
-    pub router_init: RouterInit,
+    pub(crate) router_init: RouterInit,
     /// Weight of a load-balancing penalty on each new router during growth (Frosst &
     /// Hinton): asks it to send, on average, half the reaching mass each way. 0: off.
     #[config(default = 0.0)]
     #[cfg_attr(feature = "cli", arg(long, default_value_t = defaults().router_balance))]
-    pub router_balance: f64,
+    pub(crate) router_balance: f64,
     /// Weight of a penalty on the entropy of each new router's decisions during growth:
     /// with --router-balance, the router learns to partition its samples. 0: off.
     #[config(default = 0.0)]
     #[cfg_attr(feature = "cli", arg(long, default_value_t = defaults().router_confidence))]
-    pub router_confidence: f64,
+    pub(crate) router_confidence: f64,
     /// Train a fixed architecture instead of growing an ANT, with the same data, Adam,
     /// checkpoints and model files: linear, mlp-K (K hidden layers of --width tanh
     /// units) or cnn (the preset's transformer repeated along one path). Trained for at
     /// most --refine-epochs epochs, stopped by --patience; the best on validation is kept.
     #[cfg_attr(feature = "cli", arg(long, value_name = "NAME"))]
-    pub baseline: Option<Baseline>,
+    pub(crate) baseline: Option<Baseline>,
     /// How images are scaled: `mean` subtracts each channel's mean (the paper), `mean-std`
     /// also divides by its standard deviation (the authors' code).
     #[config(default = "ImageNorm::Mean")]
     #[cfg_attr(feature = "cli", arg(long, value_enum, default_value_t = defaults().image_norm))]
-    pub image_norm: ImageNorm,
+    pub(crate) image_norm: ImageNorm,
     /// Which validation score keeps the best refinement epoch (and decides whether
     /// refinement beat the grown tree): `metric` (error or MSE, ties by NLL; the paper's
     /// "validation accuracy"), or `nll`.
     #[config(default = "Select::Metric")]
     #[cfg_attr(feature = "cli", arg(long, value_enum, default_value_t = defaults().select))]
-    pub select: Select,
+    pub(crate) select: Select,
     /// Which training rows are held out for validation: `drawn` (seeded, stratified by
     /// class for classification) or `last` (the last --valid-fraction of the rows as read).
     #[config(default = "ValidRows::Drawn")]
     #[cfg_attr(feature = "cli", arg(long, value_enum, default_value_t = defaults().valid_rows))]
-    pub valid_rows: ValidRows,
+    pub(crate) valid_rows: ValidRows,
     /// Which image transformers end in a 2x2 max pool: `authors-N` (the authors' code:
     /// the root's pools, then one after every N that do not; `authors` = `authors-1`) or
     /// `every` (the k-th of a path pools when k is a multiple of the preset's frequency).
     #[config(default = "PoolRule::Authors { interval: 1 }")]
     #[cfg_attr(feature = "cli", arg(long, value_name = "RULE", default_value_t = defaults().pool_rule))]
-    pub pool_rule: PoolRule,
+    pub(crate) pool_rule: PoolRule,
     /// When growth keeps a split or deepen: `paper` (any gain of the validation NLL, the
     /// paper's rule) or `z:Z` (a mean per-row validation gain above Z standard errors of
     /// the paired per-row differences: smaller trees, but worse on full MNIST's held-out
     /// rows, docs/RESULTS.md).
     #[config(default = "Accept::Paper")]
     #[cfg_attr(feature = "cli", arg(long, value_name = "RULE", default_value_t = defaults().accept))]
-    pub accept: Accept,
+    pub(crate) accept: Accept,
     /// Start from a trained single-path CNN (the paper's `*` rows): DIR holds a model of
     /// `--baseline cnn` or `--ablation no-router` of the same preset on the same data.
     /// The transformer growth adds at depth k starts from the CNN's k-th, a solver on the
     /// CNN head's input from its head, a router from the CNN's next convolution.
     #[cfg_attr(feature = "cli", arg(long, value_name = "DIR"))]
-    pub init_from: Option<String>,
+    pub(crate) init_from: Option<String>,
+}
+
+/// Read access to each parameter, named as its field and its `ant train` option (set
+/// them with the `with_*` methods). Options left to the preset (`patience`,
+/// `refine_epochs`, `augment`) are `None` here; [`TrainConfig`] has their values.
+impl AntParams {
+    pub fn preset(&self) -> Preset {
+        self.preset
+    }
+
+    pub fn ablation(&self) -> Ablation {
+        self.ablation
+    }
+
+    pub fn init(&self) -> Init {
+        self.init
+    }
+
+    pub fn epochs_node(&self) -> usize {
+        self.epochs_node
+    }
+
+    pub fn patience(&self) -> Option<usize> {
+        self.patience
+    }
+
+    pub fn refine_epochs(&self) -> Option<usize> {
+        self.refine_epochs
+    }
+
+    pub fn max_depth(&self) -> usize {
+        self.max_depth
+    }
+
+    pub fn width(&self) -> usize {
+        self.width
+    }
+
+    pub fn batch_size(&self) -> usize {
+        self.batch_size
+    }
+
+    pub fn lr(&self) -> f64 {
+        self.lr
+    }
+
+    pub fn seed(&self) -> u64 {
+        self.seed
+    }
+
+    pub fn valid_fraction(&self) -> f64 {
+        self.valid_fraction
+    }
+
+    pub fn augment(&self) -> Option<Augment> {
+        self.augment
+    }
+
+    pub fn router_init(&self) -> RouterInit {
+        self.router_init
+    }
+
+    pub fn router_balance(&self) -> f64 {
+        self.router_balance
+    }
+
+    pub fn router_confidence(&self) -> f64 {
+        self.router_confidence
+    }
+
+    pub fn baseline(&self) -> Option<Baseline> {
+        self.baseline
+    }
+
+    pub fn image_norm(&self) -> ImageNorm {
+        self.image_norm
+    }
+
+    pub fn select(&self) -> Select {
+        self.select
+    }
+
+    pub fn valid_rows(&self) -> ValidRows {
+        self.valid_rows
+    }
+
+    pub fn pool_rule(&self) -> PoolRule {
+        self.pool_rule
+    }
+
+    pub fn accept(&self) -> Accept {
+        self.accept
+    }
+
+    pub fn init_from(&self) -> Option<&str> {
+        self.init_from.as_deref()
+    }
 }
 
 /// Validated training settings: made only by [`AntParams::check`] (which also fills in

@@ -28,13 +28,13 @@ fn separable(n: usize, d: usize, margin: f32, seed: u64) -> Dataset {
 
 /// The same rows as a CSV file with a header `x0,...,y`.
 fn write_csv(data: &Dataset, path: &Path) {
-    let d = data.sample_shape[0];
-    let labels = match &data.targets {
+    let d = data.sample_shape()[0];
+    let labels = match data.targets() {
         ant::Targets::Classes { labels, .. } => labels,
         _ => unreachable!(),
     };
     let mut text: String = (0..d).map(|i| format!("x{i},")).collect::<String>() + "y\n";
-    for (row, y) in data.x.chunks(d).zip(labels) {
+    for (row, y) in data.x().chunks(d).zip(labels) {
         let cells: Vec<String> = row.iter().map(|v| v.to_string()).collect();
         text.push_str(&format!("{},{y}\n", cells.join(",")));
     }
@@ -70,7 +70,7 @@ fn mlp_2_has_the_expected_tree_and_stops_early_keeping_the_best_epoch() {
     let w = 256;
     assert_eq!(t.num_params(), (d * w + w) + (w * w + w) + (w * k + k));
     assert_eq!(
-        model.meta().config.baseline,
+        model.meta().config.baseline(),
         Some(Baseline::Mlp { layers: 2 })
     );
     assert!(model.meta().decisions.is_empty());

@@ -17,7 +17,7 @@ use common::*;
 fn fit_on(device: ComputeDevice, data: &Dataset) -> Ant {
     let dev = device.burn().expect("device usable in this build");
     // Classification without transformers: only splits can help, so routers are tested.
-    let params = match data.targets {
+    let params = match data.targets() {
         ant::Targets::Classes { .. } => small_params().with_ablation(Ablation::NoTransformer),
         ant::Targets::Values { .. } => small_params(),
     };

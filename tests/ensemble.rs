@@ -214,7 +214,10 @@ fn the_ensemble_predicts_the_mean_of_its_members() {
         .map(|k| Ant::load(dir.join(format!("member-{k}")), &device).unwrap())
         .collect();
     // Members differ: their own seeds and validation rows.
-    assert_ne!(members[0].meta().config.seed, members[1].meta().config.seed);
+    assert_ne!(
+        members[0].meta().config.seed(),
+        members[1].meta().config.seed()
+    );
     assert!(members.iter().all(|m| m.topology().routers() > 0));
     let m0 = &members[0].meta();
     let test = load_test_for(
@@ -247,7 +250,7 @@ fn the_ensemble_predicts_the_mean_of_its_members() {
         }
         assert_eq!(p.member_leaves, vec![q[0].leaf.clone(), q[1].leaf.clone()]);
         // eval's ensemble error is the error of these mean probabilities.
-        let ant::Targets::Classes { labels, .. } = &test.targets else {
+        let ant::Targets::Classes { labels, .. } = test.targets() else {
             unreachable!()
         };
         let wrong = p

@@ -37,7 +37,7 @@ impl Sets {
 }
 
 fn sets(data: &Dataset, task: Task) -> Sets {
-    let input = Shape::from_dims(&data.sample_shape).unwrap();
+    let input = Shape::from_dims(data.sample_shape()).unwrap();
     let (tr, va) = data.split_tail(0.2);
     let norm = Normalisation::from_data(&tr, input, ant::ImageNorm::Mean);
     let dev = Device::flex();
@@ -338,7 +338,7 @@ fn augmented_images_grow_without_cached_training_inputs() {
         .with_max_depth(1)
         .with_batch_size(32);
     assert_eq!(
-        params.clone().check().unwrap().params().augment,
+        params.clone().check().unwrap().params().augment(),
         Some(Augment::CropFlip)
     );
     let mut obs = Collect::default();

@@ -72,7 +72,7 @@ fn a_one_path_tree_as_deep_as_the_cnn_starts_as_the_cnn() {
     );
     assert_eq!(probabilities(&ant, &test), probabilities(&cnn, &test));
     // The saved model records what it started from.
-    assert_eq!(ant.meta().config.init_from.as_deref(), dir.to_str());
+    assert_eq!(ant.meta().config.init_from(), dir.to_str());
 
     // Fresh modules give other predictions (the start is what made them equal).
     let fresh = quick()

@@ -64,7 +64,7 @@ fn train_and_eval(data: &Path, out: &Path, extra: &[&str]) -> serde_json::Value 
 /// test MSE of predicting the training mean: what the model must clearly beat.
 fn constant_baseline(data: &Path, spec: &TargetSpec) -> f64 {
     let s = load_source(data, None, 0.2, 0, Some(spec)).unwrap();
-    match (&s.train.targets, &s.test.targets) {
+    match (s.train.targets(), s.test.targets()) {
         (
             Targets::Classes {
                 labels, n_classes, ..
@@ -333,7 +333,7 @@ fn iris_sorted_by_class_gets_every_class_in_validation() {
     let train = load_source(&data, None, 0.2, 0, Some(&target))
         .unwrap()
         .train;
-    let classes = |d: &ant::Dataset| match &d.targets {
+    let classes = |d: &ant::Dataset| match d.targets() {
         Targets::Classes { labels, .. } => {
             let mut n = [0usize; 3];
             labels.iter().for_each(|&l| n[l as usize] += 1);
@@ -344,7 +344,7 @@ fn iris_sorted_by_class_gets_every_class_in_validation() {
     // The last 10% would be one class.
     assert_eq!(classes(&train.split_tail(0.1).1), [0, 0, 12]);
     let cfg = AntParams::new(Preset::Tabular).check().unwrap();
-    let rule = ValidSplit::for_training(cfg.valid_rows, cfg.valid_fraction, cfg.seed, &train);
+    let rule = ValidSplit::for_training(cfg.valid_rows(), cfg.valid_fraction(), cfg.seed(), &train);
     let (_, valid) = rule.apply(&train);
     let n = classes(&valid);
     assert!(n.iter().all(|&k| (3..=5).contains(&k)), "{n:?}");

@@ -161,7 +161,7 @@ fn stats_of_a_model_add_up() {
     let m = five_node_model();
     let d = data();
     let s = model_stats(&m, &d, 10).unwrap();
-    let Targets::Classes { labels, .. } = &d.targets else {
+    let Targets::Classes { labels, .. } = d.targets() else {
         unreachable!()
     };
     let mut counts = vec![0.0; 3];
@@ -287,7 +287,7 @@ fn svg_has_one_group_per_node_with_labels_and_histograms() {
         .take(3)
         .map(|b| b.attribute("data-weight").unwrap().parse().unwrap())
         .collect();
-    let Targets::Classes { labels, .. } = &d.targets else {
+    let Targets::Classes { labels, .. } = d.targets() else {
         unreachable!()
     };
     for (c, v) in root_bars.iter().enumerate() {

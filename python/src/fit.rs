@@ -87,10 +87,10 @@ fn train(
 ) -> PyResult<Model> {
     let (choice, dev) = parse_device(device)?;
     let member = member
-        .map(|m| ensemble_member(m, params.seed))
+        .map(|m| ensemble_member(m, params.seed()))
         .transpose()?;
     if let Some(m) = member {
-        params.seed = m.seed();
+        params = params.with_seed(m.seed());
         data = m.rows(&data);
     }
     let mut observer = PyObserver::new(events);

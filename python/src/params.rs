@@ -16,7 +16,7 @@ pub fn params_from(d: &Bound<'_, PyDict>) -> PyResult<AntParams> {
         Some(v) => {
             let defaults = fields(Preset::Tabular);
             let value = to_json("preset", &v, &defaults)?;
-            read_one(&defaults, "preset", value, &v)?.preset
+            read_one(&defaults, "preset", value, &v)?.preset()
         }
         None => Preset::Tabular,
     };

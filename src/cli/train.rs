@@ -20,9 +20,9 @@ fn run_spec(a: TrainArgs) -> Result<(PathBuf, RunSpec)> {
     };
     // Recorded as an absolute path: a resumed run or an ensemble member may start
     // elsewhere.
-    if let Some(dir) = &params.init_from {
-        params.init_from =
-            Some(std::path::absolute(dir).map_or(dir.clone(), |p| p.display().to_string()));
+    if let Some(dir) = params.init_from().map(str::to_string) {
+        let absolute = std::path::absolute(&dir).map_or(dir, |p| p.display().to_string());
+        params = params.with_init_from(Some(absolute));
     }
     let target = match (a.target, a.task) {
         (Some(column), Some(task)) => {
@@ -101,7 +101,7 @@ fn train_ensemble(
     ant::ensemble::train_members(out, spec, (n, member), existing, |k, run| {
         note!(
             "member {k} of {n} (seed {}): if stopped, continue with `ant train --resume {}`",
-            run.spec().params.seed,
+            run.spec().params.seed(),
             run.out().display()
         );
         train_run(run, device, choice)
@@ -120,9 +120,9 @@ fn resume_ensemble(dir: &Path, device: &Device, choice: ComputeDevice) -> Result
 /// Trains `run` to the end, then prints the tree and its test scores.
 fn train_run(run: Run, device: &Device, choice: ComputeDevice) -> Result<()> {
     let spec = run.spec();
-    let what = match spec.params.baseline {
-        Some(b) => format!("baseline {b} ({} modules)", spec.params.preset),
-        None => spec.params.preset.to_string(),
+    let what = match spec.params.baseline() {
+        Some(b) => format!("baseline {b} ({} modules)", spec.params.preset()),
+        None => spec.params.preset().to_string(),
     };
     note!(
         "training {what} on {} samples ({} test) from {}, on {}",

@@ -42,9 +42,9 @@ use crate::error::{AntError, Result};
 /// images C,H,W, or `[21]` for tabular rows).
 #[derive(Clone, Debug)]
 pub struct Dataset {
-    pub x: Vec<f32>,
-    pub sample_shape: Vec<usize>,
-    pub targets: Targets,
+    pub(crate) x: Vec<f32>,
+    pub(crate) sample_shape: Vec<usize>,
+    pub(crate) targets: Targets,
 }
 
 /// What each sample should predict.
@@ -157,6 +157,20 @@ impl Dataset {
     }
 
     /// Number of samples.
+    /// The features, row-major: `len() * sample_shape().iter().product()` values.
+    pub fn x(&self) -> &[f32] {
+        &self.x
+    }
+
+    /// The shape of one sample (`[C, H, W]` for images, `[D]` for rows of a table).
+    pub fn sample_shape(&self) -> &[usize] {
+        &self.sample_shape
+    }
+
+    pub fn targets(&self) -> &Targets {
+        &self.targets
+    }
+
     pub fn len(&self) -> usize {
         self.targets.len()
     }

@@ -34,24 +34,17 @@ pub fn uniform(n: usize, d: usize, seed: u64) -> Vec<f32> {
 /// Regression data set from inputs and a function of each row.
 pub fn regression(x: Vec<f32>, d: usize, f: impl Fn(&[f32]) -> f32) -> Dataset {
     let values: Vec<f32> = x.chunks(d).map(&f).collect();
-    Dataset {
-        x,
-        sample_shape: vec![d],
-        targets: Targets::Values { values, dim: 1 },
-    }
+    Dataset::new(x, vec![d], Targets::Values { values, dim: 1 }).unwrap()
 }
 
 /// Classification data set from inputs and a labelling of each row.
 pub fn classification(x: Vec<f32>, d: usize, classes: usize, f: impl Fn(&[f32]) -> u32) -> Dataset {
     let labels: Vec<u32> = x.chunks(d).map(&f).collect();
-    Dataset {
-        x,
-        sample_shape: vec![d],
-        targets: Targets::Classes {
-            labels,
-            n_classes: classes,
-        },
-    }
+    let targets = Targets::Classes {
+        labels,
+        n_classes: classes,
+    };
+    Dataset::new(x, vec![d], targets).unwrap()
 }
 
 pub fn flat(x: Vec<f32>, n: usize, d: usize, dev: &Device) -> Repr {
