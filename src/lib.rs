@@ -52,15 +52,16 @@
 //! - The model: [`Ant::fit`] (or [`Ant::fit_checkpointed`] with [`Checkpoints`]),
 //!   [`Ant::predict`] with an [`Inference`] mode, [`Ant::evaluate`] ([`Evaluation`]),
 //!   [`Ant::save`] / [`Ant::load`] (or [`Ant::to_bytes`] / [`Ant::from_bytes`]),
-//!   [`Ant::pruned`] ([`PruneReport`]); [`model`] holds what `tree.json` stores.
+//!   [`Ant::pruned`] ([`PruneReport`]); [`ModelMeta`] is what `tree.json` stores beside the tree
+//!   ([`Provenance`]: where the rows came from).
 //! - Data: [`Dataset`] / [`Targets`]; [`data::source`] reads any `--data` path (IDX,
 //!   CIFAR-10, MAT, CSV tables, by format detection), [`data::tabular`] says how a table
 //!   is read; [`predict`] reads and writes prediction files.
 //! - Runs in a directory, resumable: [`run::Run`]; training events: [`observe`].
-//! - Ensembles (the paper's Tables 7 and 8): [`Ensemble`] (`load`, `predict`,
+//! - Ensembles (the paper's Tables 7 and 8): [`ensemble::Ensemble`] (`load`, `predict`,
 //!   `evaluate`) over members that are ordinary models; [`ensemble`] holds
 //!   `ensemble.json` and how member K's seed and rows are chosen.
-//! - A saved directory, one tree or an ensemble: [`SavedModel`], with [`saved::prune`]
+//! - A saved directory, one tree or an ensemble: [`saved::SavedModel`], with [`saved::prune`]
 //!   and [`saved::describe`] for either.
 //! - The tree's shape: [`Ant::topology`], a [`tree::Topology`] (an arena of
 //!   [`tree::Node`]s, each with its module's [`spec::BlockSpec`]); the router and solver
@@ -108,7 +109,7 @@ pub mod ensemble;
 pub mod export;
 #[cfg(feature = "fetch")]
 pub mod fetch;
-pub mod model;
+mod model;
 pub mod observe;
 pub mod predict;
 pub mod run;
@@ -165,12 +166,14 @@ pub(crate) mod os;
 
 pub use baseline::Baseline;
 pub use choices::{Accept, Augment, ImageNorm, Init, RouterInit, Select};
-pub use data::{Dataset, Targets};
+pub use data::dataset::{Dataset, Targets};
 pub use device::ComputeDevice;
-pub use ensemble::{Ensemble, EnsembleEvaluation, EnsemblePredictions};
 pub use error::{AntError, Result};
 pub use malloc::keep_large_buffers;
-pub use model::{Ant, Evaluation, Inference, Predictions};
+pub use model::{
+    Ant, Evaluation, Inference, Member, ModelMeta, Predictions, Provenance, TestSplit, ValidRows,
+    ValidSplit,
+};
 pub use named::Named;
 pub use os::file_size_limit_is_an_error;
 pub use params::{AntParams, TrainConfig};
@@ -178,7 +181,6 @@ pub use pool::PoolRule;
 internal_use!(pool::PathPos);
 pub use preset::{Ablation, Preset};
 pub use prune::PruneReport;
-pub use saved::SavedModel;
 pub use task::{Task, TaskKind};
 pub use train::{Checkpoints, FailedWrite};
 

@@ -5,7 +5,7 @@ use std::path::Path;
 
 mod common;
 
-use ant::data::Dataset;
+use ant::Dataset;
 use ant::data::idx::load_idx_dir;
 use ant::observe::{Collect, Phase};
 use ant::{Ant, AntParams, Augment, Baseline, Inference, Preset};

@@ -6,7 +6,8 @@ use std::path::{Path, PathBuf};
 use std::sync::OnceLock;
 
 use ant::data::source::load_test_for;
-use ant::{Ant, Ensemble, Inference};
+use ant::ensemble::Ensemble;
+use ant::{Ant, Inference};
 
 mod common;
 use common::{ant, assert_clean_error, s, stderr};

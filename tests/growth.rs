@@ -2,8 +2,8 @@
 
 mod common;
 
+use ant::Dataset;
 use ant::Task;
-use ant::data::Dataset;
 use ant::data::idx::load_idx_dir;
 use ant::normalise::Normalisation;
 use ant::observe::{Action, Collect, Phase};

@@ -5,7 +5,7 @@ use std::path::Path;
 
 mod common;
 
-use ant::data::Dataset;
+use ant::Dataset;
 use ant::data::idx::load_idx_dir;
 use ant::{Ablation, Accept, Ant, AntParams, Augment, Baseline, Inference, Preset};
 use burn::prelude::Device;

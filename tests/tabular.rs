@@ -5,8 +5,8 @@
 use std::io::Read;
 use std::path::{Path, PathBuf};
 
+use ant::Targets;
 use ant::TaskKind;
-use ant::data::Targets;
 use ant::data::source::load_source;
 use ant::data::tabular::{Separator, TargetSpec};
 
@@ -326,7 +326,7 @@ fn diabetes_regression_space_separated() {
 /// model records the rule, and `prune` rebuilds exactly those rows.
 #[test]
 fn iris_sorted_by_class_gets_every_class_in_validation() {
-    use ant::model::ValidSplit;
+    use ant::ValidSplit;
     use ant::{AntParams, Preset};
     let data = small("iris.csv");
     let target = spec("4", TaskKind::Classification, None, 0);

@@ -4,7 +4,8 @@
 
 use std::path::PathBuf;
 
-use ant::{Ant, Ensemble};
+use ant::Ant;
+use ant::ensemble::Ensemble;
 use pyo3::prelude::*;
 
 use crate::errors::{load_error, to_py};

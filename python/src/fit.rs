@@ -1,9 +1,9 @@
 //! Training from Python: numpy arrays and a dict of `ant train`'s options in, a
 //! [`Model`] out. Training is [`Ant::fit`] itself, run with the GIL released.
 
+use ant::Member;
 use ant::TaskKind;
 use ant::data::tabular::TargetSpec;
-use ant::model::Member;
 use ant::{Ant, AntParams, Dataset};
 use numpy::{PyReadonlyArray1, PyReadonlyArray2, PyReadonlyArrayDyn};
 use pyo3::exceptions::PyValueError;

@@ -4,9 +4,8 @@
 use std::path::Path;
 
 use ant::fetch::{FetchOptions, fetch};
-use ant::model::Inference;
 use ant::saved::SavedModel;
-use ant::{Ant, AntError, Result};
+use ant::{Ant, AntError, Inference, Result};
 
 use super::args::{
     Cmd, CurvesArgs, DataCmd, EvalArgs, ExportArgs, ExportFormat, InspectArgs, PlotArgs,

@@ -1,10 +1,10 @@
 //! Shared helpers: the `ant` binary, small synthetic data sets and tensors.
 #![allow(dead_code)]
 
-use ant::data::{Dataset, Targets};
 use ant::loss::Target;
 use ant::modules::Repr;
 use ant::{AntParams, Preset};
+use ant::{Dataset, Targets};
 use burn::prelude::*;
 use rand::{Rng, SeedableRng};
 use rand_chacha::ChaCha8Rng;

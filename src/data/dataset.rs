@@ -1,0 +1,343 @@
+//! A data set in memory: samples as one row-major `f32` buffer, and their targets.
+
+use std::path::Path;
+
+use rand::SeedableRng;
+use rand::seq::SliceRandom;
+use rand_chacha::ChaCha8Rng;
+
+use super::hex;
+use crate::error::{AntError, Result};
+
+/// Samples in row-major f32, each sample of shape `sample_shape` (e.g. `[1,28,28]` for
+/// images C,H,W, or `[21]` for tabular rows).
+#[derive(Clone, Debug)]
+pub struct Dataset {
+    pub(crate) x: Vec<f32>,
+    pub(crate) sample_shape: Vec<usize>,
+    pub(crate) targets: Targets,
+}
+
+/// What each sample should predict.
+#[derive(Clone, Debug, PartialEq)]
+pub enum Targets {
+    /// Class index per sample, each `< n_classes`.
+    Classes { labels: Vec<u32>, n_classes: usize },
+    /// `dim` regression values per sample, row-major.
+    Values { values: Vec<f32>, dim: usize },
+}
+
+impl Targets {
+    /// Number of samples described.
+    pub fn len(&self) -> usize {
+        match self {
+            Targets::Classes { labels, .. } => labels.len(),
+            // `dim == 0` cannot describe any sample count; treat as empty.
+            Targets::Values { values, dim } => values.len().checked_div(*dim).unwrap_or(0),
+        }
+    }
+
+    pub fn is_empty(&self) -> bool {
+        self.len() == 0
+    }
+
+    /// Targets of the given samples, in the given order. Panics on an index out of range.
+    pub(crate) fn subset(&self, indices: &[usize]) -> Targets {
+        match self {
+            Targets::Classes { labels, n_classes } => Targets::Classes {
+                labels: indices.iter().map(|&i| labels[i]).collect(),
+                n_classes: *n_classes,
+            },
+            Targets::Values { values, dim } => Targets::Values {
+                values: gather_rows(values, *dim, indices),
+                dim: *dim,
+            },
+        }
+    }
+}
+
+/// Copies rows `indices` (each `width` long) of a row-major buffer, in that order.
+fn gather_rows<T: Copy>(data: &[T], width: usize, indices: &[usize]) -> Vec<T> {
+    let mut out = Vec::with_capacity(indices.len() * width);
+    for &i in indices {
+        out.extend_from_slice(&data[i * width..(i + 1) * width]);
+    }
+    out
+}
+
+/// The ChaCha8 stream of validation draws (test splits draw from stream 0).
+const VALID_STREAM: u64 = 1;
+
+/// Number of rows of `n` that `fraction` selects: `round(fraction * n)`.
+///
+/// Panics unless `fraction` is in `[0, 1]` (callers validate user input first).
+fn fraction_count(fraction: f64, n: usize) -> usize {
+    assert!(
+        (0.0..=1.0).contains(&fraction),
+        "split fraction must be in [0, 1], got {fraction}"
+    );
+    ((fraction * n as f64).round() as usize).min(n)
+}
+
+/// A value read from a file as the f32 training computes in, or why it cannot be one
+/// (NaN, infinite, or beyond f32's range: 1e300 is finite in f64, infinite in f32).
+pub(crate) fn to_f32(v: f64) -> std::result::Result<f32, String> {
+    let v32 = v as f32;
+    match (v.is_finite(), v32.is_finite()) {
+        (true, true) => Ok(v32),
+        (true, false) => Err(format!(
+            "is {v:e}, which overflows f32 (its values stay within ±{:e})",
+            f32::MAX
+        )),
+        (false, _) => Err(format!("is non-finite ({v})")),
+    }
+}
+
+impl Dataset {
+    /// Builds a data set, checking that `x` holds a whole number of samples and that
+    /// the targets describe the same number of samples.
+    pub fn new(x: Vec<f32>, sample_shape: Vec<usize>, targets: Targets) -> Result<Dataset> {
+        let sample_len: usize = sample_shape.iter().product();
+        let n = targets.len();
+        if n.checked_mul(sample_len) != Some(x.len()) {
+            return Err(AntError::param(format!(
+                "{} input values do not form {n} samples of shape {sample_shape:?}",
+                x.len()
+            )));
+        }
+        if let Targets::Values { values, dim } = &targets
+            && (*dim == 0 || values.len() % dim != 0)
+        {
+            return Err(AntError::param(format!(
+                "{} target values do not form rows of dimension {dim}",
+                values.len()
+            )));
+        }
+        if let Targets::Classes { labels, n_classes } = &targets
+            && let Some(&bad) = labels.iter().find(|&&l| l as usize >= *n_classes)
+        {
+            return Err(AntError::param(format!(
+                "label {bad} out of range for {n_classes} classes"
+            )));
+        }
+        Ok(Dataset {
+            x,
+            sample_shape,
+            targets,
+        })
+    }
+
+    /// Number of samples.
+    /// The features, row-major: `len() * sample_shape().iter().product()` values.
+    pub fn x(&self) -> &[f32] {
+        &self.x
+    }
+
+    /// The shape of one sample (`[C, H, W]` for images, `[D]` for rows of a table).
+    pub fn sample_shape(&self) -> &[usize] {
+        &self.sample_shape
+    }
+
+    pub fn targets(&self) -> &Targets {
+        &self.targets
+    }
+
+    pub fn len(&self) -> usize {
+        self.targets.len()
+    }
+
+    pub fn is_empty(&self) -> bool {
+        self.len() == 0
+    }
+
+    /// Number of f32 values per sample (product of `sample_shape`).
+    pub(crate) fn sample_len(&self) -> usize {
+        self.sample_shape.iter().product()
+    }
+
+    /// The values of sample `i`. Panics if `i >= len()`.
+    pub fn sample(&self, i: usize) -> &[f32] {
+        let w = self.sample_len();
+        &self.x[i * w..(i + 1) * w]
+    }
+
+    /// Number of classes for a classification set, `None` for regression.
+    pub fn n_classes(&self) -> Option<usize> {
+        match self.targets {
+            Targets::Classes { n_classes, .. } => Some(n_classes),
+            Targets::Values { .. } => None,
+        }
+    }
+
+    /// The given samples, in the given order (repeats allowed). Panics on an index
+    /// out of range.
+    pub(crate) fn subset(&self, indices: &[usize]) -> Dataset {
+        Dataset {
+            x: gather_rows(&self.x, self.sample_len(), indices),
+            sample_shape: self.sample_shape.clone(),
+            targets: self.targets.subset(indices),
+        }
+    }
+
+    /// The first `min(n, len())` samples.
+    #[cfg_attr(feature = "internals", visibility::make(pub))]
+    pub(crate) fn take_first(&self, n: usize) -> Dataset {
+        let idx: Vec<usize> = (0..n.min(self.len())).collect();
+        self.subset(&idx)
+    }
+
+    /// Splits off the last `round(fraction * len())` samples as the tail (the
+    /// validation rows of models saved before they were drawn with
+    /// `Dataset::validation_split`); returns `(head, tail)`.
+    ///
+    /// Panics unless `fraction` is in `[0, 1]`.
+    #[cfg_attr(feature = "internals", visibility::make(pub))]
+    pub(crate) fn split_tail(&self, fraction: f64) -> (Dataset, Dataset) {
+        let n = self.len();
+        let cut = n - fraction_count(fraction, n);
+        let head: Vec<usize> = (0..cut).collect();
+        let tail: Vec<usize> = (cut..n).collect();
+        (self.subset(&head), self.subset(&tail))
+    }
+
+    /// Holds out `round(fraction * len())` samples chosen by a ChaCha8 permutation
+    /// seeded with `seed`. Returns `(rest, held_out, held_out_indices)`; both parts
+    /// keep the original sample order and `held_out_indices` is ascending.
+    ///
+    /// Panics unless `fraction` is in `[0, 1]`.
+    pub(crate) fn seeded_split(&self, fraction: f64, seed: u64) -> (Dataset, Dataset, Vec<usize>) {
+        let n = self.len();
+        let k = fraction_count(fraction, n);
+        let mut perm: Vec<usize> = (0..n).collect();
+        perm.shuffle(&mut ChaCha8Rng::seed_from_u64(seed));
+        let mut held: Vec<usize> = perm[..k].to_vec();
+        let mut rest: Vec<usize> = perm[k..].to_vec();
+        held.sort_unstable();
+        rest.sort_unstable();
+        (self.subset(&rest), self.subset(&held), held)
+    }
+
+    /// Holds out a seeded `fraction` of the samples as a validation set: per class for
+    /// classification when `stratified` (`round(fraction * n_c)` of each class's `n_c`
+    /// samples, at least one of a class with two or more, never all of one), else of
+    /// all samples. Returns `(rest, held_out)`, both in the original order. The draws
+    /// come from a ChaCha8 stream of `seed` other than [`Dataset::seeded_split`]'s.
+    ///
+    /// Panics unless `fraction` is in `[0, 1]`.
+    pub(crate) fn validation_split(
+        &self,
+        fraction: f64,
+        seed: u64,
+        stratified: bool,
+    ) -> (Dataset, Dataset) {
+        let n = self.len();
+        let mut rng = ChaCha8Rng::seed_from_u64(seed);
+        rng.set_stream(VALID_STREAM);
+        let mut held = vec![];
+        match &self.targets {
+            Targets::Classes { labels, n_classes } if stratified => {
+                let mut by_class = vec![vec![]; *n_classes];
+                for (i, &l) in labels.iter().enumerate() {
+                    by_class[l as usize].push(i);
+                }
+                for mut rows in by_class {
+                    let m = rows.len();
+                    let k = fraction_count(fraction, m)
+                        .max(usize::from(m >= 2))
+                        .min(m.saturating_sub(1));
+                    rows.shuffle(&mut rng);
+                    held.extend_from_slice(&rows[..k]);
+                }
+            }
+            _ => {
+                let mut perm: Vec<usize> = (0..n).collect();
+                perm.shuffle(&mut rng);
+                held.extend_from_slice(&perm[..fraction_count(fraction, n)]);
+            }
+        }
+        held.sort_unstable();
+        let mut is_held = vec![false; n];
+        held.iter().for_each(|&i| is_held[i] = true);
+        let rest: Vec<usize> = (0..n).filter(|&i| !is_held[i]).collect();
+        (self.subset(&rest), self.subset(&held))
+    }
+
+    /// Hex MD5 of the samples (shape, inputs and targets, in order): the same samples,
+    /// however they were read, give the same checksum.
+    #[cfg_attr(feature = "internals", visibility::make(pub))]
+    pub(crate) fn checksum(&self) -> String {
+        use md5::{Digest, Md5};
+        let mut h = Md5::new();
+        let mut put = |words: &mut dyn Iterator<Item = [u8; 4]>| {
+            let mut buf = Vec::with_capacity(1 << 16);
+            for w in words {
+                buf.extend_from_slice(&w);
+                if buf.len() >= 1 << 16 {
+                    h.update(&buf);
+                    buf.clear();
+                }
+            }
+            h.update(&buf);
+        };
+        put(&mut self.sample_shape.iter().map(|&d| (d as u32).to_le_bytes()));
+        put(&mut self.x.iter().map(|v| v.to_le_bytes()));
+        match &self.targets {
+            Targets::Classes { labels, n_classes } => {
+                put(&mut [0u32, *n_classes as u32].into_iter().map(u32::to_le_bytes));
+                put(&mut labels.iter().map(|l| l.to_le_bytes()));
+            }
+            Targets::Values { values, dim } => {
+                put(&mut [1u32, *dim as u32].into_iter().map(u32::to_le_bytes));
+                put(&mut values.iter().map(|v| v.to_le_bytes()));
+            }
+        }
+        hex(&h.finalize())
+    }
+
+    /// The classes that have samples here but none in `other` (empty for regression).
+    pub(crate) fn classes_missing_from(&self, other: &Dataset) -> Vec<usize> {
+        let present = |d: &Dataset| match &d.targets {
+            Targets::Classes { labels, n_classes } => {
+                let mut seen = vec![false; *n_classes];
+                labels.iter().for_each(|&l| seen[l as usize] = true);
+                seen
+            }
+            Targets::Values { .. } => vec![],
+        };
+        let (here, there) = (present(self), present(other));
+        (0..here.len())
+            .filter(|&c| here[c] && !there.get(c).copied().unwrap_or(false))
+            .collect()
+    }
+
+    /// Refuses NaN or infinite values in the inputs or in regression targets.
+    /// The error names `path` and the 0-based row and column of the first bad value.
+    pub fn check_finite(&self, path: &Path) -> Result<()> {
+        let w = self.sample_len();
+        if let Some(i) = self.x.iter().position(|v| !v.is_finite()) {
+            return Err(AntError::data(
+                path,
+                format!(
+                    "non-finite input value {} at row {}, column {}",
+                    self.x[i],
+                    i / w.max(1),
+                    i % w.max(1)
+                ),
+            ));
+        }
+        if let Targets::Values { values, dim } = &self.targets
+            && let Some(i) = values.iter().position(|v| !v.is_finite())
+        {
+            return Err(AntError::data(
+                path,
+                format!(
+                    "non-finite target value {} at row {}, target column {}",
+                    values[i],
+                    i / dim.max(&1),
+                    i % dim.max(&1)
+                ),
+            ));
+        }
+        Ok(())
+    }
+}
