@@ -6,7 +6,6 @@ use burn::tensor::activation;
 pub use crate::ops::logsumexp_rows;
 use crate::ops;
 use crate::task::Task;
-internal_use!(crate::tree::reach_probs);
 use crate::tree::LeafOutput;
 
 /// Targets of a batch on a device.

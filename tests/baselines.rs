@@ -65,7 +65,7 @@ fn mlp_2_has_the_expected_tree_and_stops_early_keeping_the_best_epoch() {
     let model = Ant::fit(params, &noise, &Device::flex(), &mut obs).unwrap();
 
     // K hidden layers of 256 tanh units on the root edge, then a linear solver.
-    let t = &model.topology();
+    let t = model.topology();
     assert_eq!((t.nodes.len(), t.routers(), t.transformers()), (1, 0, 2));
     let w = 256;
     assert_eq!(t.num_params(), (d * w + w) + (w * w + w) + (w * k + k));
@@ -100,7 +100,7 @@ fn linear_separates_separable_data() {
         .with_batch_size(32)
         .with_lr(0.05);
     let model = Ant::fit(params, &train, &Device::flex(), &mut Collect::default()).unwrap();
-    let t = &model.topology();
+    let t = model.topology();
     assert_eq!(
         (t.nodes.len(), t.transformers(), t.num_params()),
         (1, 0, 5 * 2 + 2)
@@ -125,7 +125,7 @@ fn cnn_on_mnist_is_the_presets_transformer_along_one_path() {
         .with_batch_size(64)
         .with_lr(0.01);
     let model = Ant::fit(params, &train, &Device::flex(), &mut Collect::default()).unwrap();
-    let t = &model.topology();
+    let t = model.topology();
     // mnist-c, the authors' pooling: conv5-5 three times (28 -> 24/pool 12 -> 8 ->
     // 4/pool 2; a 2x2 map takes no more), no router, and the preset's linear solver on
     // the 5x2x2 map.

@@ -242,7 +242,7 @@ fn mnist_subset_grows_and_beats_a_linear_classifier() {
         .with_refine_epochs(Some(0))
         .with_max_depth(2);
     let ant = Ant::fit(params, &train, &dev, &mut Collect::default()).unwrap();
-    let t = &ant.topology();
+    let t = ant.topology();
     assert!(
         t.nodes.len() > 1 || t.transformers() > 1,
         "growth added nothing: {:?}",
@@ -279,7 +279,7 @@ fn ablations_restrict_the_growth_options() {
         &mut Collect::default(),
     )
     .unwrap();
-    let t = &hme.topology();
+    let t = hme.topology();
     assert_eq!(t.transformers(), 0, "an HME has no transformers");
     assert!(
         hme.meta()
@@ -294,7 +294,7 @@ fn ablations_restrict_the_growth_options() {
         &mut Collect::default(),
     )
     .unwrap();
-    let t = &cnn.topology();
+    let t = cnn.topology();
     assert_eq!(
         (t.routers(), t.nodes.len()),
         (0, 1),

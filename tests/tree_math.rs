@@ -4,7 +4,7 @@
 mod common;
 
 use ant::Task;
-use ant::loss::{Target, mixture_nll, mixture_prediction, reach_probs};
+use ant::loss::{Target, mixture_nll, mixture_prediction};
 use ant::modules::{Block, Repr};
 use ant::observe::Stage;
 use ant::spec::{BlockSpec, LayerSpec, Shape};
@@ -12,6 +12,7 @@ use ant::train::{
     Batch, CachedObjective, DeepenCandidate, DeviceSet, LeafCache, MetricCtx, Objective,
     SplitCandidate,
 };
+use ant::tree::reach_probs;
 use ant::tree::{Topology, TreeModules, TreeView};
 use burn::module::{Module, Param};
 use burn::prelude::*;

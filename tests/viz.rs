@@ -170,7 +170,7 @@ fn stats_of_a_model_add_up() {
     for c in 0..3 {
         assert!(close(root[c], counts[c], 1e-4), "{root:?} vs {counts:?}");
     }
-    let t = &m.topology();
+    let t = m.topology();
     for (i, n) in t.nodes.iter().enumerate() {
         let h: f64 = s[i].class_hist.as_ref().unwrap().iter().sum();
         assert!(close(h, s[i].mass, 1e-4));
@@ -240,7 +240,7 @@ fn svg_has_one_group_per_node_with_labels_and_histograms() {
     let m = five_node_model();
     let d = data();
     let stats: Vec<NodeStats> = model_stats(&m, &d, 10).unwrap();
-    let t = &m.topology();
+    let t = m.topology();
     let svg = tree_svg(
         t,
         1600.0,
@@ -350,7 +350,7 @@ fn dot_is_structurally_sound() {
     let d = data();
     let text =
         String::from_utf8(render_tree(&m, Some(&d), Format::Dot, 1600, 10).unwrap()).unwrap();
-    let t = &m.topology();
+    let t = m.topology();
     assert!(text.starts_with("digraph ant {"));
     assert_eq!(text.matches('{').count(), text.matches('}').count());
     // quotes balanced on every line (escaped quotes aside)

@@ -136,7 +136,7 @@ impl Model {
 
     /// The nodes from the root to `node`.
     fn path(&self, node: usize) -> PyResult<Vec<usize>> {
-        let t = &self.ant.topology();
+        let t = self.ant.topology();
         if node >= t.nodes.len() {
             let msg = format!("no node {node}: the tree has {}", t.nodes.len());
             return Err(PyValueError::new_err(msg));
@@ -157,7 +157,7 @@ impl Model {
 
     /// Sizes and costs: parameters, FLOPs per sample (multi-path), node counts, depth.
     fn summary<'py>(&self, py: Python<'py>) -> PyResult<Bound<'py, PyDict>> {
-        let t = &self.ant.topology();
+        let t = self.ant.topology();
         let total = t.total_cost();
         let d = PyDict::new(py);
         d.set_item("params_total", total.params)?;
@@ -181,7 +181,7 @@ impl Model {
     /// `(leaf, parameters, FLOPs)` of the path to each leaf (what single-path inference
     /// runs for a sample that reaches it).
     fn leaf_costs(&self) -> Vec<(usize, usize, u64)> {
-        let t = &self.ant.topology();
+        let t = self.ant.topology();
         t.leaves()
             .into_iter()
             .map(|l| {

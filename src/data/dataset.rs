@@ -79,20 +79,6 @@ fn fraction_count(fraction: f64, n: usize) -> usize {
     ((fraction * n as f64).round() as usize).min(n)
 }
 
-/// A value read from a file as the f32 training computes in, or why it cannot be one
-/// (NaN, infinite, or beyond f32's range: 1e300 is finite in f64, infinite in f32).
-pub(crate) fn to_f32(v: f64) -> std::result::Result<f32, String> {
-    let v32 = v as f32;
-    match (v.is_finite(), v32.is_finite()) {
-        (true, true) => Ok(v32),
-        (true, false) => Err(format!(
-            "is {v:e}, which overflows f32 (its values stay within ±{:e})",
-            f32::MAX
-        )),
-        (false, _) => Err(format!("is non-finite ({v})")),
-    }
-}
-
 impl Dataset {
     /// Builds a data set, checking that `x` holds a whole number of samples and that
     /// the targets describe the same number of samples.
@@ -127,7 +113,6 @@ impl Dataset {
         })
     }
 
-    /// Number of samples.
     /// The features, row-major: `len() * sample_shape().iter().product()` values.
     pub fn x(&self) -> &[f32] {
         &self.x
@@ -142,6 +127,7 @@ impl Dataset {
         &self.targets
     }
 
+    /// Number of samples.
     pub fn len(&self) -> usize {
         self.targets.len()
     }

@@ -30,12 +30,26 @@ pub use compatible::Misfit;
 pub(crate) use compatible::check_compatible;
 // The root re-exports `Dataset` and `Targets`: their one public path is `ant::Dataset`.
 pub(crate) mod dataset;
-pub(crate) use dataset::{Dataset, Targets, to_f32};
+pub(crate) use dataset::{Dataset, Targets};
 
 use std::io::Read;
 use std::path::Path;
 
 use crate::error::{AntError, Result};
+
+/// A value read from a file as the f32 training computes in, or why it cannot be one
+/// (NaN, infinite, or beyond f32's range: 1e300 is finite in f64, infinite in f32).
+pub(crate) fn to_f32(v: f64) -> std::result::Result<f32, String> {
+    let v32 = v as f32;
+    match (v.is_finite(), v32.is_finite()) {
+        (true, true) => Ok(v32),
+        (true, false) => Err(format!(
+            "is {v:e}, which overflows f32 (its values stay within ±{:e})",
+            f32::MAX
+        )),
+        (false, _) => Err(format!("is non-finite ({v})")),
+    }
+}
 
 /// Refuses training labels (classes `0..n_classes`, read from `path`) that do not
 /// describe a classification problem: fewer than two classes with samples, or, with

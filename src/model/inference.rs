@@ -7,11 +7,11 @@ use serde::{Deserialize, Serialize};
 use super::Ant;
 use crate::data::Dataset;
 use crate::error::Result;
-use crate::loss::{leaf_prediction, mixture_prediction, reach_probs};
+use crate::loss::{leaf_prediction, mixture_prediction};
 use crate::modules::{Repr, to_vec};
 use crate::task::Task;
 use crate::train::EVAL_CHUNK;
-use crate::tree::{Routing, chosen_outputs, least_likely_leaves};
+use crate::tree::{Routing, chosen_outputs, least_likely_leaves, reach_probs};
 
 /// How a prediction is made.
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize, Deserialize)]

@@ -136,12 +136,7 @@ impl Ant {
     }
 
     /// The tree: its topology and its modules (the crate's own tests, with `internals`).
-    #[cfg(feature = "internals")]
-    pub fn tree(&self) -> &Tree {
-        &self.tree
-    }
-
-    #[cfg(not(feature = "internals"))]
+    #[cfg_attr(feature = "internals", visibility::make(pub))]
     pub(crate) fn tree(&self) -> &Tree {
         &self.tree
     }
