@@ -9,6 +9,8 @@
 # Rows: mnist-a  mnist-b  mnist-a-paper  mnist-b-paper  mnist-a-cnn  mnist-a-star  mnist-a-cnn-full  mnist-a-star-full
 #       mnist-a-holdout  mnist-baselines  mnist-a-ensemble
 #       mnist-c-full  mnist-c-default  mnist-c-full-paper  mnist-c-5k  sarcos  sarcos-ensemble
+#       table4-sarcos  table4-mnist-c  table4-mnist-a  table4-mnist-b  patience  patience-plot
+#       mnist-a-ensemble-K (K = 0..7, one member each)  mnist-a-ensemble-eval
 #       mnist-c-5k-ensemble  fig4  side-by-side-sarcos  side-by-side-mnist5k
 #       fidelity-5k  fidelity-full  fidelity-valid-rows   (issue 12's controlled runs; ANT_DEVICE=torch for
 #       LibTorch, which the report's numbers used: source scripts/torch-env.sh first)
@@ -22,6 +24,21 @@ train() { # row, ant train flags...
     local row=$1; shift
     "$ant" train "$@" --out "$root/$row" --force >"$root/$row.log" 2>&1
     echo "$row: $(tail -1 "$root/$row.log")"
+}
+
+# Like train, but a row that finished is kept and one that was cut (a session's end, a
+# kill) continues from its last epoch: the long rows of issue 40 span sessions.
+train_or_resume() { # row, ant train flags...
+    local row=$1 dir="$root/$1"; shift
+    if [ -f "$dir/report.json" ] && [ ! -d "$dir/checkpoint" ]; then
+        echo "$row: kept ($dir/report.json)"
+    elif [ -d "$dir/checkpoint" ]; then
+        "$ant" train --resume "$dir" >>"$root/$row.log" 2>&1
+        echo "$row: $(tail -1 "$root/$row.log")"
+    else
+        "$ant" train "$@" --out "$dir" >"$root/$row.log" 2>&1
+        echo "$row: $(tail -1 "$root/$row.log")"
+    fi
 }
 
 ensemble() { # row, data, ant train flags...
@@ -130,6 +147,45 @@ row() {
         side-by-side-mnist5k) bash scripts/side-by-side.sh mnist5k "$root/$1" ;;
         all) for r in sarcos sarcos-ensemble mnist-c-5k mnist-c-5k-ensemble mnist-c-full \
                 mnist-c-full-paper fig4 side-by-side-sarcos side-by-side-mnist5k; do row "$r"; done ;;
+        # Table 4 (issue 40): the ANT against the same growth without routers (a CNN that
+        # only deepens) and without transformers (an HME); SARCOS on the README's split.
+        table4-sarcos) for seed in 0 1 2; do
+                for ab in none no-router no-transformer; do
+                    train_or_resume "$1-$ab-seed$seed" --preset sarcos --data data/sarcos_inv_test.mat \
+                        --test-fraction 0.2 --seed "$seed" --ablation "$ab"
+                done
+            done ;;
+        table4-mnist-c) for seed in 0 1 2; do
+                for ab in no-router no-transformer; do
+                    train_or_resume "$1-$ab-seed$seed" --preset mnist-c --data data/mnist --seed "$seed" \
+                        --ablation "$ab"
+                done
+            done ;;
+        table4-mnist-a|table4-mnist-b) for ab in no-router no-transformer; do
+                train_or_resume "$1-$ab-seed0" --preset "${1#table4-}" --data data/mnist --ablation "$ab"
+            done ;;
+        # The supplement's patience study: mnist-c, seed 0, growth patience 1, 5 and 15;
+        # `ant curves --run A --run B --run C` draws them on one picture.
+        patience) for p in 1 5 15; do
+                train_or_resume "$1-$p" --preset mnist-c --data data/mnist --patience "$p"
+            done ;;
+        patience-plot) "$ant" curves --run "$root/patience-1" --run "$root/patience-5" \
+                --run "$root/patience-15" --out "$root/patience.svg" ;;
+        # The supplement's ensemble of 8 mnist-a trees, one member a row (each member draws
+        # its own validation rows), then the ensemble scored.
+        mnist-a-ensemble-[0-7]) local k=${1##*-} dir="$root/mnist-a-ensemble8"
+            if [ -f "$dir/member-$k/report.json" ] && [ ! -d "$dir/member-$k/checkpoint" ]; then
+                echo "$1: kept"
+            elif [ -d "$dir/member-$k/checkpoint" ]; then
+                "$ant" train --resume "$dir/member-$k" >>"$root/$1.log" 2>&1
+            else
+                "$ant" train --preset mnist-a --data data/mnist --ensemble 8 --member "$k" --out "$dir" \
+                    >"$root/$1.log" 2>&1
+            fi
+            echo "$1: $(tail -1 "$root/$1.log")" ;;
+        mnist-a-ensemble-eval) "$ant" eval --model "$root/mnist-a-ensemble8" --data data/mnist --json \
+                >"$root/mnist-a-ensemble8.json"
+            echo "$1: $root/mnist-a-ensemble8.json" ;;
         *) echo "unknown row $1 (see the head of $0)" >&2; exit 2 ;;
     esac
 }
