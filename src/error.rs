@@ -49,6 +49,14 @@ pub enum AntError {
     /// Training was stopped by its observer ([`crate::observe::Observer::should_stop`]).
     #[error("training interrupted")]
     Interrupted,
+    /// The model's prediction for some samples is not finite (inputs or weights beyond
+    /// what its f32 arithmetic holds): no class or value is made of it. `samples` are
+    /// their indices (from 0), as ranges.
+    #[error(
+        "the model's prediction is not finite for {count} sample{} ({samples}, counted from 0): its inputs or weights are beyond what f32 arithmetic holds, so no class or value is given",
+        if *.count == 1 { "" } else { "s" }
+    )]
+    NotFinite { count: usize, samples: String },
     /// Drawing, parsing or encoding a picture failed: `what` was being done, `reason`
     /// is the drawing library's message.
     #[error("{what}: {reason}")]

@@ -16,6 +16,9 @@ pub(crate) const RECORDS_FILE: &str = "records.jsonl";
 pub(crate) const REPORT_FILE: &str = "report.json";
 /// Held (an OS file lock) by the run that owns the directory.
 pub(crate) const LOCK_FILE: &str = "run.lock";
+/// Inside a run's directory: the model as growth left it, before refinement (an
+/// ordinary model directory).
+pub(crate) const GROWN_DIR: &str = "grown";
 /// What `ant prune` writes beside the pruned model.
 pub(crate) const PRUNE_FILE: &str = "prune.json";
 
@@ -45,6 +48,7 @@ pub(crate) fn is_model_owned(name: &str) -> bool {
         CHECKPOINT_DIR,
         LOCK_FILE,
         PRUNE_FILE,
+        GROWN_DIR,
     ]
     .contains(&name)
         || (name.starts_with("model-") && name.ends_with(".safetensors"))

@@ -44,7 +44,7 @@ impl Normalisation {
                     ImageNorm::MeanStd => (0..c)
                         .map(|ch| {
                             let var = (sq[ch] / count - mean[ch] * mean[ch]).max(0.0);
-                            if var.sqrt() > 1e-8 { var.sqrt() as f32 } else { 1.0 }
+                            divisor(var.sqrt(), mean[ch])
                         })
                         .collect(),
                 };
@@ -108,11 +108,19 @@ fn column_stats(v: &[f32], d: usize) -> (Vec<f32>, Vec<f32>) {
             .enumerate()
             .for_each(|(j, &x)| var[j] += (x as f64 - mean[j]).powi(2));
     }
-    let std = var.iter().map(|s| {
-        let s = (s / n).sqrt();
-        if s > 1e-8 { s as f32 } else { 1.0 }
-    });
+    let std = var.iter().zip(&mean).map(|(s, &m)| divisor((s / n).sqrt(), m));
     (mean.iter().map(|&m| m as f32).collect(), std.collect())
+}
+
+/// What a column of spread `std` around `mean` (both computed in f64) is divided by:
+/// its spread, at any scale f32 holds (features and targets in tiny units are as real
+/// as any), and 1 for a column that does not vary, or whose variation is only the
+/// rounding of its f32 values (a spread below a few f32 steps of the mean), or is too
+/// small for f32 at all.
+fn divisor(std: f64, mean: f64) -> f32 {
+    let rounding = mean.abs() * f64::from(f32::EPSILON) * 4.0;
+    let s = std as f32;
+    if std > rounding && s.is_normal() { s } else { 1.0 }
 }
 
 pub(crate) fn standardise(v: &[f32], d: usize, mean: &[f32], std: &[f32]) -> Vec<f32> {
@@ -128,6 +136,26 @@ pub(crate) fn standardise(v: &[f32], d: usize, mean: &[f32], std: &[f32]) -> Vec
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    /// Issue 41 (l): targets around 1e-10 had a spread of 1 (a floor of 1e-8), so the
+    /// model learned nothing of them. The spread is the real one at every scale.
+    #[test]
+    fn columns_in_tiny_or_huge_units_are_standardised_by_their_real_spread() {
+        for scale in [1e-30f64, 1e-10, 1.0, 1e10, 1e30] {
+            let v: Vec<f32> = [1.0, 2.0, 3.0, 4.0].iter().map(|x| (x * scale) as f32).collect();
+            let (mean, std) = column_stats(&v, 1);
+            let want = 1.25f64.sqrt() * scale;
+            assert!(((std[0] as f64) - want).abs() <= want * 1e-6, "scale {scale}: {std:?}");
+            assert!(((mean[0] as f64) - 2.5 * scale).abs() <= 2.5 * scale * 1e-6);
+        }
+        // A constant column, at any scale, is left as it is (divided by 1).
+        for c in [0.0f32, 1e-30, 7.0, 1e30] {
+            assert_eq!(column_stats(&[c; 5], 1).1, vec![1.0]);
+        }
+        // Rounding alone (values one f32 step apart around 1e6) is no spread either.
+        let near = [1e6f32, 1e6f32.next_up(), 1e6f32];
+        assert_eq!(column_stats(&near, 1).1, vec![1.0]);
+    }
 
     /// Per channel (mean, standard deviation) of images normalised by `norm`.
     fn channel_stats(x: &[f32], c: usize, hw: usize) -> Vec<(f64, f64)> {

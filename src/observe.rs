@@ -185,7 +185,13 @@ impl std::fmt::Display for Decision {
         ]
         .iter()
         .filter(|(n, _)| *n != self.action.as_str())
-        .filter_map(|(n, v)| v.map(|v| format!("{n} {v:.4}")))
+        .filter_map(|(n, v)| {
+            v.map(|v| match v.is_finite() {
+                true => format!("{n} {v:.4}"),
+                // Refused whatever the rule: its training went beyond f32.
+                false => format!("{n} diverged, refused (validation NLL {v})"),
+            })
+        })
         .collect();
         if !others.is_empty() {
             write!(f, "; {}", others.join(", "))?;

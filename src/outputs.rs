@@ -119,6 +119,7 @@ pub(crate) fn check_model_dir(out: &Path, saved: Saved, replace: bool, inputs: &
     use crate::file_names::{CHECKPOINT_DIR, ENSEMBLE_FILE, TREE_FILE};
     let out = &check(out, Kind::Dir, inputs)?;
     check_nothing_foreign(out)?;
+    check_grown_dir(out)?;
     let has = |name: &str| std::fs::symlink_metadata(out.join(name)).is_ok();
     let refuse = |msg: &str| Err(AntError::data(out, msg));
     if has(CHECKPOINT_DIR) {
@@ -205,6 +206,42 @@ pub fn check_nothing_foreign(out: &Path) -> Result<()> {
         foreign.join(", ")
     );
     Err(AntError::data(out, msg))
+}
+
+/// Refuses a run directory whose `grown/` (the model growth left, which a new run
+/// replaces or removes) holds anything `ant` did not put there: only its `tree.json` and
+/// its checksum-named weights may be there.
+pub(crate) fn check_grown_dir(out: &Path) -> Result<()> {
+    let grown = out.join(crate::file_names::GROWN_DIR);
+    let Ok(meta) = std::fs::symlink_metadata(&grown) else {
+        return Ok(());
+    };
+    let refuse = |what: String| {
+        let msg = format!(
+            "{what}, which ant did not write: a new run replaces grown/ whole; move it, or choose another directory"
+        );
+        Err(AntError::data(&grown, msg))
+    };
+    if !meta.is_dir() {
+        return refuse("is not the directory ant keeps the grown model in".into());
+    }
+    check_nothing_foreign(&grown)?;
+    let entries = std::fs::read_dir(&grown).map_err(|e| AntError::io(&grown, e))?;
+    let mut foreign: Vec<String> = entries
+        .flatten()
+        .map(|e| e.file_name().to_string_lossy().into_owned())
+        .filter(|n| !is_grown_owned(n) && !crate::persist::is_temp_of(n, is_grown_owned))
+        .collect();
+    foreign.sort();
+    match foreign.is_empty() {
+        true => Ok(()),
+        false => refuse(format!("holds {}", foreign.join(", "))),
+    }
+}
+
+/// The names a grown model's directory owns: its `tree.json` and checksum-named weights.
+pub(crate) fn is_grown_owned(name: &str) -> bool {
+    name == crate::file_names::TREE_FILE || crate::file_names::is_checksum_weights(name)
 }
 
 /// Whether `bytes` are a run file as `ant` starts every run with: its spec and the

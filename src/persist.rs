@@ -257,6 +257,12 @@ fn temp_parts(name: &str) -> Option<(&str, u32)> {
     (!target.is_empty()).then_some((target, pid))
 }
 
+/// Whether `name` is a temporary name this module gives a write of a file that `owned`
+/// says is the command's (`.NAME.PID.tmp`).
+pub(crate) fn is_temp_of(name: &str, owned: impl Fn(&str) -> bool) -> bool {
+    temp_parts(name).is_some_and(|(target, _)| owned(target))
+}
+
 /// Remove the temporary files and directories that interrupted writes left in `dir`:
 /// only names this module makes (`.NAME.PID.tmp`), for a NAME that `owned` says the
 /// command writes there, of a process that is gone. Anything else, `.notes.tmp` say, is

@@ -271,3 +271,266 @@ fn image_scaling_selection_and_validation_rows_are_chosen_and_recorded() {
     assert_eq!(scaled["config"]["valid_rows"], "last");
     assert_eq!(scaled["provenance"]["valid_split"]["kind"], "tail");
 }
+
+/// `ant curves` with several `--run`s draws them on one picture, each labelled by the
+/// settings that differ between the runs, spelled as flags (issue 40's patience study).
+#[test]
+fn curves_draw_several_runs_labelled_by_what_differs() {
+    let t = tempfile::tempdir().unwrap();
+    let data = t.path().join("r.csv");
+    let rows: String = (0..120)
+        .map(|i| format!("{},{},{}\n", (i * 7) % 11, (i * 3) % 5, i % 3))
+        .collect();
+    std::fs::write(&data, format!("a,b,y\n{rows}")).unwrap();
+    let s = |p: &Path| p.to_str().unwrap().to_string();
+    let mut runs = vec![];
+    for p in ["1", "2"] {
+        let out = t.path().join(format!("p{p}"));
+        let o = ant(&[
+            "train",
+            "--preset",
+            "tabular",
+            "--target",
+            "y",
+            "--task",
+            "classification",
+            "--width",
+            "8",
+            "--epochs-node",
+            "3",
+            "--refine-epochs",
+            "2",
+            "--max-depth",
+            "2",
+            "--patience",
+            p,
+            "--data",
+            &s(&data),
+            "--out",
+            &s(&out),
+        ]);
+        assert!(o.status.success(), "{}", stderr(&o));
+        runs.push(out);
+    }
+    let svg = t.path().join("both.svg");
+    let o = ant(&[
+        "curves",
+        "--run",
+        &s(&runs[0]),
+        "--run",
+        &s(&runs[1]),
+        "--out",
+        &s(&svg),
+    ]);
+    assert!(o.status.success(), "{}", stderr(&o));
+    let text = std::fs::read_to_string(&svg).unwrap();
+    let doc = roxmltree::Document::parse(&text).unwrap();
+    let texts: Vec<&str> = doc
+        .descendants()
+        .filter_map(|n| n.text())
+        .map(str::trim)
+        .collect();
+    for label in [
+        "--patience 1",
+        "--patience 2",
+        "2 runs: validation over growth and refinement",
+    ] {
+        assert!(texts.contains(&label), "{label} missing from {texts:?}");
+    }
+    // The same run twice: nothing differs, so the directories name them.
+    let o = ant(&[
+        "curves",
+        "--run",
+        &s(&runs[0]),
+        "--run",
+        &s(&runs[0]),
+        "--out",
+        &s(&svg),
+    ]);
+    assert!(o.status.success(), "{}", stderr(&o));
+    let text = std::fs::read_to_string(&svg).unwrap();
+    assert!(text.contains(&s(&runs[0])), "the directory labels the run");
+    // An output that is one of the runs' files is refused, whichever run it is in.
+    let o = ant(&[
+        "curves",
+        "--run",
+        &s(&runs[0]),
+        "--run",
+        &s(&runs[1]),
+        "--out",
+        &s(&runs[1].join("report.json")),
+    ]);
+    assert_eq!(o.status.code(), Some(2), "{}", stderr(&o));
+}
+
+/// A run keeps the model as growth left it (OUT/grown, an ordinary model directory)
+/// beside the refined one, and `ant plot --stage grown` draws it (issue 40, Fig. 3);
+/// a baseline grows nothing, and says so.
+#[test]
+fn a_run_keeps_its_grown_model_and_plot_draws_it() {
+    let t = tempfile::tempdir().unwrap();
+    let data = t.path().join("r.csv");
+    let rows: String = (0..150)
+        .map(|i| {
+            format!(
+                "{},{},{}\n",
+                (i * 7) % 11,
+                (i * 3) % 5,
+                usize::from((i * 7) % 11 > 5)
+            )
+        })
+        .collect();
+    std::fs::write(&data, format!("a,b,y\n{rows}")).unwrap();
+    let s = |p: &Path| p.to_str().unwrap().to_string();
+    let out = t.path().join("run");
+    let train = |extra: &[&str], out: &Path| {
+        let mut args = vec![
+            "train",
+            "--preset",
+            "tabular",
+            "--target",
+            "y",
+            "--task",
+            "classification",
+            "--width",
+            "8",
+            "--epochs-node",
+            "3",
+            "--refine-epochs",
+            "4",
+            "--max-depth",
+            "2",
+        ];
+        args.extend_from_slice(extra);
+        let (d, o) = (s(&data), s(out));
+        args.extend_from_slice(&["--data", &d, "--out", &o]);
+        ant(&args)
+    };
+    let o = train(&[], &out);
+    assert!(o.status.success(), "{}", stderr(&o));
+    let dev = burn::prelude::Device::flex();
+    let final_model = ant::Ant::load(&out, &dev).unwrap();
+    let grown = ant::Ant::load(out.join("grown"), &dev).unwrap();
+    // Refinement trains the grown tree's weights; it never changes its shape.
+    assert_eq!(grown.topology(), final_model.topology());
+    assert_eq!(grown.meta().decisions, final_model.meta().decisions);
+    let tree = |d: &Path| std::fs::read_to_string(d.join("tree.json")).unwrap();
+    let svg = t.path().join("g.svg");
+    let o = ant(&[
+        "plot",
+        "--model",
+        &s(&out),
+        "--stage",
+        "grown",
+        "--data",
+        &s(&data),
+        "--out",
+        &s(&svg),
+    ]);
+    assert!(o.status.success(), "{}", stderr(&o));
+    assert!(std::fs::read_to_string(&svg).unwrap().starts_with("<svg"));
+    // A file of the user's in grown/ is never deleted with it: a run that would replace
+    // the directory is refused before it trains, and the old model stays whole.
+    let before = tree(&out.join("grown"));
+    assert!(before.contains("ant-model-1"));
+    std::fs::write(out.join("grown").join("notes.txt"), "mine").unwrap();
+    let o = train(&["--baseline", "linear", "--force"], &out);
+    assert_eq!(o.status.code(), Some(2), "{}", stderr(&o));
+    assert!(stderr(&o).contains("notes.txt"), "{}", stderr(&o));
+    assert_eq!(tree(&out.join("grown")), before);
+    assert!(ant::Ant::load(&out, &dev).is_ok());
+    std::fs::remove_file(out.join("grown").join("notes.txt")).unwrap();
+    // A baseline replacing the run (--force) leaves no grown model of another run.
+    let o = train(&["--baseline", "linear", "--force"], &out);
+    assert!(o.status.success(), "{}", stderr(&o));
+    assert!(
+        !out.join("grown").exists(),
+        "the old run's grown model went with it"
+    );
+    let o = ant(&[
+        "plot",
+        "--model",
+        &s(&out),
+        "--stage",
+        "grown",
+        "--data",
+        &s(&data),
+        "--out",
+        &s(&svg),
+    ]);
+    assert_eq!(o.status.code(), Some(2), "{}", stderr(&o));
+    assert!(
+        stderr(&o).contains("holds no grown model"),
+        "{}",
+        stderr(&o)
+    );
+}
+
+/// The iris table with the header `header` (`sl,sw,pl,pw,species`), in `dir`.
+fn iris_with_header(dir: &Path, name: &str, header: &str) -> String {
+    let body = std::fs::read_to_string(repo("data/small/iris.csv")).unwrap();
+    let rows: Vec<String> = body
+        .lines()
+        .skip(1)
+        .map(|l| {
+            let c: Vec<&str> = l.split(',').collect();
+            let class =
+                ["setosa", "versicolor", "virginica"][c[4].trim().parse::<usize>().unwrap()];
+            format!("{},{},{},{},{class}", c[0], c[1], c[2], c[3])
+        })
+        .collect();
+    let p = dir.join(name);
+    let text = match header {
+        "" => format!("{}\n", rows.join("\n")),
+        h => format!("{h}\n{}\n", rows.join("\n")),
+    };
+    std::fs::write(&p, text).unwrap();
+    p.to_str().unwrap().to_string()
+}
+
+const TINY: &str =
+    "--epochs-node 2 --refine-epochs 1 --max-depth 2 --target species --task classification";
+
+/// Issue 41 (p, q, s): a training header must name each column once (in NFC); names
+/// that differ only by Unicode normalisation are the same name; a file without a
+/// header is told so, whatever its target column holds.
+#[test]
+fn column_names_are_unique_compared_in_nfc_and_a_missing_header_is_named() {
+    let t = tempfile::tempdir().unwrap();
+    let out = t.path().join("m");
+    let o_s = out.to_str().unwrap();
+    // (p) Duplicate names are refused at training, naming both columns.
+    let dup = iris_with_header(t.path(), "dup.csv", "a,a,pl,pw,species");
+    let o = common::ant_with(
+        &format!("train --preset tabular {TINY}"),
+        &["--data", &dup, "--out", o_s],
+    );
+    assert_clean_error(&o, "'a' twice (columns 0 and 1");
+    assert!(!out.exists(), "nothing written");
+    // Also when the names differ only by their Unicode form.
+    let nfd = "cafe\u{301}";
+    let dup = iris_with_header(
+        t.path(),
+        "dup2.csv",
+        &format!("caf\u{e9},{nfd},pl,pw,species"),
+    );
+    let o = common::ant_with(
+        &format!("train --preset tabular {TINY}"),
+        &["--data", &dup, "--out", o_s],
+    );
+    assert_clean_error(&o, "twice");
+    // (q) Trained on NFC "café", a table headed with NFD "café" is the same columns.
+    let nfc = iris_with_header(t.path(), "nfc.csv", "caf\u{e9},sw,pl,pw,species");
+    let o = common::ant_with(
+        &format!("train --preset tabular {TINY}"),
+        &["--data", &nfc, "--out", o_s],
+    );
+    assert!(o.status.success(), "{}", stderr(&o));
+    let decomposed = iris_with_header(t.path(), "nfd.csv", &format!("{nfd},sw,pl,pw,species"));
+    let o = ant(&["eval", "--model", o_s, "--data", &decomposed]);
+    assert!(o.status.success(), "{}", stderr(&o));
+    // (s) A file without its header: eval says so, as predict does.
+    let bare = iris_with_header(t.path(), "bare.csv", "");
+    let o = ant(&["eval", "--model", o_s, "--data", &bare]);
+    assert_clean_error(&o, "has no header row");
+}

@@ -485,15 +485,17 @@ fn curves_of_a_fitted_run_render() {
         .map(|r| serde_json::to_string(r).unwrap())
         .collect();
     std::fs::write(dir.path().join("records.jsonl"), lines.join("\n")).unwrap();
-    let svg = String::from_utf8(render_curves(dir.path(), Format::Svg, 1200).unwrap()).unwrap();
+    let svg =
+        String::from_utf8(render_curves(&[dir.path().to_path_buf()], Format::Svg, 1200).unwrap())
+            .unwrap();
     roxmltree::Document::parse(&svg).unwrap();
     assert!(svg.contains("refine"));
-    let png = render_curves(dir.path(), Format::Png, 800).unwrap();
+    let png = render_curves(&[dir.path().to_path_buf()], Format::Png, 800).unwrap();
     let reader = png::Decoder::new(std::io::Cursor::new(png))
         .read_info()
         .unwrap();
     assert_eq!(reader.info().width, 800);
-    assert!(render_curves(dir.path(), Format::Dot, 800).is_err());
+    assert!(render_curves(&[dir.path().to_path_buf()], Format::Dot, 800).is_err());
     // the fitted model itself draws too, whatever shape it grew
     let bytes = render_tree(m, Some(&data()), Format::Svg, 1600, 10).unwrap();
     let svg = String::from_utf8(bytes).unwrap();

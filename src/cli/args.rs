@@ -225,8 +225,19 @@ pub(crate) struct PlotArgs {
     /// Bins of the routers' left-probability histograms.
     #[arg(long, default_value_t = 10)]
     pub(crate) bins: usize,
+    /// Which model of a run to draw: the final one, or the tree as growth left it before
+    /// refinement (kept in the run's grown/).
+    #[arg(long, value_enum, default_value_t = Stage::Final)]
+    pub(crate) stage: Stage,
     #[command(flatten)]
     pub(crate) device: DeviceArg,
+}
+
+/// A model of a run: the final one or the one growth left.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, clap::ValueEnum)]
+pub(crate) enum Stage {
+    Final,
+    Grown,
 }
 
 #[derive(clap::Args)]
@@ -262,9 +273,11 @@ pub(crate) struct InspectArgs {
 
 #[derive(clap::Args)]
 pub(crate) struct CurvesArgs {
-    /// A directory written by `ant train --out` (records.jsonl, tree.json).
-    #[arg(long)]
-    pub(crate) run: PathBuf,
+    /// A directory written by `ant train --out` (records.jsonl, tree.json); given more
+    /// than once, the runs are drawn on the same axes, each labelled by the settings
+    /// that differ between them.
+    #[arg(long, required = true)]
+    pub(crate) run: Vec<PathBuf>,
     /// curves.svg or curves.png.
     #[arg(long)]
     pub(crate) out: PathBuf,

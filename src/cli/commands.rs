@@ -9,7 +9,7 @@ use ant::{Ant, AntError, Inference, Result};
 
 use super::args::{
     Cmd, CurvesArgs, DataCmd, EvalArgs, ExportArgs, ExportFormat, InspectArgs, PlotArgs,
-    PredictArgs, PruneArgs,
+    PredictArgs, PruneArgs, Stage,
 };
 use super::progress::DownloadBars;
 
@@ -68,7 +68,7 @@ fn eval(a: EvalArgs) -> Result<()> {
     let model = SavedModel::load(&a.model, &a.device.burn()?)?;
     let (test, warning) = model.test_rows(&a.data)?;
     warn(warning);
-    let report = model.report(&test)?;
+    let report = model.report(&test).map_err(of_file(&a.data))?;
     let text = if a.json {
         format!("{}\n", serde_json::to_string(&report).expect("json"))
     } else {
@@ -87,6 +87,14 @@ fn eval(a: EvalArgs) -> Result<()> {
     print_out(&text)
 }
 
+/// An error about rows of `file` (predictions that are not finite) names the file.
+fn of_file(file: &Path) -> impl Fn(AntError) -> AntError + '_ {
+    move |e| match e {
+        AntError::NotFinite { .. } => AntError::data(file, e.to_string()),
+        e => e,
+    }
+}
+
 fn prune(a: PruneArgs) -> Result<()> {
     let device = a.device.burn()?;
     let summary = ant::saved::prune(&a.model, &a.data, a.min_reach, &a.out, a.force, &device)?;
@@ -94,7 +102,11 @@ fn prune(a: PruneArgs) -> Result<()> {
 }
 
 fn plot(a: PlotArgs) -> Result<()> {
-    let model = SavedModel::load(&a.model, &a.device.burn()?)?;
+    let dir = match a.stage {
+        Stage::Final => a.model.clone(),
+        Stage::Grown => grown_dir(&a.model)?,
+    };
+    let model = SavedModel::load(&dir, &a.device.burn()?)?;
     if let SavedModel::Single(m) = &model {
         return plot_model(&a, m, &a.out);
     }
@@ -108,6 +120,17 @@ fn plot(a: PlotArgs) -> Result<()> {
         plot_model(&a, m, &a.out.with_file_name(name))?;
     }
     Ok(())
+}
+
+/// The model growth left in the run `dir`, before refinement (`dir/grown`).
+fn grown_dir(dir: &Path) -> Result<std::path::PathBuf> {
+    let grown = dir.join("grown");
+    if grown.join("tree.json").is_file() {
+        return Ok(grown);
+    }
+    let msg = "holds no grown model (grown/): runs that grow a tree keep it beside the final \
+               one (not baselines, ensembles or pruned models, nor runs of versions before it)";
+    Err(AntError::data(dir, msg))
 }
 
 /// Draws `model` into `out` as `a` asks.
@@ -166,7 +189,7 @@ fn curves(a: CurvesArgs) -> Result<()> {
         return Err(AntError::param("--width must be at least 300"));
     }
     let bytes = render_curves(&a.run, format, a.width)?;
-    ant::export::write_output(&a.out, &bytes, &a.run, None)?;
+    ant::export::write_output_of(&a.out, &bytes, &a.run)?;
     note!("wrote {}", a.out.display());
     Ok(())
 }
@@ -189,7 +212,7 @@ fn predict(a: PredictArgs) -> Result<()> {
                 true => Some(model.node_reach_per_sample(&data)?),
                 false => None,
             };
-            let p = model.predict(&data, mode)?;
+            let p = model.predict(&data, mode).map_err(of_file(&a.input))?;
             (render(&model, &p, reach.as_deref(), format), data.len())
         }
         SavedModel::Ensemble(_) if a.reach => {
@@ -198,7 +221,7 @@ fn predict(a: PredictArgs) -> Result<()> {
         }
         SavedModel::Ensemble(ens) => {
             let data = load_inputs(&ens.members()[0], &a.input)?;
-            let p = ens.predict(&data, mode)?;
+            let p = ens.predict(&data, mode).map_err(of_file(&a.input))?;
             (ant::predict::render_ensemble(&ens, &p, format), data.len())
         }
     };

@@ -9,19 +9,46 @@ use super::csv::{Table, first_row_is_header};
 use super::tabular::list;
 use crate::error::{AntError, Result, quoted};
 
+/// What a column's name is compared by: trimmed, in Unicode's NFC (the same name typed
+/// on another system may come composed or decomposed).
+pub(crate) fn name_key(name: &str) -> String {
+    use unicode_normalization::UnicodeNormalization;
+    name.trim().nfc().collect()
+}
+
+/// A training file's header (on line `line`) must name each column once: a model reads
+/// later tables by these names.
+pub(crate) fn check_unique(header: &[String], line: usize, path: &Path) -> Result<()> {
+    let keys: Vec<String> = header.iter().map(|n| name_key(n)).collect();
+    let twice =
+        (1..keys.len()).find_map(|j| keys[..j].iter().position(|k| *k == keys[j]).map(|i| (i, j)));
+    let Some((i, j)) = twice else {
+        return Ok(());
+    };
+    let msg = format!(
+        "line {line}: the header names {} twice (columns {i} and {j}, from 0): a model reads \
+         later tables by these names, so each column needs a name of its own",
+        quoted(&header[j])
+    );
+    Err(AntError::data(path, msg))
+}
+
 /// The table's columns by the header names a model was trained on (`names`, every
 /// column of its training file in order), in that order, the header row first. With
 /// `optional` (the target's index in `names`, for rows to predict) that column may be
-/// absent, and is left out either way. A header that lacks a name, or has one the
-/// model does not know, is an error that lists both.
+/// absent, and is left out either way; `target` is its index in `names`, when there is
+/// one. A header that lacks a name, or has one the model does not know, is an error
+/// that lists both; a file without a header is told so.
 pub(crate) fn by_names(
     t: &Table,
     names: &[String],
     optional: Option<usize>,
+    target: Option<usize>,
     path: &Path,
 ) -> Result<Table> {
-    let first: Vec<&str> = t.rows[0].iter().map(|c| c.trim()).collect();
-    let find = |name: &str| first.iter().position(|c| *c == name.trim());
+    let first: Vec<String> = t.rows[0].iter().map(|c| name_key(c)).collect();
+    let first: Vec<&str> = first.iter().map(String::as_str).collect();
+    let find = |name: &str| first.iter().position(|c| *c == name_key(name));
     let wanted: Vec<(usize, &String)> = names
         .iter()
         .enumerate()
@@ -32,7 +59,7 @@ pub(crate) fn by_names(
         .filter(|(_, n)| find(n).is_none())
         .map(|(_, n)| quoted(n))
         .collect();
-    let known = |c: &str| names.iter().any(|n| n.trim() == c);
+    let known = |c: &str| names.iter().any(|n| name_key(n) == c);
     let extra: Vec<String> = first
         .iter()
         .filter(|c| !known(c))
@@ -52,7 +79,11 @@ pub(crate) fn by_names(
         });
     }
     let all: Vec<String> = names.iter().map(|n| quoted(n)).collect();
-    if !first.iter().any(|c| known(c)) && !first_row_is_header(&t.rows[0], |_| true) {
+    // A row of values holds the target's value too, which may be text (a class name):
+    // where the target's column is in place, it says nothing of a header.
+    let in_place = t.n_cols() == names.len();
+    let guess = |k: usize| !(in_place && Some(k) == target);
+    if !first.iter().any(|c| known(c)) && !first_row_is_header(&t.rows[0], guess) {
         let msg = format!(
             "has no header row (line {} holds values): the model reads its columns by the \
              names it was trained on, in any order; add a header naming them: {}",

@@ -98,7 +98,7 @@ pub(crate) fn check_classes(
 }
 
 /// Ascending numbers as `1, 3..=7, 9, 10`.
-fn ranges(sorted: &[usize]) -> String {
+pub(crate) fn ranges(sorted: &[usize]) -> String {
     let mut parts: Vec<String> = vec![];
     let mut i = 0;
     while i < sorted.len() {

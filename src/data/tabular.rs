@@ -170,7 +170,10 @@ fn resolve_target(t: &Table, spec: &TargetSpec, path: &Path) -> Result<(usize, b
         }
         return Ok((j, first_row_is_header(first, |k| k != j)));
     }
-    let named: Vec<usize> = (0..n).filter(|&k| first[k].trim() == wanted).collect();
+    let key = super::columns::name_key(wanted);
+    let named: Vec<usize> = (0..n)
+        .filter(|&k| super::columns::name_key(&first[k]) == key)
+        .collect();
     match named[..] {
         [j] => return Ok((j, true)),
         [_, _, ..] => {
@@ -285,7 +288,7 @@ pub(crate) fn parse_labelled(
     let mut t = table(bytes, path, spec)?;
     // A model's table is read by the names it was trained on, in its order.
     if let Some(names) = &spec.columns {
-        t = super::columns::by_names(&t, names, None, path)?;
+        t = super::columns::by_names(&t, names, None, spec.index, path)?;
     }
     let n_columns = t.n_cols();
     check_column_count(n_columns, spec, path)?;
@@ -294,6 +297,9 @@ pub(crate) fn parse_labelled(
         _ => resolve_target(&t, spec, path)?,
     };
     let header = has_header.then(|| t.rows[0].clone());
+    if let (None, Some(h)) = (&spec.columns, &header) {
+        super::columns::check_unique(h, t.line_numbers[0], path)?;
+    }
     let rows = data_rows(&t, has_header, path)?;
     // Features first: a bad feature cell is reported before a bad target cell.
     let x = features(&t, rows.clone(), Some(index), header.as_deref(), path)?;
@@ -473,7 +479,7 @@ pub(crate) fn parse_features(
         && let (Some(names), Some(target)) = (&s.columns, s.index)
     {
         // The features by the names the model was trained on; the target may be there.
-        let kept = super::columns::by_names(&t, names, Some(target), path)?;
+        let kept = super::columns::by_names(&t, names, Some(target), Some(target), path)?;
         let rows = data_rows(&kept, true, path)?;
         let count = rows.len();
         let x = features(&kept, rows, None, Some(&kept.rows[0]), path)?;

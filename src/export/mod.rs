@@ -27,6 +27,19 @@ pub fn write_output(
     crate::outputs::write_output(out, bytes, model, data)
 }
 
+/// [`write_output`] for a command that reads the model or run directories `models`.
+pub fn write_output_of(
+    out: &std::path::Path,
+    bytes: &[u8],
+    models: &[std::path::PathBuf],
+) -> crate::Result<()> {
+    let inputs: Vec<crate::outputs::Input> = models
+        .iter()
+        .map(|m| crate::outputs::Input::Model(m))
+        .collect();
+    crate::outputs::write_file(out, bytes, &inputs)
+}
+
 /// Checks, before any work, that `out` may hold the site of `ant export --format web`
 /// for the model directory `model` (and data path `data`): no input, and no directory
 /// of files `ant` did not write.

@@ -48,6 +48,25 @@ impl Predictions {
     }
 }
 
+/// Every prediction leaves through here: a row with a value that is not finite is never
+/// a class (the arg-max of NaNs is 0) or a number; the rows are named in the error.
+fn check_finite(values: &[f32], k: usize) -> Result<()> {
+    let bad: Vec<usize> = values
+        .chunks(k.max(1))
+        .enumerate()
+        .filter(|(_, r)| r.iter().any(|v| !v.is_finite()))
+        .map(|(i, _)| i)
+        .collect();
+    if bad.is_empty() {
+        return Ok(());
+    }
+    Err(crate::error::AntError::NotFinite {
+        count: bad.len(),
+        samples: crate::data::ranges(&bad[..bad.len().min(20)])
+            + if bad.len() > 20 { ", ..." } else { "" },
+    })
+}
+
 /// Arg-max of each row of `k` values (the first on ties).
 pub(crate) fn argmax_rows(values: &[f32], k: usize) -> Vec<usize> {
     values
@@ -80,6 +99,7 @@ impl Ant {
         if let Task::Regression { dim } = task {
             self.meta.normalisation.restore_y(&mut values, dim);
         }
+        check_finite(&values, k)?;
         Ok(Predictions { values, k, leaf })
     }
 

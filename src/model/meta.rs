@@ -110,9 +110,10 @@ impl ModelMeta {
     }
 }
 
-/// Below this a standard deviation is no divisor: training sets 1 wherever the spread
-/// is under 1e-8, so a smaller one was edited in, and dividing by it overflows f32.
-const MIN_STD: f32 = 1e-9;
+/// Below this a standard deviation is no divisor: training divides by any spread f32
+/// holds as a normal number (features in tiny units are real), so a smaller one was
+/// edited in.
+const MIN_STD: f32 = f32::MIN_POSITIVE;
 /// Beyond this a scale or offset leaves no room in f32 for the values it produces.
 const MAX_SCALE: f32 = 1e36;
 /// The largest input offset, in standard deviations, that normalisation can leave

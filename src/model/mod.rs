@@ -99,15 +99,34 @@ impl Ant {
         observer: &mut dyn Observer,
         checkpoints: &Checkpoints,
     ) -> Result<Ant> {
+        Ok(Self::fit_stages(params, data, device, observer, checkpoints)?.0)
+    }
+
+    /// [`Ant::fit_checkpointed`], also returning the tree as growth left it, before
+    /// refinement (`None` for a baseline), as a model of its own.
+    pub(crate) fn fit_stages(
+        params: AntParams,
+        data: &Dataset,
+        device: &Device,
+        observer: &mut dyn Observer,
+        checkpoints: &Checkpoints,
+    ) -> Result<(Ant, Option<Ant>)> {
         let start = start_model(&params, device)?;
-        Self::from_training(crate::train::train(
-            params,
-            data,
-            device,
-            observer,
-            Some(checkpoints),
-            start,
-        )?)
+        let mut trained =
+            crate::train::train(params, data, device, observer, Some(checkpoints), start)?;
+        let grown = trained.grown.take();
+        let model = Self::from_training(trained)?;
+        let grown = grown.map(|(tree, valid_nll, valid_metric)| {
+            let mut meta = model.meta.clone();
+            meta.valid_nll = valid_nll;
+            meta.valid_metric = valid_metric;
+            Ant {
+                tree,
+                meta,
+                device: model.device.clone(),
+            }
+        });
+        Ok((model, grown))
     }
 
     fn from_training(t: crate::train::Trained) -> Result<Ant> {

@@ -39,7 +39,7 @@ pub(crate) use file::os_path;
 internal_use!(file::{DataChecksums, RunFile});
 
 pub(crate) use crate::file_names::{
-    CHECKPOINT_DIR, LOCK_FILE, RECORDS_FILE, REPORT_FILE, RUN_FILE,
+    CHECKPOINT_DIR, GROWN_DIR, LOCK_FILE, RECORDS_FILE, REPORT_FILE, RUN_FILE,
 };
 /// The most bytes `records.jsonl` is read as (a few hundred bytes an epoch).
 pub(crate) const MAX_RECORDS_BYTES: u64 = 1 << 30;
@@ -311,8 +311,8 @@ impl Run {
             observer.warning(&msg);
         }
         let res = (|| {
-            let fitted = Ant::fit_checkpointed(spec.params, &train, device, observer, &checkpoints);
-            let mut model = match fitted {
+            let fitted = Ant::fit_stages(spec.params, &train, device, observer, &checkpoints);
+            let (mut model, mut grown) = match fitted {
                 // Resuming would diverge the same way: nothing there is worth keeping.
                 Err(e @ AntError::Diverged { .. }) => {
                     drop(checkpoints);
@@ -330,16 +330,29 @@ impl Run {
                 }
                 other => other?,
             };
-            let p = &mut model.meta_mut().provenance;
-            p.data = spec.data.path.display().to_string();
-            p.test_split = source.split;
-            p.train_limit = spec.data.train_limit;
-            p.target = source.target;
-            p.member = spec.member;
-            model.meta_mut().class_names = source.class_names;
+            for m in std::iter::once(&mut model).chain(grown.as_mut()) {
+                let p = &mut m.meta_mut().provenance;
+                p.data = spec.data.path.display().to_string();
+                p.test_split = source.split.clone();
+                p.train_limit = spec.data.train_limit;
+                p.target = source.target.clone();
+                p.member = spec.member;
+                m.meta_mut().class_names = source.class_names.clone();
+            }
             // What described a model replaced here (--force) goes before it does.
             for stale in [REPORT_FILE, crate::file_names::PRUNE_FILE] {
                 crate::persist::remove_file(&out.join(stale))?;
+            }
+            // The grown model first: the run's checkpoints still stand until the final
+            // model's switch, so a kill in between resumes and saves both again.
+            let grown_dir = out.join(GROWN_DIR);
+            crate::outputs::check_grown_dir(&out)?;
+            // What a save killed here left (the run's lock is held).
+            crate::persist::remove_stale_temps(&grown_dir, crate::outputs::is_grown_owned)?;
+            match &grown {
+                Some(g) => g.save(&grown_dir)?,
+                None if grown_dir.is_dir() => remove_dir_atomic(&grown_dir)?,
+                None => {}
             }
             model.save(&out)?;
             let evaluation = model.evaluate(&source.test)?;
@@ -376,6 +389,8 @@ fn stopped(out: &Path, e: AntError) -> AntError {
 
 /// Refuse `out` if it holds an interrupted run, or a finished model that is to be kept.
 fn check_free(out: &Path, existing: Existing) -> Result<()> {
+    // The grown model a new run replaces must be all ant's.
+    crate::outputs::check_grown_dir(out)?;
     let ckdir = out.join(CHECKPOINT_DIR);
     // Only a run that finished an epoch has something to lose.
     if Checkpoints::has_progress(&ckdir) {

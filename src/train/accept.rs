@@ -51,6 +51,10 @@ impl Accept {
     /// Whether a candidate whose validation NLL is `after` (tree: `before`), with the
     /// paired `gain` (needed only by [`Accept::Paired`]), is kept.
     pub fn keeps(self, before: f64, after: f64, gain: impl FnOnce() -> Gain) -> bool {
+        // A candidate that diverged is never kept, whatever its score compares as.
+        if !after.is_finite() {
+            return false;
+        }
         match self {
             Accept::Paper => after < before,
             Accept::Paired { z } => after < before && {
@@ -97,7 +101,10 @@ mod tests {
         let g = Gain::paired(&better, &tree);
         assert!(g.z().is_infinite() || g.z() > 100.0);
         assert!(Accept::Paired { z: 2.0 }.keeps(before, before - g.mean, || g));
-        // No rule keeps a loss.
+        // No rule keeps a loss, nor a candidate that diverged.
         assert!(!Accept::Paired { z: 0.0 }.keeps(1.0, 1.1, || g));
+        for diverged in [f64::NAN, f64::INFINITY, f64::NEG_INFINITY] {
+            assert!(!Accept::Paper.keeps(1.0, diverged, || g), "{diverged}");
+        }
     }
 }

@@ -458,7 +458,8 @@ impl Grown {
             t.deepen.as_ref().map(|f| f.valid_nll),
         );
         let before = self.valid_nll;
-        let split_wins = s_nll.is_some_and(|s| d_nll.is_none_or(|d| s <= d));
+        // A candidate that diverged (NaN or infinite NLL) loses to any other.
+        let split_wins = s_nll.is_some_and(|s| s.is_finite() && d_nll.is_none_or(|d| d.is_nan() || s <= d));
         let split_bar = t.continued.map_or(before, |b| b.min(before));
         let (topo, modules) = (&mut self.tree.topology, &mut self.tree.modules);
         let keeps = |bar: f64, nll: f64, g: Option<Gain>| {

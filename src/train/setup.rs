@@ -141,6 +141,9 @@ pub(crate) struct Trained {
     pub valid_nll: f64,
     pub valid_metric: f64,
     pub decisions: Vec<Decision>,
+    /// The tree as growth left it, before refinement, with its validation scores (the
+    /// paper's Fig. 3 draws both); `None` for a fixed architecture.
+    pub grown: Option<(Tree, f64, f64)>,
     /// The plain device the tree lives on.
     pub device: Device,
 }
@@ -186,16 +189,21 @@ pub(crate) fn train(
         if let Some(c) = checkpoints {
             c.track_augmenter(tset.augment.clone());
         }
-        let ((tree, valid_nll, valid_metric), decisions) = match cfg.baseline {
+        let ((tree, valid_nll, valid_metric), decisions, grown) = match cfg.baseline {
             Some(b) => {
                 let fixed = train_fixed(&cfg, input, data, observer)?;
                 let why = || format!("baseline {b} does not fit inputs of shape {input}");
-                (fixed.ok_or_else(|| AntError::param(why()))?, vec![])
+                (fixed.ok_or_else(|| AntError::param(why()))?, vec![], None)
             }
             None => {
                 let grown = grow(&cfg, data, input, observer)?;
                 let decisions = grown.decisions.clone();
-                (refine(&cfg, grown, data, observer)?, decisions)
+                let before = (
+                    Tree::new(grown.tree.topology.clone(), grown.tree.modules.valid()),
+                    grown.valid_nll,
+                    grown.valid_metric,
+                );
+                (refine(&cfg, grown, data, observer)?, decisions, Some(before))
             }
         };
         if !valid_nll.is_finite() || !valid_metric.is_finite() {
@@ -213,6 +221,7 @@ pub(crate) fn train(
             valid_nll,
             valid_metric,
             decisions,
+            grown,
             device: base,
         })
 }

@@ -6,6 +6,8 @@
 //! `raster` turns any of the SVGs into a PNG with resvg.
 
 internal_mods! {
+    /// Several runs' curves on one picture.
+    compare;
     /// Training curves from `records.jsonl`.
     curves;
     /// Graphviz DOT.
@@ -140,9 +142,13 @@ pub fn render_tree(
     }
 }
 
-/// The training curves of the run in `dir` (`records.jsonl`, and `tree.json` if present
-/// for the task and growth decisions), `width` pixels wide.
-pub fn render_curves(dir: &Path, format: Format, width: u32) -> Result<Vec<u8>> {
+/// A run's epoch records and, when it finished, its `tree.json` record.
+fn read_run(
+    dir: &Path,
+) -> Result<(
+    Vec<crate::observe::EpochRecord>,
+    Option<crate::model::ModelMeta>,
+)> {
     if crate::ensemble::is_ensemble(dir) {
         let msg = format!(
             "is an ensemble: its members have the training records; draw one with `ant curves --run {}`",
@@ -159,16 +165,64 @@ pub fn render_curves(dir: &Path, format: Format, width: u32) -> Result<Vec<u8>> 
         crate::persist::read_bounded(&dir.join("tree.json"), 256 << 20)
             .ok()
             .and_then(|s| serde_json::from_slice(&s).ok());
-    let (metric, decisions, name) = match &meta {
-        Some(m) if m.task.is_classification() => {
-            ("valid error %", m.decisions.clone(), m.preset.name())
-        }
-        Some(m) => ("valid MSE", m.decisions.clone(), m.preset.name()),
-        None => ("valid metric", vec![], "run"),
-    };
-    let title = format!("{name}: growth and refinement ({} epochs)", records.len());
+    Ok((records, meta))
+}
+
+/// The validation metric's name for a run's task.
+fn metric_name(meta: Option<&crate::model::ModelMeta>) -> &'static str {
+    match meta {
+        Some(m) if m.task.is_classification() => "valid error %",
+        Some(_) => "valid MSE",
+        None => "valid metric",
+    }
+}
+
+/// The training curves of the runs in `dirs` (`records.jsonl`, and `tree.json` if
+/// present for the task and growth decisions), `width` pixels wide: one run's growth
+/// candidates and refinement, or several runs on the same axes, each labelled by the
+/// settings that differ between them.
+pub fn render_curves(dirs: &[std::path::PathBuf], format: Format, width: u32) -> Result<Vec<u8>> {
     let height = (width as f64 * 0.56) as u32;
-    let svg = curves::curves_svg(&records, &decisions, metric, &title, width, height)?;
+    let svg = match dirs {
+        [] => return Err(AntError::param("name a run to draw (--run)")),
+        [dir] => {
+            let (records, meta) = read_run(dir)?;
+            let (decisions, name) = match &meta {
+                Some(m) => (m.decisions.clone(), m.preset.name()),
+                None => (vec![], "run"),
+            };
+            let title = format!("{name}: growth and refinement ({} epochs)", records.len());
+            let metric = metric_name(meta.as_ref());
+            curves::curves_svg(&records, &decisions, metric, &title, width, height)?
+        }
+        _ => {
+            let runs = dirs
+                .iter()
+                .map(|d| read_run(d))
+                .collect::<Result<Vec<_>>>()?;
+            let metrics: Vec<&str> = runs.iter().map(|(_, m)| metric_name(m.as_ref())).collect();
+            if metrics.iter().any(|m| *m != metrics[0]) {
+                return Err(AntError::param(
+                    "the runs measure different metrics (classification and regression): draw them apart",
+                ));
+            }
+            let configs: Vec<Option<serde_json::Value>> = runs
+                .iter()
+                .map(|(_, m)| {
+                    m.as_ref()
+                        .and_then(|m| serde_json::to_value(&m.config).ok())
+                })
+                .collect();
+            let names: Vec<String> = dirs.iter().map(|d| d.display().to_string()).collect();
+            let labels = compare::labels(&configs, &names);
+            let runs: Vec<compare::RunCurves> = runs
+                .into_iter()
+                .zip(labels)
+                .map(|((records, _), label)| compare::RunCurves { label, records })
+                .collect();
+            compare::compare_svg(&runs, metrics[0], width, height)?
+        }
+    };
     match format {
         Format::Png => png(&svg, Some(width)),
         Format::Svg => Ok(svg.into_bytes()),
@@ -211,7 +265,7 @@ mod tests {
     fn curves_of_a_run_without_epochs_name_the_file() {
         let dir = tempfile::tempdir().unwrap();
         std::fs::write(dir.path().join("records.jsonl"), "\n").unwrap();
-        let e = render_curves(dir.path(), Format::Svg, 800).unwrap_err();
+        let e = render_curves(&[dir.path().to_path_buf()], Format::Svg, 800).unwrap_err();
         assert!(matches!(e, AntError::Data { .. }), "{e:?}");
         assert!(e.to_string().contains("records.jsonl"), "{e}");
     }
