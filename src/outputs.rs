@@ -284,14 +284,44 @@ fn format_is(bytes: &[u8], format: &str) -> bool {
     serde_json::from_slice::<Head>(bytes).is_ok_and(|h| h.format == format)
 }
 
-/// After a model has replaced another in `dir`: the files that described the old one
-/// (its training records and test report) are removed, so that none describes the
-/// wrong model.
-pub(crate) fn remove_old_descriptions(dir: &Path) -> Result<()> {
-    for name in [crate::file_names::RECORDS_FILE, crate::file_names::REPORT_FILE] {
-        crate::persist::remove_file(&dir.join(name))?;
+/// Who wrote the training records in a directory a model is saved into.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub(crate) enum Records {
+    /// The run saving the model: they describe it, and stay.
+    Ours,
+    /// Another command's model: they describe the model being replaced.
+    Old,
+}
+
+/// Every command that saves a model where another may be goes through here, in one
+/// order: first what described the old model goes (its report, pruning summary, grown
+/// model, and its records unless they are `Records::Ours`), then `grown` (the model
+/// growth left, when there is one), then the model itself, whose `tree.json` is the
+/// switch. Killed at any point, nothing left describes a model it does not belong to.
+pub(crate) fn save_model(
+    model: &crate::Ant,
+    grown: Option<&crate::Ant>,
+    out: &Path,
+    records: Records,
+) -> Result<()> {
+    use crate::file_names::{GROWN_DIR, PRUNE_FILE, RECORDS_FILE, REPORT_FILE};
+    check_nothing_foreign(out)?;
+    check_grown_dir(out)?;
+    let mut stale = vec![REPORT_FILE, PRUNE_FILE];
+    if records == Records::Old {
+        stale.push(RECORDS_FILE);
     }
-    Ok(())
+    for name in stale {
+        crate::persist::remove_file(&out.join(name))?;
+    }
+    let grown_dir = out.join(GROWN_DIR);
+    // What a save killed there left (the caller holds the directory's lock).
+    crate::persist::remove_stale_temps(&grown_dir, is_grown_owned)?;
+    match grown {
+        Some(g) => g.save(&grown_dir)?,
+        None => crate::persist::remove_dir_atomic(&grown_dir)?,
+    }
+    model.save(out)
 }
 
 /// The inputs of a command that reads the model (ensemble or run) directory `model`

@@ -186,7 +186,7 @@ fn exchange(a: &Path, b: &Path) -> std::io::Result<()> {
     }
     let old = parent_of(b).join(format!(
         ".{}.{}.old.tmp",
-        b.file_name().unwrap_or_default().to_string_lossy(),
+        temp_stem(&b.file_name().unwrap_or_default().to_string_lossy()),
         std::process::id()
     ));
     std::fs::rename(b, &old)?;
@@ -208,7 +208,7 @@ pub fn remove_stale_siblings(dir: &Path) -> Result<()> {
     let Ok(entries) = std::fs::read_dir(parent) else {
         return Ok(());
     };
-    let prefix = format!(".{name}.");
+    let prefix = format!(".{}.", temp_stem(&name));
     for e in entries.flatten() {
         let entry = e.file_name().to_string_lossy().into_owned();
         let Some(rest) = entry.strip_prefix(&prefix) else {
@@ -307,7 +307,28 @@ fn temp_path(path: &Path) -> PathBuf {
         .file_name()
         .map(|n| n.to_string_lossy().into_owned())
         .unwrap_or_default();
-    parent_of(path).join(format!(".{name}.{}.tmp", std::process::id()))
+    parent_of(path).join(format!(".{}.{}.tmp", temp_stem(&name), std::process::id()))
+}
+
+/// The longest stem a temporary name may have: `.` + stem + `.` + a PID (10 digits) +
+/// `.old.tmp` must fit the 255 bytes a file name may have.
+const MAX_STEM: usize = 255 - 1 - 1 - 10 - 8;
+
+/// `name` in a temporary name: itself when the temporary name fits, else as much of it
+/// as fits and `~` and 8 hexadecimal digits of its checksum (names of 236 to 255 bytes
+/// are outputs too).
+fn temp_stem(name: &str) -> String {
+    if name.len() <= MAX_STEM {
+        return name.to_string();
+    }
+    let mut end = MAX_STEM - 9;
+    while !name.is_char_boundary(end) {
+        end -= 1;
+    }
+    use md5::{Digest, Md5};
+    let sum = Md5::digest(name.as_bytes());
+    let tag: String = sum[..4].iter().map(|b| format!("{b:02x}")).collect();
+    format!("{}~{tag}", &name[..end])
 }
 
 /// Make the renames in `dir` durable (best effort: not every file system can).
@@ -365,6 +386,28 @@ fn injected_failure() -> std::io::Result<()> {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    /// Issue 41 (e): outputs named with 236 to 255 bytes were written through a
+    /// temporary name too long for the file system.
+    #[test]
+    fn files_and_directories_of_the_longest_names_are_written() {
+        let d = tempfile::tempdir().unwrap();
+        for len in [200, 236, 247, 255] {
+            let name: String = "é".repeat(len / 2) + &"x".repeat(len % 2);
+            assert_eq!(name.len(), len);
+            let f = d.path().join(&name);
+            write_atomic(&f, b"one").unwrap();
+            write_atomic(&f, b"two").unwrap();
+            assert_eq!(std::fs::read(&f).unwrap(), b"two");
+            std::fs::remove_file(&f).unwrap();
+            replace_dir_atomic(&f, &[("a", b"1")]).unwrap();
+            replace_dir_atomic(&f, &[("a", b"2")]).unwrap();
+            assert_eq!(std::fs::read(f.join("a")).unwrap(), b"2");
+            remove_dir_atomic(&f).unwrap();
+            assert!(temp_path(&f).file_name().unwrap().len() <= 255);
+        }
+        assert_eq!(std::fs::read_dir(d.path()).unwrap().count(), 0, "no temporary rest");
+    }
 
     fn names(d: &Path) -> Vec<String> {
         let mut v: Vec<String> = std::fs::read_dir(d)

@@ -19,7 +19,7 @@ use crate::spec::Shape;
 /// rows for a flat model (target column optional), an IDX image file or a CIFAR-10
 /// batch for an image model, or a SARCOS MAT-file. Targets are placeholders.
 pub fn load_inputs(model: &Ant, path: &Path) -> Result<Dataset> {
-    let Input::File(format, bytes) = detect(path)? else {
+    let Input::File(format, bytes, _) = detect(path)? else {
         return Err(AntError::data(
             path,
             "is a directory; give one file (CSV rows, an IDX image file or a CIFAR-10 batch)",

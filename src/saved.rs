@@ -103,8 +103,7 @@ pub fn prune(
 fn prune_tree(model: &Ant, data: &Path, min_reach: f64, out: &Path) -> Result<serde_json::Value> {
     let (valid, test) = model.recorded_rows(data)?;
     let (pruned, report) = model.pruned(&valid, min_reach)?;
-    pruned.save(out)?;
-    crate::outputs::remove_old_descriptions(out)?;
+    crate::outputs::save_model(&pruned, None, out, crate::outputs::Records::Old)?;
     let (v0, v1) = (model.evaluate(&valid)?, pruned.evaluate(&valid)?);
     let (t0, t1) = (model.evaluate(&test)?, pruned.evaluate(&test)?);
     let summary = serde_json::json!({

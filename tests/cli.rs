@@ -534,3 +534,48 @@ fn column_names_are_unique_compared_in_nfc_and_a_missing_header_is_named() {
     let o = ant(&["eval", "--model", o_s, "--data", &bare]);
     assert_clean_error(&o, "has no header row");
 }
+
+/// Issue 41 (a): a table given as a pipe (`<(cat iris.csv)`) is read once, and its
+/// checksum is that of the bytes read (it was the MD5 of nothing, d41d8cd9..., so `eval`
+/// did not know the file and scored every row, training rows included).
+#[test]
+fn a_piped_table_is_read_once_and_known_by_its_bytes() {
+    let t = tempfile::tempdir().unwrap();
+    let iris = iris_with_header(t.path(), "iris.csv", "sl,sw,pl,pw,species");
+    let out = t.path().join("m");
+    let o = std::process::Command::new("bash")
+        .arg("-c")
+        .arg(format!(
+            "exec \"$0\" train --preset tabular {TINY} --data <(cat '{iris}') --out '{}'",
+            out.display()
+        ))
+        .arg(env!("CARGO_BIN_EXE_ant"))
+        .output()
+        .unwrap();
+    assert!(o.status.success(), "{}", stderr(&o));
+    let tree: serde_json::Value =
+        serde_json::from_slice(&std::fs::read(out.join("tree.json")).unwrap()).unwrap();
+    let md5 = tree["provenance"]["test_split"]["file_md5"]
+        .as_str()
+        .map(str::to_string);
+    let want = ant::data::md5_hex(&std::fs::read(&iris).unwrap());
+    assert_eq!(
+        md5.as_deref(),
+        Some(want.as_str()),
+        "{}",
+        tree["provenance"]
+    );
+    // eval on the file itself scores the held-out rows only, without a warning.
+    let o = ant(&[
+        "eval",
+        "--model",
+        out.to_str().unwrap(),
+        "--data",
+        &iris,
+        "--json",
+    ]);
+    assert!(o.status.success(), "{}", stderr(&o));
+    assert!(!stderr(&o).contains("not the file"), "{}", stderr(&o));
+    let report: serde_json::Value = serde_json::from_slice(&o.stdout).unwrap();
+    assert_eq!(report["test_samples"], 30, "{report}");
+}

@@ -476,3 +476,55 @@ fn a_run_killed_at_any_moment_leaves_a_whole_model_and_resumes() {
         assert!(!dir.exists());
     }
 }
+
+/// Issue 41 (f): `ant prune --force` over a trained model, killed after each of its
+/// steps, never leaves that model's report or records (or grown model) beside the
+/// pruned tree: every command saves in one order, descriptions of the old model first.
+#[cfg(unix)]
+#[test]
+fn a_prune_killed_at_any_step_leaves_nothing_of_the_old_model_beside_the_new() {
+    let tmp = tempfile::tempdir().unwrap();
+    let (a, _, b, tb) = models_a_and_b(tmp.path());
+    assert!(b.join("report.json").exists() && b.join("records.jsonl").exists());
+    let mut switched = 0;
+    for n in 1.. {
+        let dir = tmp.path().join(format!("prune-{n}"));
+        copy_dir(&b, &dir);
+        let args = [
+            "prune",
+            "--model",
+            a.to_str().unwrap(),
+            "--data",
+            &iris(),
+            "--min-reach",
+            "0.3",
+            "--out",
+            dir.to_str().unwrap(),
+            "--force",
+        ];
+        let r = bin()
+            .args(args)
+            .env("ANT_FAULT_AFTER_WRITES", n.to_string())
+            .output()
+            .unwrap();
+        let tree = std::fs::read(dir.join("tree.json")).unwrap();
+        load(&dir).unwrap_or_else(|e| panic!("killed after step {n}: {e}"));
+        if tree != tb {
+            switched += 1;
+            for old in ["report.json", "records.jsonl", "grown"] {
+                assert!(
+                    !dir.join(old).exists(),
+                    "killed after step {n}: {old} of the old model is left"
+                );
+            }
+        }
+        if r.status.success() {
+            assert!(dir.join("prune.json").exists());
+            break;
+        }
+    }
+    assert!(
+        switched >= 2,
+        "the kills reached past the switch: {switched}"
+    );
+}

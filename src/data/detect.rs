@@ -8,7 +8,7 @@
 
 use std::path::Path;
 
-use super::{cifar, idx, mat, read_maybe_gz};
+use super::{cifar, idx, mat, read_data};
 use crate::error::{AntError, Result};
 
 /// What a directory holds.
@@ -52,8 +52,9 @@ impl FileFormat {
 #[derive(Clone, Debug, PartialEq, Eq)]
 pub enum Input {
     Dir(DirFormat),
-    /// A file's format and its bytes (gunzipped), so that it is read once.
-    File(FileFormat, Vec<u8>),
+    /// A file's format, its bytes (gunzipped) and the MD5 of its raw bytes, all from
+    /// one read.
+    File(FileFormat, Vec<u8>, String),
 }
 
 /// Finds out what `path` holds. A missing path, an unreadable file and a corrupt gzip
@@ -69,8 +70,8 @@ pub fn detect(path: &Path) -> Result<Input> {
             DirFormat::Idx
         }));
     }
-    let bytes = read_maybe_gz(path)?;
-    Ok(Input::File(FileFormat::of(&bytes), bytes))
+    let read = read_data(path)?;
+    Ok(Input::File(FileFormat::of(&read.bytes), read.bytes, read.raw_md5))
 }
 
 #[cfg(test)]
@@ -141,7 +142,8 @@ mod tests {
         enc.write_all(&raw).unwrap();
         let p = d.path().join("x.csv");
         std::fs::write(&p, enc.finish().unwrap()).unwrap();
-        assert_eq!(detect(&p).unwrap(), Input::File(FileFormat::Idx, raw));
+        let md5 = crate::data::md5_hex(&std::fs::read(&p).unwrap());
+        assert_eq!(detect(&p).unwrap(), Input::File(FileFormat::Idx, raw, md5));
         let e = detect(&d.path().join("missing")).unwrap_err();
         assert!(matches!(e, AntError::Data { .. }));
         assert!(e.to_string().contains("missing: no such file"), "{e}");

@@ -153,8 +153,29 @@ pub(crate) const GZIP_MAGIC: [u8; 2] = [0x1f, 0x8b];
 /// refused; a stream or a gzip bomb stops here).
 #[cfg_attr(feature = "internals", visibility::make(pub))]
 pub(crate) fn read_maybe_gz(path: &Path) -> Result<Vec<u8>> {
+    Ok(read_data(path)?.bytes)
+}
+
+/// A data file's bytes (unpacked), read once, and the checksum of exactly the bytes
+/// read: a pipe or a process substitution (`<(cat x.csv)`) can be read only once, so
+/// what is known of a file is known from this one read.
+pub(crate) struct DataBytes {
+    pub bytes: Vec<u8>,
+    /// Hex MD5 of the raw bytes (before unpacking).
+    pub raw_md5: String,
+}
+
+/// Every data file is read through here ([`read_maybe_gz`] keeps only the bytes).
+pub(crate) fn read_data(path: &Path) -> Result<DataBytes> {
     let raw =
         crate::persist::read_bounded(path, MAX_DATA_BYTES).map_err(|e| AntError::io(path, e))?;
+    let raw_md5 = md5_hex(&raw);
+    let bytes = unpack(raw, path)?;
+    Ok(DataBytes { bytes, raw_md5 })
+}
+
+/// `raw` gunzipped when it starts with the gzip magic bytes, else itself.
+fn unpack(raw: Vec<u8>, path: &Path) -> Result<Vec<u8>> {
     if !raw.starts_with(&GZIP_MAGIC) {
         return Ok(raw);
     }

@@ -4,7 +4,7 @@ use std::path::Path;
 
 use super::detect::{DirFormat, FileFormat, Input, detect};
 use super::tabular::{TargetSpec, parse_labelled};
-use super::{Dataset, Targets, cifar, file_md5, idx, sarcos};
+use super::{Dataset, Targets, cifar, idx, sarcos};
 use crate::data::split::TestSplit;
 use crate::error::{AntError, Result};
 use crate::spec::Shape;
@@ -28,6 +28,13 @@ struct Loaded {
     own_test: Option<Dataset>,
     class_names: Option<Vec<String>>,
     target: Option<TargetSpec>,
+    /// A file's MD5, from the one read that loaded it (`None` for a directory).
+    md5: Option<String>,
+}
+
+/// A file's MD5 as loaded: a directory has its own test set, so none is asked of it.
+fn md5_of(md5: Option<String>, path: &Path) -> Result<String> {
+    md5.ok_or_else(|| AntError::data(path, "is a directory without its own test files"))
 }
 
 /// Load one file or directory, as [`detect`] finds it: a CIFAR-10 or IDX directory
@@ -38,13 +45,14 @@ fn load_any(
     target: Option<&TargetSpec>,
     classes: Option<&[String]>,
 ) -> Result<Loaded> {
-    let plain = |all, own_test| Loaded {
+    let plain = |all, own_test, md5| Loaded {
         all,
         own_test,
         class_names: None,
         target: None,
+        md5,
     };
-    let (format, bytes) = match detect(path)? {
+    let (format, bytes, md5) = match detect(path)? {
         Input::Dir(_) if target.is_some() => {
             return Err(AntError::data(
                 path,
@@ -53,13 +61,13 @@ fn load_any(
         }
         Input::Dir(DirFormat::Cifar) => {
             let (tr, te) = cifar::load_cifar_dir(path)?;
-            return Ok(plain(tr, Some(te)));
+            return Ok(plain(tr, Some(te), None));
         }
         Input::Dir(DirFormat::Idx) => {
             let (tr, te) = idx::load_idx_dir(path)?;
-            return Ok(plain(tr, Some(te)));
+            return Ok(plain(tr, Some(te), None));
         }
-        Input::File(format, bytes) => (format, bytes),
+        Input::File(format, bytes, md5) => (format, bytes, md5),
     };
     match (format, target) {
         (FileFormat::Text, Some(spec)) => {
@@ -76,12 +84,13 @@ fn load_any(
                 own_test: None,
                 class_names: t.class_names,
                 target: Some(spec),
+                md5: Some(md5),
             })
         }
         (FileFormat::Text | FileFormat::Mat, None) => {
             let d = sarcos::parse_sarcos(&bytes, path)?;
             d.check_finite(path)?;
-            Ok(plain(d, None))
+            Ok(plain(d, None, Some(md5)))
         }
         (FileFormat::Mat, Some(_)) => Err(AntError::data(
             path,
@@ -113,7 +122,7 @@ pub fn load_source(
         return Err(AntError::invalid("test_fraction", reason));
     }
     let l = load_any(path, target, None)?;
-    let (all, class_names, target) = (l.all, l.class_names, l.target);
+    let (all, class_names, target, md5) = (l.all, l.class_names, l.target, l.md5);
     if let Some(tp) = test_data {
         // The test file must use the training file's columns and label mapping.
         let t = load_any(tp, target.as_ref(), class_names.as_deref())?;
@@ -147,7 +156,7 @@ pub fn load_source(
         );
         return Err(AntError::invalid("test_fraction", reason));
     }
-    let file_md5 = file_md5(path)?;
+    let file_md5 = md5_of(md5, path)?;
     Ok(Source {
         train,
         test,
@@ -225,7 +234,7 @@ pub(crate) fn load_test_rows(
     else {
         return Ok((l.all, None));
     };
-    let now = file_md5(path)?;
+    let now = md5_of(l.md5, path)?;
     if now == *md5 {
         let (_, test, _) = l.all.seeded_split(*fraction, *seed);
         return Ok((test, None));

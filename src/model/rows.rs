@@ -39,9 +39,9 @@ impl Ant {
         use crate::spec::Shape;
         let input = self.tree().topology.input;
         let found = match detect(path).ok()? {
-            Input::Dir(_) | Input::File(FileFormat::Idx | FileFormat::CifarBatch, _) => "images",
-            Input::File(FileFormat::Text, _) => "a table (delimited text)",
-            Input::File(FileFormat::Mat, _) => "a MAT-file",
+            Input::Dir(_) | Input::File(FileFormat::Idx | FileFormat::CifarBatch, ..) => "images",
+            Input::File(FileFormat::Text, ..) => "a table (delimited text)",
+            Input::File(FileFormat::Mat, ..) => "a MAT-file",
         };
         let wants = match input {
             Shape::Image { c, h, w } if found != "images" => {

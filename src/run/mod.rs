@@ -39,7 +39,7 @@ pub(crate) use file::os_path;
 internal_use!(file::{DataChecksums, RunFile});
 
 pub(crate) use crate::file_names::{
-    CHECKPOINT_DIR, GROWN_DIR, LOCK_FILE, RECORDS_FILE, REPORT_FILE, RUN_FILE,
+    CHECKPOINT_DIR, LOCK_FILE, RECORDS_FILE, REPORT_FILE, RUN_FILE,
 };
 /// The most bytes `records.jsonl` is read as (a few hundred bytes an epoch).
 pub(crate) const MAX_RECORDS_BYTES: u64 = 1 << 30;
@@ -339,22 +339,10 @@ impl Run {
                 p.member = spec.member;
                 m.meta_mut().class_names = source.class_names.clone();
             }
-            // What described a model replaced here (--force) goes before it does.
-            for stale in [REPORT_FILE, crate::file_names::PRUNE_FILE] {
-                crate::persist::remove_file(&out.join(stale))?;
-            }
-            // The grown model first: the run's checkpoints still stand until the final
-            // model's switch, so a kill in between resumes and saves both again.
-            let grown_dir = out.join(GROWN_DIR);
-            crate::outputs::check_grown_dir(&out)?;
-            // What a save killed here left (the run's lock is held).
-            crate::persist::remove_stale_temps(&grown_dir, crate::outputs::is_grown_owned)?;
-            match &grown {
-                Some(g) => g.save(&grown_dir)?,
-                None if grown_dir.is_dir() => remove_dir_atomic(&grown_dir)?,
-                None => {}
-            }
-            model.save(&out)?;
+            // The run's checkpoints stand until after the final model's switch, so a
+            // kill anywhere in the save resumes and saves again.
+            let records = crate::outputs::Records::Ours;
+            crate::outputs::save_model(&model, grown.as_ref(), &out, records)?;
             let evaluation = model.evaluate(&source.test)?;
             let seconds = checkpoints.seconds_before() + started.elapsed().as_secs_f64();
             let mut report = report(&model, &evaluation);

@@ -1,0 +1,285 @@
+//! Every command and every path it takes, enumerated from the command line's own help
+//! (clap's command tree, not a list kept by hand): each path flag is an input or an
+//! output (a new one fails here until it is classified), and every command that writes
+//! a file or a directory writes it under the longest name a file system allows (issue
+//! 41, section 2: `predict --output`, `plot --out`, `curves --out` and `export --out`
+//! failed with "File name too long" for names of 247 to 255 bytes).
+
+mod common;
+
+use std::path::Path;
+
+use common::ant;
+
+/// The leaf commands under `prefix` (`["train"]`, ..., `["data", "fetch"]`), from the
+/// "Commands:" section of `ant PREFIX --help`.
+fn commands(prefix: &[String]) -> Vec<Vec<String>> {
+    let mut args: Vec<&str> = prefix.iter().map(String::as_str).collect();
+    args.push("--help");
+    let help = String::from_utf8(ant(&args).stdout).unwrap();
+    let Some(start) = help.find("Commands:") else {
+        return vec![prefix.to_vec()];
+    };
+    let names: Vec<String> = help[start..]
+        .lines()
+        .skip(1)
+        .take_while(|l| l.starts_with("  "))
+        .filter_map(|l| l.split_whitespace().next())
+        .filter(|n| *n != "help")
+        .map(str::to_string)
+        .collect();
+    names
+        .into_iter()
+        .flat_map(|n| {
+            let mut p = prefix.to_vec();
+            p.push(n);
+            commands(&p)
+        })
+        .collect()
+}
+
+/// `(flag, VALUE_NAME)` of every option of `cmd` that takes a value.
+fn valued_options(cmd: &[String]) -> Vec<(String, String)> {
+    let mut args: Vec<&str> = cmd.iter().map(String::as_str).collect();
+    args.push("--help");
+    let help = String::from_utf8(ant(&args).stdout).unwrap();
+    help.lines()
+        .map(str::trim_start)
+        .filter(|l| l.starts_with("--") || l.starts_with("-"))
+        .filter_map(|l| {
+            let mut words = l.split_whitespace().skip_while(|w| !w.starts_with("--"));
+            let flag = words.next()?.trim_end_matches(',').to_string();
+            let value = words.next().filter(|v| v.starts_with('<'))?;
+            Some((flag, value.trim_matches(['<', '>']).to_string()))
+        })
+        .collect()
+}
+
+/// What a path flag is.
+#[derive(Clone, Copy, Debug, PartialEq)]
+enum Path_ {
+    Input,
+    Output,
+}
+
+/// Every flag that takes a path, and what it is. A value name that reads as a path and
+/// is not here fails the test.
+fn classify(flag: &str) -> Option<Path_> {
+    match flag {
+        "--data" | "--test-data" | "--input" | "--model" | "--run" | "--init-from" | "--resume" => {
+            Some(Path_::Input)
+        }
+        "--out" | "--output" | "--dir" => Some(Path_::Output),
+        _ => None,
+    }
+}
+
+/// Whether a value name (`TEST_DATA`, `INIT_FROM`) has a word that names a path.
+fn looks_like_a_path(value_name: &str) -> bool {
+    let words = [
+        "DIR", "PATH", "FILE", "OUT", "OUTPUT", "DATA", "MODEL", "RUN", "INPUT", "FROM", "RESUME",
+    ];
+    value_name.split('_').any(|w| words.contains(&w))
+}
+
+#[test]
+fn every_path_flag_of_every_command_is_an_input_or_an_output() {
+    let all = commands(&[]);
+    assert!(all.len() >= 9, "{all:?}");
+    for cmd in &all {
+        for (flag, value) in valued_options(cmd) {
+            if looks_like_a_path(&value) {
+                assert!(
+                    classify(&flag).is_some(),
+                    "`ant {} {flag} <{value}>` takes a path: classify it (input or output) here",
+                    cmd.join(" ")
+                );
+            }
+        }
+    }
+}
+
+/// A name of exactly `len` bytes ending in `ext`.
+fn long_name(len: usize, ext: &str) -> String {
+    "x".repeat(len - ext.len()) + ext
+}
+
+/// The iris table with a header and text labels, the rows to predict (no target), and a
+/// tiny model trained on it: what every command's recipe below needs.
+struct Fixture {
+    data: String,
+    rows: String,
+    model: String,
+}
+
+fn fixture(dir: &Path) -> Fixture {
+    let body =
+        std::fs::read_to_string(Path::new(env!("CARGO_MANIFEST_DIR")).join("data/small/iris.csv"))
+            .unwrap();
+    let lines: Vec<Vec<String>> = body
+        .lines()
+        .skip(1)
+        .map(|l| l.split(',').map(|c| c.trim().to_string()).collect())
+        .collect();
+    let table: Vec<String> = lines.iter().map(|c| c.join(",")).collect();
+    let rows: Vec<String> = lines.iter().map(|c| c[..4].join(",")).collect();
+    let data = dir.join("iris.csv");
+    std::fs::write(
+        &data,
+        format!("sl,sw,pl,pw,species\n{}\n", table.join("\n")),
+    )
+    .unwrap();
+    let input = dir.join("rows.csv");
+    std::fs::write(&input, format!("sl,sw,pl,pw\n{}\n", rows.join("\n"))).unwrap();
+    let model = dir.join("model");
+    let s = |p: &Path| p.to_str().unwrap().to_string();
+    let o = train(&s(&data), &s(&model));
+    assert!(o.status.success(), "{}", String::from_utf8_lossy(&o.stderr));
+    Fixture {
+        data: s(&data),
+        rows: s(&input),
+        model: s(&model),
+    }
+}
+
+fn train(data: &str, out: &str) -> std::process::Output {
+    common::ant_with(
+        "train --preset tabular --target species --task classification --epochs-node 2 --refine-epochs 1 --max-depth 2",
+        &["--data", data, "--out", out],
+    )
+}
+
+/// How to run `cmd` writing its output `flag` to `named(ext)` (a path whose name ends in
+/// `ext`); `None`: it cannot run here (a download). A command with an output and no
+/// recipe fails the test.
+fn recipe(
+    cmd: &str,
+    flag: &str,
+    f: &Fixture,
+    named: &dyn Fn(&str) -> String,
+) -> Option<Vec<Vec<String>>> {
+    let v = |args: &[&str]| args.iter().map(|a| a.to_string()).collect::<Vec<String>>();
+    let m = f.model.as_str();
+    Some(match (cmd, flag) {
+        ("train", "--out") => vec![v(&[
+            "train",
+            "--preset",
+            "tabular",
+            "--target",
+            "species",
+            "--task",
+            "classification",
+            "--epochs-node",
+            "2",
+            "--refine-epochs",
+            "1",
+            "--max-depth",
+            "2",
+            "--data",
+            &f.data,
+            "--out",
+            &named(""),
+        ])],
+        ("prune", "--out") => {
+            vec![v(&[
+                "prune",
+                "--model",
+                m,
+                "--data",
+                &f.data,
+                "--min-reach",
+                "0.01",
+                "--out",
+                &named(""),
+            ])]
+        }
+        ("plot", "--out") => vec![v(&[
+            "plot",
+            "--model",
+            m,
+            "--data",
+            &f.data,
+            "--out",
+            &named(".svg"),
+        ])],
+        ("curves", "--out") => vec![v(&["curves", "--run", m, "--out", &named(".svg")])],
+        ("predict", "--output") => {
+            vec![v(&[
+                "predict",
+                "--model",
+                m,
+                "--input",
+                &f.rows,
+                "--output",
+                &named(".csv"),
+            ])]
+        }
+        ("export", "--out") => vec![
+            v(&[
+                "export",
+                "--model",
+                m,
+                "--format",
+                "onnx",
+                "--out",
+                &named(".onnx"),
+            ]),
+            v(&[
+                "export",
+                "--model",
+                m,
+                "--format",
+                "web",
+                "--out",
+                &named(""),
+            ]),
+        ],
+        // Downloads need the network.
+        ("data fetch", "--dir") => return None,
+        _ => panic!("`ant {cmd}` writes {flag}: give it a recipe here"),
+    })
+}
+
+#[test]
+fn every_output_is_written_under_the_longest_names() {
+    let t = tempfile::tempdir().unwrap();
+    let f = fixture(t.path());
+    let mut ran = 0;
+    for cmd in commands(&[]) {
+        let name = cmd.join(" ");
+        for (flag, _) in valued_options(&cmd) {
+            if classify(&flag) != Some(Path_::Output) {
+                continue;
+            }
+            for len in [247, 255] {
+                let dir = t.path().join(format!("{}-{len}", name.replace(' ', "-")));
+                std::fs::create_dir_all(&dir).unwrap();
+                let named = |ext: &str| dir.join(long_name(len, ext)).to_str().unwrap().to_string();
+                let Some(lines) = recipe(&name, &flag, &f, &named) else {
+                    continue;
+                };
+                for args in lines {
+                    let refs: Vec<&str> = args.iter().map(String::as_str).collect();
+                    let o = ant(&refs);
+                    assert!(
+                        o.status.success(),
+                        "ant {name} ({len}-byte name): {}",
+                        String::from_utf8_lossy(&o.stderr)
+                    );
+                    ran += 1;
+                }
+                let written: Vec<usize> = std::fs::read_dir(&dir)
+                    .unwrap()
+                    .flatten()
+                    .map(|e| e.file_name().len())
+                    .collect();
+                assert!(!written.is_empty(), "{name} {flag}: nothing written");
+                assert!(
+                    written.iter().all(|&n| n == len),
+                    "{name} {flag}: names of {written:?} bytes, want {len}"
+                );
+            }
+        }
+    }
+    assert!(ran >= 14, "{ran} outputs written");
+}
