@@ -197,6 +197,16 @@ pub fn check_nothing_foreign(out: &Path) -> Result<()> {
         weights.sort();
         foreign.extend(weights);
     }
+    // A weights file is named by its checksum: one whose bytes do not match its name is
+    // not ant's, beside a model or not, and is never removed.
+    let entries = std::fs::read_dir(out).map_err(|e| AntError::io(out, e))?;
+    let mut forged: Vec<String> = entries
+        .flatten()
+        .map(|e| e.file_name().to_string_lossy().into_owned())
+        .filter(|n| is_checksum_weights(n) && !weights_match_name(&out.join(n)))
+        .collect();
+    forged.sort();
+    foreign.extend(forged);
     if foreign.is_empty() {
         return Ok(());
     }
@@ -242,6 +252,22 @@ pub(crate) fn check_grown_dir(out: &Path) -> Result<()> {
 /// The names a grown model's directory owns: its `tree.json` and checksum-named weights.
 pub(crate) fn is_grown_owned(name: &str) -> bool {
     name == crate::file_names::TREE_FILE || crate::file_names::is_checksum_weights(name)
+}
+
+/// Whether the weights file `path` (`model-<16 hex digits>.safetensors`) holds bytes
+/// whose MD5 starts with those digits, as every weights file `ant` saves does.
+pub(crate) fn weights_match_name(path: &Path) -> bool {
+    let id = path
+        .file_name()
+        .and_then(|n| n.to_str())
+        .and_then(|n| n.strip_prefix("model-"))
+        .and_then(|n| n.strip_suffix(".safetensors"))
+        .map(str::to_ascii_lowercase);
+    let Some(id) = id else { return false };
+    let Ok(bytes) = crate::persist::read_bounded(path, 4 << 30) else {
+        return false;
+    };
+    crate::data::md5_hex(&bytes).starts_with(&id)
 }
 
 /// Whether `bytes` are a run file as `ant` starts every run with: its spec and the

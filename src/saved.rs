@@ -99,6 +99,19 @@ pub fn prune(
     }
 }
 
+/// Saves `model` into `dir` as `ant train --out` does, holding the directory's lock: a
+/// directory that holds a model is refused unless `overwrite` (`--force`), and then
+/// what described the old model (its records, report, pruning summary, grown model)
+/// goes before the switch; an ensemble, a run or files `ant` did not write there are
+/// refused either way.
+pub fn save(model: &Ant, dir: &Path, overwrite: bool) -> Result<()> {
+    use crate::outputs::{Records, Saved, check_model_dir, save_model};
+    check_model_dir(dir, Saved::Model, overwrite, &[])?;
+    let _lock = crate::run::DirLock::take(dir, false)?;
+    check_model_dir(dir, Saved::Model, overwrite, &[])?;
+    save_model(model, None, dir, Records::Old)
+}
+
 /// Prunes `model` (trained on `data`) into `out` with its `prune.json`; returns it.
 fn prune_tree(model: &Ant, data: &Path, min_reach: f64, out: &Path) -> Result<serde_json::Value> {
     let (valid, test) = model.recorded_rows(data)?;

@@ -505,3 +505,112 @@ fn curves_draw_records_with_non_finite_losses() {
     ok(&ant(&["curves", "--run", s(&out), "--out", s(&svg)]));
     assert!(std::fs::read_to_string(&svg).unwrap().starts_with("<svg"));
 }
+
+/// Issue 41 (g): a weights file is named by its checksum, so one whose bytes do not
+/// match its name is the user's: `train --out`, `train --force` and `prune --out`
+/// refuse its directory, naming it, and it stays.
+#[test]
+fn a_users_file_under_a_weights_name_is_never_deleted() {
+    let t = tempfile::tempdir().unwrap();
+    let data = table(t.path());
+    let mine = "model-0123456789abcdef.safetensors";
+    let check = |dir: &Path, o: &Output| {
+        assert_eq!(
+            o.status.code(),
+            Some(2),
+            "{}",
+            String::from_utf8_lossy(&o.stderr)
+        );
+        assert!(
+            String::from_utf8_lossy(&o.stderr).contains(mine),
+            "{}",
+            String::from_utf8_lossy(&o.stderr)
+        );
+        assert_eq!(std::fs::read(dir.join(mine)).unwrap(), b"mine");
+    };
+    // Into a directory that holds only the user's file.
+    let alone = t.path().join("alone");
+    std::fs::create_dir(&alone).unwrap();
+    std::fs::write(alone.join(mine), "mine").unwrap();
+    check(&alone, &train(&data, &alone, &[]));
+    // Over a model, with --force.
+    let model = t.path().join("model");
+    ok(&train(&data, &model, &[]));
+    std::fs::write(model.join(mine), "mine").unwrap();
+    check(&model, &train(&data, &model, &["--force"]));
+    // A prune into it.
+    let src = t.path().join("src");
+    ok(&train(&data, &src, &[]));
+    let o = ant(&[
+        "prune",
+        "--model",
+        s(&src),
+        "--data",
+        s(&data),
+        "--min-reach",
+        "0.1",
+        "--out",
+        s(&alone),
+    ]);
+    check(&alone, &o);
+}
+
+/// Issue 41 (d): an interrupted run (checkpoints, no model yet) given where a model is
+/// read says what it holds and how to go on, not "tree.json: No such file".
+#[test]
+fn an_interrupted_run_read_as_a_model_says_how_to_resume() {
+    let t = tempfile::tempdir().unwrap();
+    let data = table(t.path());
+    let run = t.path().join("run");
+    let o = std::process::Command::new(env!("CARGO_BIN_EXE_ant"))
+        .args([
+            "train",
+            "--preset",
+            "tabular",
+            "--target",
+            "y",
+            "--task",
+            "classification",
+        ])
+        .args([
+            "--epochs-node",
+            "3",
+            "--refine-epochs",
+            "2",
+            "--max-depth",
+            "2",
+        ])
+        .args(["--data", s(&data), "--out", s(&run)])
+        .env("ANT_FAULT_AFTER_WRITES", "4")
+        .output()
+        .unwrap();
+    assert!(!o.status.success());
+    assert!(run.join("checkpoint").is_dir() && !run.join("tree.json").exists());
+    let onnx = t.path().join("m.onnx");
+    let tries: [&[&str]; 4] = [
+        &["eval", "--model", s(&run), "--data", s(&data)],
+        &["inspect", "--model", s(&run)],
+        &["predict", "--model", s(&run), "--input", s(&data)],
+        &[
+            "export",
+            "--model",
+            s(&run),
+            "--format",
+            "onnx",
+            "--out",
+            s(&onnx),
+        ],
+    ];
+    for args in tries {
+        let o = ant(args);
+        let e = String::from_utf8_lossy(&o.stderr);
+        assert_eq!(o.status.code(), Some(2), "{args:?}: {e}");
+        assert!(
+            e.contains("holds an interrupted run") && e.contains("--resume"),
+            "{args:?}: {e}"
+        );
+    }
+    let o = train(&data, &t.path().join("b"), &["--init-from", s(&run)]);
+    let e = String::from_utf8_lossy(&o.stderr);
+    assert!(e.contains("holds an interrupted run"), "--init-from: {e}");
+}

@@ -207,12 +207,13 @@ class _ANTBase(BaseEstimator):
             "flops_single_path": float(path[:, 1].mean()) if len(path) else 0.0,
         }
 
-    def save(self, path):
+    def save(self, path, overwrite=False):
         """Writes the model into the directory ``path`` as ``ant train --out`` does
         (``tree.json`` and the weights): ``ant eval``, ``ant predict``, ``ant plot`` and
-        ``ant.load`` read it."""
+        ``ant.load`` read it. A directory that holds a model is replaced only with
+        ``overwrite=True`` (the command line's ``--force``)."""
         check_is_fitted(self)
-        self.model_.save(os.fspath(path))
+        self.model_.save(os.fspath(path), bool(overwrite))
         return self
 
     def _values(self, X):

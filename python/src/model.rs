@@ -58,14 +58,12 @@ impl Model {
         })
     }
 
-    /// Writes `tree.json` and the weights into `dir`, as `ant train` does.
-    /// Holds the directory's lock meanwhile, as every command writing a model does.
-    fn save(&self, py: Python<'_>, dir: PathBuf) -> PyResult<()> {
-        py.detach(|| {
-            let _lock = ant::run::DirLock::take(&dir, false)?;
-            self.ant.save(&dir)
-        })
-        .map_err(to_py)
+    /// Writes `tree.json` and the weights into `dir`, as `ant train` does (holding the
+    /// directory's lock): a directory holding a model is replaced only with `overwrite`.
+    #[pyo3(signature = (dir, overwrite=false))]
+    fn save(&self, py: Python<'_>, dir: PathBuf, overwrite: bool) -> PyResult<()> {
+        py.detach(|| ant::saved::save(&self.ant, &dir, overwrite))
+            .map_err(to_py)
     }
 
     /// The model of `tree.json`'s bytes and the weights file's bytes.

@@ -180,3 +180,18 @@ def test_ensembles_cross_between_python_and_the_cli(iris, tmp_path):
     back = ant.load(tmp_path / "ens")
     assert isinstance(back, ant.ANTEnsembleClassifier) and back.estimator.seed == 3
     assert same_bits(back.predict_proba(X), ens.predict_proba(X))
+
+
+def test_save_over_a_model_needs_overwrite(fitted, iris, tmp_path):
+    """Issue 41 (i): `save` into a directory holding a model replaced it silently; as
+    the CLI's --force, it is refused unless asked, and then replaces it whole."""
+    X, y = iris
+    fitted.save(tmp_path / "m")
+    before = (tmp_path / "m" / "tree.json").read_bytes()
+    other = ant.ANTClassifier(**dict(SMALL, seed=3)).fit(X, y)
+    with pytest.raises(Exception, match="holds a trained model"):
+        other.save(tmp_path / "m")
+    assert (tmp_path / "m" / "tree.json").read_bytes() == before
+    other.save(tmp_path / "m", overwrite=True)
+    back = ant.load(tmp_path / "m")
+    assert same_bits(back.predict_proba(X), other.predict_proba(X))

@@ -229,6 +229,13 @@ fn parse_tree_file(text: &[u8], tp: &Path) -> Result<TreeFile> {
 /// `tree.json` read first names: the files are then read again.
 fn read_model_files(dir: &Path) -> Result<(TreeFile, std::path::PathBuf, Vec<u8>)> {
     let tp = dir.join(TREE_FILE);
+    if !tp.exists() && dir.join(crate::file_names::CHECKPOINT_DIR).is_dir() {
+        let msg = format!(
+            "holds an interrupted run, not yet a model: continue it with `ant train --resume {}`",
+            dir.display()
+        );
+        return Err(AntError::data(dir, msg));
+    }
     let read_tree = |tp: &Path| read_bounded(tp, MAX_TREE_BYTES).map_err(|e| AntError::io(tp, e));
     let mut text = read_tree(&tp)?;
     let mut attempt = 0;
