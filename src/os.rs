@@ -131,8 +131,47 @@ pub(crate) fn memory_limit() -> Option<(u64, &'static str)> {
                 "of memory and swap this machine has",
             ));
         }
+        if let Some(left) = cgroup_memory_left() {
+            limits.push((
+                left,
+                "this process's control group may still use (memory.max)",
+            ));
+        }
         limits.into_iter().min_by_key(|(l, _)| *l)
     }
     #[cfg(not(all(target_os = "linux", target_env = "gnu")))]
     None
+}
+
+/// What the cgroup (v2) of this process may still use: `memory.max` less
+/// `memory.current`; `None` without a limit.
+#[cfg(all(target_os = "linux", target_env = "gnu"))]
+fn cgroup_memory_left() -> Option<u64> {
+    let cgroup = std::fs::read_to_string("/proc/self/cgroup").ok()?;
+    let rel = cgroup.lines().find_map(|l| l.strip_prefix("0::"))?;
+    let dir = std::path::Path::new("/sys/fs/cgroup").join(rel.trim_start_matches('/'));
+    let read = |name: &str| std::fs::read_to_string(dir.join(name)).ok();
+    let max: u64 = read("memory.max")?.trim().parse().ok()?; // "max": no limit
+    let current: u64 = read("memory.current")
+        .and_then(|c| c.trim().parse().ok())
+        .unwrap_or(0);
+    Some(max.saturating_sub(current))
+}
+
+/// Refuses an allocation of `bytes` that a user's flag or file asks for (`what` says
+/// which, e.g. "--width 40000: a 40000 x 22400 picture") when it would not fit in the
+/// memory this process may have: one error, before anything is allocated.
+pub(crate) fn check_fits(bytes: u64, what: &str) -> crate::Result<()> {
+    let Some((limit, whose)) = memory_limit() else {
+        return Ok(());
+    };
+    if bytes <= limit {
+        return Ok(());
+    }
+    let mib = |b: u64| b / (1 << 20);
+    Err(crate::AntError::param(format!(
+        "{what} needs about {} MiB, more than the {} MiB {whose}",
+        mib(bytes),
+        mib(limit)
+    )))
 }

@@ -208,6 +208,51 @@ fn wrong_starts_are_one_clear_error() {
     );
     let o = run(&["--preset", "mnist-c", "--init-from", s(&grown)]);
     assert_clean_error(&o, &[s(&grown), "single-path"]);
+    // Issue 41 (c): settings named as their flags spell them.
+    let o = run(&[
+        "--preset",
+        "mnist-c",
+        "--image-norm",
+        "mean-std",
+        "--init-from",
+        cnn_dir,
+    ]);
+    assert_clean_error(&o, &[cnn_dir, "--image-norm mean, this run uses mean-std"]);
+    let o = run(&[
+        "--preset",
+        "mnist-c",
+        "--seed",
+        "3",
+        "--valid-rows",
+        "last",
+        "--init-from",
+        cnn_dir,
+    ]);
+    assert_clean_error(
+        &o,
+        &[cnn_dir, "--valid-rows drawn; this run's --valid-rows last"],
+    );
+    // An ensemble's members each hold out their own rows: refused before member 0 trains.
+    let ens_out = tmp.path().join("ens-from-cnn");
+    let o2 = ant(&[
+        "train",
+        "--preset",
+        "mnist-c",
+        "--data",
+        s(&data),
+        "--train-limit",
+        "400",
+        "--seed",
+        "3",
+        "--ensemble",
+        "2",
+        "--init-from",
+        cnn_dir,
+        "--out",
+        s(&ens_out),
+    ]);
+    assert_clean_error(&o2, &[cnn_dir, "member 0", "--seed"]);
+    assert!(!ens_out.join("member-0").exists(), "nothing trained");
     // Nothing was written by the refused runs.
     assert!(!out.join("tree.json").exists());
 }

@@ -614,3 +614,72 @@ fn an_interrupted_run_read_as_a_model_says_how_to_resume() {
     let e = String::from_utf8_lossy(&o.stderr);
     assert!(e.contains("holds an interrupted run"), "--init-from: {e}");
 }
+
+/// Issue 41 (j): a picture's pixels are counted before they are allocated: one past the
+/// memory this process may have (the machine's, or `ulimit -v`'s) is one error that
+/// names `--width`, not an abort or the kernel's kill.
+#[cfg(target_os = "linux")]
+#[test]
+fn pictures_too_large_for_memory_are_refused_before_they_are_drawn() {
+    let t = tempfile::tempdir().unwrap();
+    let data = table(t.path());
+    let run = t.path().join("run");
+    ok(&train(&data, &run, &[]));
+    let png = t.path().join("c.png");
+    let tries: [(&str, Vec<&str>); 3] = [
+        (
+            "",
+            vec![
+                "curves",
+                "--run",
+                s(&run),
+                "--width",
+                "100000",
+                "--out",
+                s(&png),
+            ],
+        ),
+        (
+            "ulimit -v 3000000; ",
+            vec![
+                "curves",
+                "--run",
+                s(&run),
+                "--width",
+                "40000",
+                "--out",
+                s(&png),
+            ],
+        ),
+        (
+            "",
+            vec![
+                "plot",
+                "--model",
+                s(&run),
+                "--data",
+                s(&data),
+                "--width",
+                "30000000",
+                "--out",
+                s(&png),
+            ],
+        ),
+    ];
+    for (limit, args) in tries {
+        let o = std::process::Command::new("bash")
+            .arg("-c")
+            .arg(format!("{limit}exec \"$0\" \"$@\""))
+            .arg(env!("CARGO_BIN_EXE_ant"))
+            .args(&args)
+            .output()
+            .unwrap();
+        let e = String::from_utf8_lossy(&o.stderr);
+        assert_eq!(o.status.code(), Some(2), "{limit}{args:?}: {e}");
+        assert!(
+            e.contains("--width") && e.contains("MiB"),
+            "{limit}{args:?}: {e}"
+        );
+        assert!(!png.exists(), "nothing written");
+    }
+}

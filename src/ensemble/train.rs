@@ -38,6 +38,7 @@ pub fn train_members(
         Some(k) => vec![k],
         None => (0..n).collect(),
     };
+    check_start(&file, &members)?;
     for k in members {
         // Members started at once (--member K in several processes) check and write
         // ensemble.json one at a time: the second sees the first's and must match it.
@@ -49,6 +50,21 @@ pub fn train_members(
         }
         drop(ensemble_lock);
         train(k, run)?;
+    }
+    Ok(())
+}
+
+/// With `--init-from`, every member to train must hold out the CNN's validation rows:
+/// checked for all of them before the first is trained, not member by member.
+fn check_start(file: &EnsembleFile, members: &[usize]) -> Result<()> {
+    let Some(cnn) = crate::model::start_model(&file.spec.params, &crate::default_device())? else {
+        return Ok(());
+    };
+    let dir = &cnn.dir;
+    for &k in members {
+        let cfg = file.member_spec(k)?.params.check()?;
+        crate::train::check_start_rows(&cnn.config, &cfg)
+            .map_err(|m| AntError::data(dir, format!("--init-from for member {k}: {m}")))?;
     }
     Ok(())
 }

@@ -116,27 +116,30 @@ fn check_settings(cnn: &StartModel, cfg: &TrainConfig, (input, task): (Shape, Ta
         (a != b).then(|| format!("its model used {what} {a}, this run uses {b}"))
     };
     let pool = same("--pool-rule", theirs.pool_rule.to_string(), cfg.pool_rule.to_string());
-    let norm = same(
-        "--image-norm",
-        format!("{:?}", theirs.image_norm).to_lowercase(),
-        format!("{:?}", cfg.image_norm).to_lowercase(),
-    );
+    let norm = same("--image-norm", theirs.image_norm.to_string(), cfg.image_norm.to_string());
     if let Some(e) = pool.or(norm) {
         return Err(e);
     }
-    // Other validation rows would be rows the CNN trained on: this run's validation
-    // (growth's decisions, the model kept) would see them already learnt.
-    let rows = |c: &TrainConfig| (c.seed, c.valid_rows, c.valid_fraction.to_bits());
-    if rows(theirs) != rows(cfg) {
-        let msg = format!(
-            "its model held out other validation rows (--seed {}, --valid-rows {}, \
-             --valid-fraction {}); this run's (--seed {}) would include rows it trained \
-             on: train the CNN with this run's seed",
-            theirs.seed, theirs.valid_rows, theirs.valid_fraction, cfg.seed
-        );
-        return Err(msg);
+    check_rows(theirs, cfg)
+}
+
+/// Other validation rows would be rows the CNN trained on: this run's validation
+/// (growth's decisions, the model kept) would see them already learnt. The message
+/// names the setting that differs, spelled as its flag.
+pub(crate) fn check_rows(theirs: &TrainConfig, cfg: &TrainConfig) -> std::result::Result<(), String> {
+    let differs = [
+        ("--seed", theirs.seed.to_string(), cfg.seed.to_string()),
+        ("--valid-rows", theirs.valid_rows.to_string(), cfg.valid_rows.to_string()),
+        ("--valid-fraction", theirs.valid_fraction.to_string(), cfg.valid_fraction.to_string()),
+    ];
+    match differs.into_iter().find(|(_, a, b)| a != b) {
+        None => Ok(()),
+        Some((flag, a, b)) => Err(format!(
+            "its model held out other validation rows ({flag} {a}; this run's {flag} {b}), \
+             so this run would validate on rows it trained on: train the CNN with this \
+             run's {flag}"
+        )),
     }
-    Ok(())
 }
 
 /// The shape the CNN's head reads, or why the CNN is not the single path this run's

@@ -53,6 +53,9 @@ pub fn svg_to_png(svg: &str, width: Option<u32>) -> Result<Vec<u8>> {
     let w = width.unwrap_or(size.width().ceil() as u32).max(1);
     let scale = w as f32 / size.width();
     let h = ((size.height() * scale).round() as u32).max(1);
+    // The pixels, and about as much again while the PNG is encoded.
+    let bytes = u64::from(w) * u64::from(h) * 4 * 2;
+    crate::os::check_fits(bytes, &format!("a {w} x {h} picture (--width {w})"))?;
     let mut pixmap = tiny_skia::Pixmap::new(w, h)
         .ok_or_else(|| AntError::param(format!("cannot make a {w}x{h} picture")))?;
     pixmap.fill(tiny_skia::Color::WHITE);
