@@ -253,6 +253,26 @@ fn wrong_starts_are_one_clear_error() {
     ]);
     assert_clean_error(&o2, &[cnn_dir, "member 0", "--seed"]);
     assert!(!ens_out.join("member-0").exists(), "nothing trained");
+    // Issue 41 (b): the CNN a run starts from is one of its inputs, never its output.
+    let before = std::fs::read(dir.join("tree.json")).unwrap();
+    let o = ant(&[
+        "train",
+        "--preset",
+        "mnist-c",
+        "--data",
+        s(&data),
+        "--train-limit",
+        "400",
+        "--seed",
+        "3",
+        "--init-from",
+        cnn_dir,
+        "--out",
+        cnn_dir,
+        "--force",
+    ]);
+    assert_clean_error(&o, &[cnn_dir, "is the input"]);
+    assert_eq!(std::fs::read(dir.join("tree.json")).unwrap(), before);
     // Nothing was written by the refused runs.
     assert!(!out.join("tree.json").exists());
 }

@@ -130,7 +130,19 @@ impl Run {
         existing: Existing,
         cwd: PathBuf,
     ) -> Result<Run> {
-        crate::outputs::check(out, crate::outputs::Kind::Dir, &[])?;
+        // The run's inputs are never its output: a CNN it starts from replaced under it
+        // could never be resumed from.
+        let (data, test) = (
+            cwd.join(&spec.data.path),
+            spec.data.test_data.as_ref().map(|t| cwd.join(t)),
+        );
+        let start = spec.params.init_from().map(|d| cwd.join(d));
+        let inputs: Vec<crate::outputs::Input> =
+            std::iter::once(crate::outputs::Input::Data(&data))
+                .chain(test.as_deref().map(crate::outputs::Input::Data))
+                .chain(start.as_deref().map(crate::outputs::Input::Model))
+                .collect();
+        crate::outputs::check(out, crate::outputs::Kind::Dir, &inputs)?;
         // A directory in use is refused first: its checkpoints are that run's.
         let held = if out.is_dir() {
             crate::outputs::check_nothing_foreign(out)?;
