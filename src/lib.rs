@@ -171,8 +171,8 @@ pub use device::ComputeDevice;
 pub use error::{AntError, Result};
 pub use malloc::keep_large_buffers;
 pub use model::{
-    Ant, Evaluation, Inference, Member, ModelMeta, Predictions, Provenance, TestSplit, ValidRows,
-    ValidSplit,
+    Ant, EstimatorRecord, Evaluation, Inference, LabelKind, Member, ModelMeta, Predictions,
+    Provenance, TestSplit, ValidRows, ValidSplit,
 };
 pub use named::Named;
 pub use os::file_size_limit_is_an_error;

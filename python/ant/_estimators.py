@@ -148,6 +148,16 @@ class _ANTBase(BaseEstimator):
             self.__dict__.update(before)
             raise
 
+    def _record(self, labels=None, y_2d=False):
+        """What a model directory keeps of this fit beyond the model (``pickle`` keeps it
+        all): the labels' kind, the DataFrame's column names, a 2-D ``y``."""
+        names = getattr(self, "feature_names_in_", None)
+        return {
+            "labels": labels,
+            "feature_names": None if names is None else [str(n) for n in names],
+            "y_2d": bool(y_2d),
+        }
+
     def _set_model(self, model):
         """The fitted tree and what is known of it."""
         meta = json.loads(model.meta_json())
@@ -223,6 +233,12 @@ class _ANTBase(BaseEstimator):
         return values
 
 
+def _label_kind(classes):
+    """How class names (text in ``tree.json``) read back: the labels' kind."""
+    kind = np.asarray(classes).dtype.kind
+    return {"b": "bool", "i": "int", "u": "int", "f": "float"}.get(kind, "text")
+
+
 class ANTClassifier(ClassifierMixin, _ANTBase):
     """An Adaptive Neural Tree classifier (Tanno et al., ICML 2019).
 
@@ -262,6 +278,7 @@ class ANTClassifier(ClassifierMixin, _ANTBase):
             [str(c) for c in classes],
             member,
             dispatcher(callback, classification=True),
+            json.dumps(self._record(labels=_label_kind(classes))),
         )
         self.classes_ = classes
         self._set_model(model)
@@ -306,6 +323,7 @@ class ANTRegressor(RegressorMixin, _ANTBase):
             _float32(y2, "y"),
             member,
             dispatcher(callback, classification=False),
+            json.dumps(self._record(y_2d=y.ndim == 2)),
         )
         self.n_outputs_ = y2.shape[1]
         self._y_ndim = y.ndim

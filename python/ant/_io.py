@@ -12,11 +12,20 @@ from ant._ensemble import ANTEnsembleClassifier, ANTEnsembleRegressor
 from ant._estimators import DEFAULTS, TRAIN_PARAMS, ANTClassifier, ANTRegressor
 
 
-def _classes(names, n_classes):
-    """``classes_`` from the class names a model stores: numbers when every name is one
-    (the labels of a table or of numeric ``y``), else strings; ``0..n-1`` without names."""
+def _classes(names, n_classes, kind=None):
+    """``classes_`` from the class names a model stores, as the labels' ``kind`` says
+    (a model saved from Python records it); else numbers when every name is one (the
+    labels of a table or of numeric ``y``), else strings; ``0..n-1`` without names."""
     if names is None:
         return np.arange(n_classes)
+    if kind == "bool":
+        return np.array([n == "True" for n in names])
+    if kind == "int":
+        return np.array([int(n) for n in names])
+    if kind == "float":
+        return np.array([float(n) for n in names])
+    if kind == "text":
+        return np.array(names)
     if all(re.fullmatch(r"[+-]?\d+", n) for n in names):
         return np.array([int(n) for n in names])
     try:
@@ -33,12 +42,16 @@ def estimator_from_model(model, device, params=None):
     config = meta["config"]
     kwargs = {k: config.get(k, DEFAULTS[k]) for k in TRAIN_PARAMS}
     kwargs.update(params or {})
+    record = meta.get("estimator") or {}
     if summary["task"] == "classification":
         est = ANTClassifier(**kwargs, device=device)
-        est.classes_ = _classes(meta["class_names"], summary["outputs"])
+        est.classes_ = _classes(meta["class_names"], summary["outputs"], record.get("labels"))
     else:
         est = ANTRegressor(**kwargs, device=device)
         est.n_outputs_ = summary["outputs"]
+        est._y_ndim = 2 if record.get("y_2d") else 1
+    if record.get("feature_names") is not None:
+        est.feature_names_in_ = np.array(record["feature_names"], dtype=object)
     est.input_shape_ = tuple(summary["input_shape"])
     est.n_features_in_ = math.prod(est.input_shape_)
     est._set_model(model)

@@ -25,8 +25,10 @@ pub const PYTHON_DATA: &str = "numpy arrays (Python)";
 /// With `member = (k, n)`, trains member `k` of an ensemble of `n` seeded with `seed`,
 /// exactly as `ant train --ensemble n --member k` does. `events(kind, json)` receives
 /// the training events.
+/// `record` (JSON: `{"labels": "bool"|"int"|"float"|"text", "feature_names": [...],
+/// "y_2d": bool}`) is what the estimator knew of its data, saved with the model.
 #[pyfunction]
-#[pyo3(signature = (params, device, x, y, class_names, member=None, events=None))]
+#[pyo3(signature = (params, device, x, y, class_names, member=None, events=None, record=None))]
 #[allow(clippy::too_many_arguments)]
 pub fn fit_classifier(
     py: Python<'_>,
@@ -37,16 +39,27 @@ pub fn fit_classifier(
     class_names: Vec<String>,
     member: Option<(usize, usize)>,
     events: Option<Py<PyAny>>,
+    record: Option<&str>,
 ) -> PyResult<Model> {
     let data = dataset(samples(&x)?, classes(&y, class_names.len())?)?;
     let mut model = train(py, params_from(params)?, device, data, member, events)?;
     model.ant.set_class_names(class_names).map_err(to_py)?;
+    set_record(&mut model, record)?;
     Ok(model)
+}
+
+/// Saves the estimator's `record` (JSON) with the model.
+fn set_record(model: &mut Model, record: Option<&str>) -> PyResult<()> {
+    let Some(json) = record else { return Ok(()) };
+    let record: ant::EstimatorRecord = serde_json::from_str(json)
+        .map_err(|e| pyo3::exceptions::PyValueError::new_err(format!("estimator record: {e}")))?;
+    model.ant.set_estimator_record(record).map_err(to_py)
 }
 
 /// Trains a regressor on `x` and the values `y`, `(n, outputs)`; see [`fit_classifier`].
 #[pyfunction]
-#[pyo3(signature = (params, device, x, y, member=None, events=None))]
+#[pyo3(signature = (params, device, x, y, member=None, events=None, record=None))]
+#[allow(clippy::too_many_arguments)]
 pub fn fit_regressor(
     py: Python<'_>,
     params: &Bound<'_, PyDict>,
@@ -55,9 +68,12 @@ pub fn fit_regressor(
     y: PyReadonlyArray2<'_, f32>,
     member: Option<(usize, usize)>,
     events: Option<Py<PyAny>>,
+    record: Option<&str>,
 ) -> PyResult<Model> {
     let data = dataset(samples(&x)?, values(&y)?)?;
-    train(py, params_from(params)?, device, data, member, events)
+    let mut model = train(py, params_from(params)?, device, data, member, events)?;
+    set_record(&mut model, record)?;
+    Ok(model)
 }
 
 /// How `ant eval` and `ant predict` read tables for a model fitted on rows: the

@@ -195,3 +195,40 @@ def test_save_over_a_model_needs_overwrite(fitted, iris, tmp_path):
     other.save(tmp_path / "m", overwrite=True)
     back = ant.load(tmp_path / "m")
     assert same_bits(back.predict_proba(X), other.predict_proba(X))
+
+
+@pytest.mark.parametrize(
+    "labels",
+    [np.array([False, True]), np.array(["01", "02", "03"]), np.array([1.0, 2.0, 3.0])],
+    ids=["bool", "text-digits", "float"],
+)
+def test_labels_come_back_as_they_went_in(iris, tmp_path, labels):
+    """Issue 41 (r): bool labels came back as 'False'/'True', and '01', '02', '03' as
+    the ints 1, 2, 3 (then `score` raised "Mix of label input types")."""
+    X, y = iris
+    y = labels[np.asarray(y) % len(labels)]
+    clf = ant.ANTClassifier(**SMALL).fit(X, y)
+    clf.save(tmp_path / "m")
+    back = ant.load(tmp_path / "m")
+    assert list(back.classes_) == list(clf.classes_)
+    assert back.classes_.dtype.kind == clf.classes_.dtype.kind
+    assert back.score(X, y) == clf.score(X, y)
+
+
+def test_a_2d_target_and_feature_names_come_back(tmp_path):
+    """Issue 41 (r): a regressor fitted on y of shape (n, 1) predicted (n,) after
+    `ant.load`, and `feature_names_in_` was lost; pickle keeps both, so does `save`."""
+    rng = np.random.RandomState(2)
+    X = rng.normal(size=(120, 3))
+    y = (X[:, :1] * 2).reshape(-1, 1)
+    reg = ant.ANTRegressor(**SMALL).fit(X, y)
+    reg.save(tmp_path / "r")
+    back = ant.load(tmp_path / "r")
+    assert back.predict(X).shape == reg.predict(X).shape == (120, 1)
+    pd = pytest.importorskip("pandas")
+    frame = pd.DataFrame(X, columns=["a", "b", "c"])
+    reg = ant.ANTRegressor(**SMALL).fit(frame, y[:, 0])
+    reg.save(tmp_path / "f")
+    back = ant.load(tmp_path / "f")
+    assert list(back.feature_names_in_) == ["a", "b", "c"]
+    assert back.predict(frame).shape == (120,)

@@ -28,6 +28,36 @@ pub struct ModelMeta {
     /// Validation error % or MSE of the kept model.
     pub valid_metric: f64,
     pub decisions: Vec<Decision>,
+    /// What a Python estimator knew of its data beyond the model's own needs (absent
+    /// for models of the command line).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub estimator: Option<EstimatorRecord>,
+}
+
+/// What `pickle` keeps of a fitted scikit-learn estimator and a model directory must
+/// keep too, so that `ant.load` gives back the same estimator.
+#[derive(Clone, Debug, Default, PartialEq, Serialize, Deserialize)]
+pub struct EstimatorRecord {
+    /// The kind of the labels, which `class_names` spell as text (classifiers).
+    #[serde(default)]
+    pub labels: Option<LabelKind>,
+    /// The columns' names of a fitted DataFrame (`feature_names_in_`).
+    #[serde(default)]
+    pub feature_names: Option<Vec<String>>,
+    /// Regression targets were given as `(n, outputs)`, one output included.
+    #[serde(default)]
+    pub y_2d: bool,
+}
+
+/// The kind of a classifier's labels: how its class names read back.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "kebab-case")]
+pub enum LabelKind {
+    Bool,
+    Int,
+    Float,
+    /// Strings, kept as written ('01' stays '01').
+    Text,
 }
 
 impl ModelMeta {

@@ -32,7 +32,7 @@ pub(crate) use files::FORMAT;
 pub(crate) use files::TREE_FILE;
 pub(crate) use inference::argmax_rows;
 pub use inference::{Inference, Predictions};
-pub use meta::ModelMeta;
+pub use meta::{EstimatorRecord, LabelKind, ModelMeta};
 
 /// A fitted Adaptive Neural Tree.
 #[derive(Clone, Debug)]
@@ -141,6 +141,7 @@ impl Ant {
             valid_nll: t.valid_nll,
             valid_metric: t.valid_metric,
             decisions: t.decisions,
+            estimator: None,
         };
         Ok(Ant {
             tree: t.tree,
@@ -190,6 +191,19 @@ impl Ant {
         p.data = data.to_string();
         p.target = target;
         p.member = member;
+    }
+
+    /// Records what a Python estimator knew of its data (label kind, feature names,
+    /// the targets' shape), saved with the model.
+    pub fn set_estimator_record(&mut self, record: EstimatorRecord) -> Result<()> {
+        if record.labels.is_some() && !self.task().is_classification() {
+            return Err(AntError::invalid(
+                "estimator",
+                "a label kind for a regression model",
+            ));
+        }
+        self.meta.estimator = Some(record);
+        Ok(())
     }
 
     /// Names the classes, in class order (a classifier's labels, saved with it): one
