@@ -286,42 +286,15 @@ fn curves_draw_several_runs_labelled_by_what_differs() {
     let mut runs = vec![];
     for p in ["1", "2"] {
         let out = t.path().join(format!("p{p}"));
-        let o = ant(&[
-            "train",
-            "--preset",
-            "tabular",
-            "--target",
-            "y",
-            "--task",
-            "classification",
-            "--width",
-            "8",
-            "--epochs-node",
-            "3",
-            "--refine-epochs",
-            "2",
-            "--max-depth",
-            "2",
-            "--patience",
-            p,
-            "--data",
-            &s(&data),
-            "--out",
-            &s(&out),
-        ]);
+        let o = train_small(&data, &out, &["--patience", p]);
         assert!(o.status.success(), "{}", stderr(&o));
         runs.push(out);
     }
     let svg = t.path().join("both.svg");
-    let o = ant(&[
-        "curves",
-        "--run",
-        &s(&runs[0]),
-        "--run",
-        &s(&runs[1]),
-        "--out",
-        &s(&svg),
-    ]);
+    let curves = |a: &Path, b: &Path, out: &Path| {
+        ant(&["curves", "--run", &s(a), "--run", &s(b), "--out", &s(out)])
+    };
+    let o = curves(&runs[0], &runs[1], &svg);
     assert!(o.status.success(), "{}", stderr(&o));
     let text = std::fs::read_to_string(&svg).unwrap();
     let doc = roxmltree::Document::parse(&text).unwrap();
@@ -338,28 +311,12 @@ fn curves_draw_several_runs_labelled_by_what_differs() {
         assert!(texts.contains(&label), "{label} missing from {texts:?}");
     }
     // The same run twice: nothing differs, so the directories name them.
-    let o = ant(&[
-        "curves",
-        "--run",
-        &s(&runs[0]),
-        "--run",
-        &s(&runs[0]),
-        "--out",
-        &s(&svg),
-    ]);
+    let o = curves(&runs[0], &runs[0], &svg);
     assert!(o.status.success(), "{}", stderr(&o));
     let text = std::fs::read_to_string(&svg).unwrap();
     assert!(text.contains(&s(&runs[0])), "the directory labels the run");
     // An output that is one of the runs' files is refused, whichever run it is in.
-    let o = ant(&[
-        "curves",
-        "--run",
-        &s(&runs[0]),
-        "--run",
-        &s(&runs[1]),
-        "--out",
-        &s(&runs[1].join("report.json")),
-    ]);
+    let o = curves(&runs[0], &runs[1], &runs[1].join("report.json"));
     assert_eq!(o.status.code(), Some(2), "{}", stderr(&o));
 }
 
@@ -383,29 +340,7 @@ fn a_run_keeps_its_grown_model_and_plot_draws_it() {
     std::fs::write(&data, format!("a,b,y\n{rows}")).unwrap();
     let s = |p: &Path| p.to_str().unwrap().to_string();
     let out = t.path().join("run");
-    let train = |extra: &[&str], out: &Path| {
-        let mut args = vec![
-            "train",
-            "--preset",
-            "tabular",
-            "--target",
-            "y",
-            "--task",
-            "classification",
-            "--width",
-            "8",
-            "--epochs-node",
-            "3",
-            "--refine-epochs",
-            "4",
-            "--max-depth",
-            "2",
-        ];
-        args.extend_from_slice(extra);
-        let (d, o) = (s(&data), s(out));
-        args.extend_from_slice(&["--data", &d, "--out", &o]);
-        ant(&args)
-    };
+    let train = |extra: &[&str], out: &Path| train_small(&data, out, extra);
     let o = train(&[], &out);
     assert!(o.status.success(), "{}", stderr(&o));
     let dev = burn::prelude::Device::flex();
@@ -578,4 +513,16 @@ fn a_piped_table_is_read_once_and_known_by_its_bytes() {
     assert!(!stderr(&o).contains("not the file"), "{}", stderr(&o));
     let report: serde_json::Value = serde_json::from_slice(&o.stdout).unwrap();
     assert_eq!(report["test_samples"], 30, "{report}");
+}
+
+/// `ant train` of the table `data` (target `y`, classification) on a quick schedule into
+/// `out`, then `extra` flags.
+fn train_small(data: &Path, out: &Path, extra: &[&str]) -> Output {
+    let paths = [data.to_str().unwrap(), out.to_str().unwrap()];
+    let mut more = vec!["--data", paths[0], "--out", paths[1]];
+    more.extend_from_slice(extra);
+    common::ant_with(
+        "train --preset tabular --target y --task classification --width 8 --epochs-node 3 --refine-epochs 4 --max-depth 2",
+        &more,
+    )
 }
