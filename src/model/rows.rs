@@ -108,10 +108,18 @@ impl Ant {
             );
             return Err(other(why));
         }
-        let (test, warning) = self.test_rows(path)?;
-        if let Some(w) = warning {
-            tracing::warn!("{w}");
-        }
+        // The test rows from the same read (a pipe can be read once): the training rows'
+        // checksum has shown the data is the model's, so its split is the model's.
+        let test = match prov.test_split {
+            TestSplit::Unknown => {
+                let (test, warning) = self.test_rows(path)?;
+                if let Some(w) = warning {
+                    tracing::warn!("{w}");
+                }
+                test
+            }
+            _ => src.test,
+        };
         Ok((valid, test))
     }
 }
