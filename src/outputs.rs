@@ -80,8 +80,44 @@ pub fn check(out: &Path, kind: Kind, inputs: &[Input]) -> Result<PathBuf> {
         {
             return refuse(format!("is part of the input {}", path.display()));
         }
+        // A directory output replaces what `ant` owns in it: a model input kept there
+        // (`--init-from OUT/grown --out OUT`) would be replaced under the run.
+        if kind == Kind::Dir
+            && matches!(input, Input::Model(_))
+            && let Ok(rel) = canon.strip_prefix(&resolved)
+            && rel
+                .components()
+                .next()
+                .is_some_and(|c| is_model_owned(&c.as_os_str().to_string_lossy()))
+        {
+            return refuse(format!("holds the input {}", path.display()));
+        }
+    }
+    if kind == Kind::File {
+        check_not_owned(out, &resolved, existing.is_some())?;
     }
     check_kind(out, kind)
+}
+
+/// Refuses an existing file output `out` that an `ant` model or run directory owns
+/// (another run's `records.jsonl`, a model's weights): only the command that owns it
+/// replaces it. (Directory outputs are checked as models: [`check_model_dir`].)
+fn check_not_owned(out: &Path, resolved: &Path, exists: bool) -> Result<()> {
+    let (Some(parent), Some(name)) = (resolved.parent(), resolved.file_name()) else {
+        return Ok(());
+    };
+    let name = name.to_string_lossy();
+    let ant_dir = parent.join(crate::file_names::TREE_FILE).is_file()
+        || parent.join(crate::file_names::CHECKPOINT_DIR).is_dir()
+        || parent.join(crate::file_names::ENSEMBLE_FILE).is_file();
+    if exists && ant_dir && is_model_owned(&name) {
+        let msg = format!(
+            "is part of the ant directory {}: only the command that wrote it replaces it; choose another path",
+            parent.display()
+        );
+        return Err(AntError::data(out, msg));
+    }
+    Ok(())
 }
 
 /// Writes the file output `out` atomically (stdout for `-`), once [`check`]ed against
@@ -361,7 +397,21 @@ pub fn inputs<'a>(model: &'a Path, data: Option<&'a Path>) -> Vec<Input<'a>> {
 /// Writes the file output `out` (see `write_file`) of a command that reads the model
 /// directory `model` and, if given, the data path `data`.
 pub fn write_output(out: &Path, bytes: &[u8], model: &Path, data: Option<&Path>) -> Result<()> {
-    write_file(out, bytes, &inputs(model, data))
+    let trained_on = trained_on(model);
+    let mut all = inputs(model, data);
+    all.extend(trained_on.as_deref().map(Input::Data));
+    write_file(out, bytes, &all)
+}
+
+/// The data file a model (or an ensemble's first member) records it was trained on,
+/// when it names one: an output of a command that reads the model never replaces it.
+fn trained_on(model: &Path) -> Option<PathBuf> {
+    let tree = [model.join(crate::file_names::TREE_FILE), model.join("member-0").join(crate::file_names::TREE_FILE)]
+        .into_iter()
+        .find_map(|p| crate::persist::read_bounded(&p, 256 << 20).ok())?;
+    let v: serde_json::Value = serde_json::from_slice(&tree).ok()?;
+    let data = PathBuf::from(v["provenance"]["data"].as_str()?);
+    data.exists().then_some(data)
 }
 
 /// `ant prune --model M --data D --out OUT [--force]`: OUT as [`check_model_dir`]

@@ -310,11 +310,61 @@ fn curves_draw_several_runs_labelled_by_what_differs() {
     ] {
         assert!(texts.contains(&label), "{label} missing from {texts:?}");
     }
-    // The same run twice: nothing differs, so the directories name them.
-    let o = curves(&runs[0], &runs[0], &svg);
+    // Two runs of the same settings: nothing differs, so the directories name them.
+    let same = t.path().join("same");
+    assert!(
+        train_small(&data, &same, &["--patience", "1"])
+            .status
+            .success()
+    );
+    let o = curves(&runs[0], &same, &svg);
     assert!(o.status.success(), "{}", stderr(&o));
     let text = std::fs::read_to_string(&svg).unwrap();
-    assert!(text.contains(&s(&runs[0])), "the directory labels the run");
+    assert!(text.contains(&s(&same)), "the directory labels the run");
+    // A run still training (no tree.json yet) is drawn beside a finished one.
+    let cut = t.path().join("cut");
+    let o = std::process::Command::new(env!("CARGO_BIN_EXE_ant"))
+        .args([
+            "train",
+            "--preset",
+            "tabular",
+            "--target",
+            "y",
+            "--task",
+            "classification",
+        ])
+        .args([
+            "--epochs-node",
+            "3",
+            "--refine-epochs",
+            "4",
+            "--max-depth",
+            "2",
+        ])
+        .args(["--data", &s(&data), "--out", &s(&cut)])
+        .env("ANT_FAULT_AFTER_WRITES", "6")
+        .output()
+        .unwrap();
+    assert!(!o.status.success() && !cut.join("tree.json").exists());
+    let o = curves(&runs[0], &cut, &svg);
+    assert!(o.status.success(), "{}", stderr(&o));
+    assert!(
+        std::fs::read_to_string(&svg)
+            .unwrap()
+            .contains("valid error %")
+    );
+    // The same run twice is named once.
+    let twice = ant(&[
+        "curves",
+        "--run",
+        &s(&runs[0]),
+        "--run",
+        &s(&runs[0]),
+        "--out",
+        &s(&svg),
+    ]);
+    assert_eq!(twice.status.code(), Some(2), "{}", stderr(&twice));
+    assert!(stderr(&twice).contains("given twice"), "{}", stderr(&twice));
     // An output that is one of the runs' files is refused, whichever run it is in.
     let o = curves(&runs[0], &runs[1], &runs[1].join("report.json"));
     assert_eq!(o.status.code(), Some(2), "{}", stderr(&o));

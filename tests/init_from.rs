@@ -251,7 +251,7 @@ fn wrong_starts_are_one_clear_error() {
         "--out",
         s(&ens_out),
     ]);
-    assert_clean_error(&o2, &[cnn_dir, "member 0", "--seed"]);
+    assert_clean_error(&o2, &[cnn_dir, "each ensemble member holds out its own", "--member K"]);
     assert!(!ens_out.join("member-0").exists(), "nothing trained");
     // Issue 41 (b): the CNN a run starts from is one of its inputs, never its output.
     let before = std::fs::read(dir.join("tree.json")).unwrap();

@@ -683,3 +683,57 @@ fn pictures_too_large_for_memory_are_refused_before_they_are_drawn() {
         assert!(!png.exists(), "nothing written");
     }
 }
+
+/// The hostile pass of session 18: outputs never replace another run's files, nor the
+/// data a model was trained on; a run's output never holds the model it starts from;
+/// an ensemble's members cannot share one read of a pipe.
+#[test]
+fn outputs_never_replace_what_ant_or_the_model_owns() {
+    let t = tempfile::tempdir().unwrap();
+    let data = table(t.path());
+    let (a, b) = (t.path().join("a"), t.path().join("b"));
+    ok(&train(&data, &a, &[]));
+    ok(&train(&data, &b, &[]));
+    let records = std::fs::read(b.join("records.jsonl")).unwrap();
+    let table_bytes = std::fs::read(&data).unwrap();
+    for out in [b.join("records.jsonl"), data.clone()] {
+        let o = ant(&[
+            "predict",
+            "--model",
+            s(&a),
+            "--input",
+            s(&data),
+            "--output",
+            s(&out),
+        ]);
+        let e = String::from_utf8_lossy(&o.stderr);
+        assert_eq!(o.status.code(), Some(2), "{}: {e}", out.display());
+    }
+    assert_eq!(std::fs::read(b.join("records.jsonl")).unwrap(), records);
+    assert_eq!(std::fs::read(&data).unwrap(), table_bytes);
+    // --init-from OUT/grown --out OUT: the start would be replaced under the run.
+    let grown = b.join("grown");
+    let before = std::fs::read(grown.join("tree.json")).unwrap();
+    let o = train(&data, &b, &["--init-from", s(&grown), "--force"]);
+    let e = String::from_utf8_lossy(&o.stderr);
+    assert_eq!(o.status.code(), Some(2), "{e}");
+    assert!(e.contains("holds the input"), "{e}");
+    assert_eq!(std::fs::read(grown.join("tree.json")).unwrap(), before);
+    // Two members from a pipe: refused before the first trains.
+    let ens = t.path().join("ens");
+    let o = std::process::Command::new("bash")
+        .arg("-c")
+        .arg(format!(
+            "exec \"$0\" train --preset tabular --target y --task classification --epochs-node 2 \
+             --refine-epochs 1 --max-depth 2 --ensemble 2 --data <(cat '{}') --out '{}'",
+            data.display(),
+            ens.display()
+        ))
+        .arg(env!("CARGO_BIN_EXE_ant"))
+        .output()
+        .unwrap();
+    let e = String::from_utf8_lossy(&o.stderr);
+    assert_eq!(o.status.code(), Some(2), "{e}");
+    assert!(e.contains("not a regular file"), "{e}");
+    assert!(!ens.join("member-0").join("tree.json").exists());
+}

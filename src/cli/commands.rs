@@ -107,8 +107,19 @@ fn plot(a: PlotArgs) -> Result<()> {
         Stage::Grown => grown_dir(&a.model)?,
     };
     let model = SavedModel::load(&dir, &a.device.burn()?)?;
+    let format = ant::viz::Format::choose(a.format.as_deref(), &a.out)?;
+    // The test rows, read once for every member (a pipe gives its rows once).
+    let test = match &a.data {
+        Some(d) => {
+            let (test, warning) = model.first().test_rows(d)?;
+            warn(warning);
+            Some(test)
+        }
+        None if format == ant::viz::Format::Dot => None,
+        None => return Err(AntError::param("--data is needed for svg and png pictures")),
+    };
     if let SavedModel::Single(m) = &model {
-        return plot_model(&a, m, &a.out);
+        return plot_model(&a, m, test.as_ref(), &a.out);
     }
     // An ensemble: one picture per member, X-member-K.EXT beside --out X.EXT.
     for (k, m) in model.trees().iter().enumerate() {
@@ -117,7 +128,7 @@ fn plot(a: PlotArgs) -> Result<()> {
             Some(ext) => format!("{stem}-member-{k}.{}", ext.to_string_lossy()),
             None => format!("{stem}-member-{k}"),
         };
-        plot_model(&a, m, &a.out.with_file_name(name))?;
+        plot_model(&a, m, test.as_ref(), &a.out.with_file_name(name))?;
     }
     Ok(())
 }
@@ -133,24 +144,19 @@ fn grown_dir(dir: &Path) -> Result<std::path::PathBuf> {
     Err(AntError::data(dir, msg))
 }
 
-/// Draws `model` into `out` as `a` asks.
-fn plot_model(a: &PlotArgs, model: &Ant, out: &Path) -> Result<()> {
+/// Draws `model` (with the test rows `test`) into `out` as `a` asks.
+fn plot_model(a: &PlotArgs, model: &Ant, test: Option<&ant::Dataset>, out: &Path) -> Result<()> {
     use ant::viz::{Format, render_tree};
     // The format follows --out (X.svg), not the member's file name.
     let format = Format::choose(a.format.as_deref(), &a.out)?;
-    let test = match &a.data {
-        Some(d) => {
-            let (test, warning) = model.test_rows(d)?;
-            warn(warning);
-            Some(test)
-        }
-        None if format == Format::Dot => None,
-        None => return Err(AntError::param("--data is needed for svg and png pictures")),
-    };
     if a.width < 100 {
         return Err(AntError::param("--width must be at least 100"));
     }
-    let bytes = render_tree(model, test.as_ref(), format, a.width, a.bins.max(1))?;
+    let bytes = render_tree(model, test, format, a.width, a.bins.max(1));
+    let bytes = match &a.data {
+        Some(d) => bytes.map_err(of_file(d))?,
+        None => bytes?,
+    };
     ant::export::write_output(out, &bytes, &a.model, a.data.as_deref())?;
     note!("wrote {}", out.display());
     Ok(())

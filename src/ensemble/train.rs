@@ -39,6 +39,7 @@ pub fn train_members(
         None => (0..n).collect(),
     };
     check_start(&file, &members)?;
+    check_rereadable(&spec_data(&file), members.len())?;
     for k in members {
         // Members started at once (--member K in several processes) check and write
         // ensemble.json one at a time: the second sees the first's and must match it.
@@ -54,6 +55,22 @@ pub fn train_members(
     Ok(())
 }
 
+fn spec_data(file: &EnsembleFile) -> std::path::PathBuf {
+    file.cwd.join(&file.spec.data.path)
+}
+
+/// Each member reads the data anew: a pipe (`<(cat x.csv)`) gives its rows to the first
+/// only, so several members in one process need a file or a directory.
+fn check_rereadable(data: &Path, members: usize) -> Result<()> {
+    let plain = std::fs::metadata(data).is_ok_and(|m| m.is_file() || m.is_dir());
+    if members > 1 && !plain {
+        let msg = "is not a regular file: each ensemble member reads the data anew, and a pipe \
+                   gives its rows once; save them to a file first";
+        return Err(AntError::data(data, msg));
+    }
+    Ok(())
+}
+
 /// With `--init-from`, every member to train must hold out the CNN's validation rows:
 /// checked for all of them before the first is trained, not member by member.
 fn check_start(file: &EnsembleFile, members: &[usize]) -> Result<()> {
@@ -61,6 +78,13 @@ fn check_start(file: &EnsembleFile, members: &[usize]) -> Result<()> {
         return Ok(());
     };
     let dir = &cnn.dir;
+    if members.len() > 1 {
+        let msg = "--init-from starts one tree from a CNN that held out that tree's \
+                   validation rows, and each ensemble member holds out its own: train each \
+                   member's CNN as that member (--baseline cnn --ensemble N --member K), then \
+                   each member from its own (--ensemble N --member K --init-from)";
+        return Err(AntError::data(dir, msg));
+    }
     for &k in members {
         let cfg = file.member_spec(k)?.params.check()?;
         crate::train::check_start_rows(&cnn.config, &cfg)

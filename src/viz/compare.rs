@@ -28,6 +28,8 @@ const PALETTE: [RGBColor; 8] = [
     RGBColor(127, 127, 127),
 ];
 const FONT: &str = "sans-serif";
+/// The most runs the legend names one by one.
+const MAX_LEGEND: usize = 12;
 
 /// Each run's label: the settings (`config` of its `tree.json`, spelled as the flags)
 /// whose values differ between the runs, e.g. `--patience 1`; `fallback` (the
@@ -51,21 +53,29 @@ pub fn labels(configs: &[Option<Value>], fallback: &[String]) -> Vec<String> {
         .map(|(o, name)| match o {
             Some(o) if !differing.is_empty() => differing
                 .iter()
-                .map(|k| format!("--{} {}", k.replace('_', "-"), spelled(o.get(*k))))
+                .map(|k| spelled(k, o.get(*k)))
                 .collect::<Vec<_>>()
                 .join(" "),
-            _ => name.clone(),
+            _ => printable(name),
         })
         .collect()
 }
 
-/// A setting's value as a command line spells it.
-fn spelled(v: Option<&Value>) -> String {
+/// A setting as a command line spells it: `--patience 1`, or `no --baseline` for one
+/// left unset.
+fn spelled(key: &str, v: Option<&Value>) -> String {
+    let flag = format!("--{}", key.replace('_', "-"));
     match v {
-        None | Some(Value::Null) => "none".into(),
-        Some(Value::String(s)) => s.clone(),
-        Some(v) => v.to_string(),
+        None | Some(Value::Null) => format!("no {flag}"),
+        Some(Value::String(s)) => format!("{flag} {s}"),
+        Some(v) => format!("{flag} {v}"),
     }
+}
+
+/// A label fit for the picture: control characters (which no SVG may hold) become
+/// U+FFFD.
+fn printable(label: &str) -> String {
+    label.chars().map(|c| if c.is_control() { '\u{fffd}' } else { c }).collect()
 }
 
 fn err<E: std::fmt::Display>(e: E) -> AntError {
@@ -130,6 +140,12 @@ fn draw(
         .map_err(err)?;
     for (k, run) in runs.iter().enumerate() {
         let color = PALETTE[k % PALETTE.len()];
+        // The legend names the first runs; past them, one line says how many more.
+        let label = match k {
+            k if k < MAX_LEGEND => run.label.clone(),
+            k if k == MAX_LEGEND => format!("... and {} more runs", runs.len() - MAX_LEGEND),
+            _ => String::new(),
+        };
         let pts: Vec<(f64, f64)> = run
             .records
             .iter()
@@ -137,11 +153,14 @@ fn draw(
             .filter(|(_, r)| value(r).is_finite())
             .map(|(i, r)| ((i + 1) as f64, value(r).clamp(lo, hi)))
             .collect();
-        chart
+        let drawn = chart
             .draw_series(LineSeries::new(pts, color.stroke_width(2)))
-            .map_err(err)?
-            .label(run.label.as_str())
-            .legend(move |(x, y)| PathElement::new(vec![(x, y), (x + 20, y)], color.stroke_width(2)));
+            .map_err(err)?;
+        if !label.is_empty() {
+            drawn.label(label).legend(move |(x, y)| {
+                PathElement::new(vec![(x, y), (x + 20, y)], color.stroke_width(2))
+            });
+        }
         if let Some(i) = run.records.iter().position(|r| r.phase == Phase::Refine) {
             let x = i as f64 + 0.5;
             let mark = PathElement::new(vec![(x, lo), (x, hi)], color.mix(0.6).stroke_width(1));
@@ -164,12 +183,16 @@ mod tests {
 
     #[test]
     fn labels_name_the_settings_that_differ_as_flags() {
-        let cfg = |p: u64, s: &str| Some(serde_json::json!({"patience": p, "select": s, "seed": 0}));
+        let cfg = |p: u64, s: &str| Some(serde_json::json!({"patience": p, "select": s, "seed": 0, "baseline": null}));
         let names = vec!["a".to_string(), "b".to_string(), "c".to_string()];
         let got = labels(&[cfg(1, "metric"), cfg(5, "metric"), cfg(15, "nll")], &names);
         assert_eq!(got, ["--patience 1 --select metric", "--patience 5 --select metric", "--patience 15 --select nll"]);
         // Nothing differs, or no config: the directories' names.
         assert_eq!(labels(&[cfg(5, "nll"), cfg(5, "nll")], &names[..2]), ["a", "b"]);
         assert_eq!(labels(&[None, cfg(5, "nll")], &names[..2])[0], "a");
+        // An unset setting is said so; a control character never reaches the SVG.
+        let base = Some(serde_json::json!({"patience": 5, "select": "nll", "seed": 0, "baseline": "linear"}));
+        assert_eq!(labels(&[base, cfg(5, "nll")], &names[..2]), ["--baseline linear", "no --baseline"]);
+        assert_eq!(labels(&[None, None], &["a\u{1}b".to_string(), "c".to_string()])[0], "a\u{fffd}b");
     }
 }

@@ -168,6 +168,14 @@ fn read_run(
     Ok((records, meta))
 }
 
+/// Whether `a` and `b` name the same directory.
+fn same_dir(a: &Path, b: &Path) -> bool {
+    match (a.canonicalize(), b.canonicalize()) {
+        (Ok(x), Ok(y)) => x == y,
+        _ => a == b,
+    }
+}
+
 /// The validation metric's name for a run's task.
 fn metric_name(meta: Option<&crate::model::ModelMeta>) -> &'static str {
     match meta {
@@ -196,16 +204,34 @@ pub fn render_curves(dirs: &[std::path::PathBuf], format: Format, width: u32) ->
             curves::curves_svg(&records, &decisions, metric, &title, width, height)?
         }
         _ => {
+            for (i, d) in dirs.iter().enumerate() {
+                if dirs[..i].iter().any(|e| same_dir(e, d)) {
+                    return Err(AntError::data(
+                        d,
+                        "is given twice (--run): name each run once",
+                    ));
+                }
+            }
             let runs = dirs
                 .iter()
                 .map(|d| read_run(d))
                 .collect::<Result<Vec<_>>>()?;
-            let metrics: Vec<&str> = runs.iter().map(|(_, m)| metric_name(m.as_ref())).collect();
-            if metrics.iter().any(|m| *m != metrics[0]) {
-                return Err(AntError::param(
-                    "the runs measure different metrics (classification and regression): draw them apart",
-                ));
+            // A run without tree.json (still training, or cut) has no task recorded yet.
+            let known: Vec<(&std::path::PathBuf, &str)> = dirs
+                .iter()
+                .zip(&runs)
+                .filter(|(_, (_, m))| m.is_some())
+                .map(|(d, (_, m))| (d, metric_name(m.as_ref())))
+                .collect();
+            if let Some((d, other)) = known.iter().find(|(_, m)| *m != known[0].1) {
+                let msg = format!(
+                    "measures {other}, {} measures {}: draw classification and regression runs apart",
+                    known[0].0.display(),
+                    known[0].1
+                );
+                return Err(AntError::data(d, msg));
             }
+            let metric = known.first().map_or("valid metric", |(_, m)| m);
             let configs: Vec<Option<serde_json::Value>> = runs
                 .iter()
                 .map(|(_, m)| {
@@ -220,7 +246,7 @@ pub fn render_curves(dirs: &[std::path::PathBuf], format: Format, width: u32) ->
                 .zip(labels)
                 .map(|((records, _), label)| compare::RunCurves { label, records })
                 .collect();
-            compare::compare_svg(&runs, metrics[0], width, height)?
+            compare::compare_svg(&runs, metric, width, height)?
         }
     };
     match format {
