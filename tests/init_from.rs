@@ -251,7 +251,14 @@ fn wrong_starts_are_one_clear_error() {
         "--out",
         s(&ens_out),
     ]);
-    assert_clean_error(&o2, &[cnn_dir, "each ensemble member holds out its own", "--member K"]);
+    assert_clean_error(
+        &o2,
+        &[
+            cnn_dir,
+            "each ensemble member holds out its own",
+            "--member K",
+        ],
+    );
     assert!(!ens_out.join("member-0").exists(), "nothing trained");
     // Issue 41 (b): the CNN a run starts from is one of its inputs, never its output.
     let before = std::fs::read(dir.join("tree.json")).unwrap();
@@ -275,4 +282,57 @@ fn wrong_starts_are_one_clear_error() {
     assert_eq!(std::fs::read(dir.join("tree.json")).unwrap(), before);
     // Nothing was written by the refused runs.
     assert!(!out.join("tree.json").exists());
+}
+
+/// Issue 41 (b): the CNN a run starts from is an input like `--data`: `run.json` keeps
+/// its checksum, and `--resume` refuses a start that changed since.
+#[test]
+fn a_run_resumes_only_from_the_same_start() {
+    let tmp = tempfile::tempdir().unwrap();
+    let (train, _) = mnist();
+    let dir = tmp.path().join("cnn");
+    cnn(&dir, &train);
+    let data = Path::new(env!("CARGO_MANIFEST_DIR")).join("data/mnist");
+    let out = tmp.path().join("run");
+    let o = std::process::Command::new(env!("CARGO_BIN_EXE_ant"))
+        .args([
+            "train",
+            "--preset",
+            "mnist-c",
+            "--train-limit",
+            "400",
+            "--seed",
+            "3",
+        ])
+        .args([
+            "--epochs-node",
+            "2",
+            "--refine-epochs",
+            "2",
+            "--max-depth",
+            "2",
+            "--batch-size",
+            "64",
+        ])
+        .args(["--data", s(&data), "--init-from", s(&dir), "--out", s(&out)])
+        .env("ANT_FAULT_AFTER_WRITES", "4")
+        .output()
+        .unwrap();
+    assert!(
+        !o.status.success() && out.join("checkpoint").is_dir(),
+        "{}",
+        stderr(&o)
+    );
+    // The start replaced meanwhile (here: its tree.json rewritten with another byte).
+    let tree = dir.join("tree.json");
+    let mut text = std::fs::read(&tree).unwrap();
+    text.push(b'\n');
+    std::fs::write(&tree, &text).unwrap();
+    let o = ant(&["train", "--resume", s(&out)]);
+    assert_clean_error(&o, &[s(&dir), "changed since the run started from it"]);
+    // Put back, the run goes on.
+    text.pop();
+    std::fs::write(&tree, &text).unwrap();
+    let o = ant(&["train", "--resume", s(&out)]);
+    assert!(o.status.success(), "{}", stderr(&o));
 }

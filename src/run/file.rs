@@ -28,9 +28,32 @@ pub struct DataChecksums {
     /// names.
     pub train: String,
     pub test: String,
+    /// The MD5 of the `tree.json` of the model `--init-from` names (which names its
+    /// weights by their checksum): a run resumes only from the same start.
+    #[serde(default)]
+    pub start: Option<String>,
 }
 
 impl DataChecksums {
+    /// The checksums of the run `spec` (relative paths from `cwd`) on the rows it loaded.
+    pub(crate) fn of_run(
+        source: &Source,
+        train: &Dataset,
+        spec: &RunSpec,
+        cwd: &std::path::Path,
+    ) -> DataChecksums {
+        let start = spec.params.init_from().and_then(|d| {
+            let tree = cwd.join(d).join(crate::file_names::TREE_FILE);
+            crate::persist::read_bounded(&tree, 256 << 20)
+                .ok()
+                .map(|b| crate::data::md5_hex(&b))
+        });
+        DataChecksums {
+            start,
+            ..DataChecksums::of(source, train)
+        }
+    }
+
     pub(crate) fn of(source: &Source, train: &Dataset) -> DataChecksums {
         let train = match &source.class_names {
             Some(names) => {
@@ -42,6 +65,7 @@ impl DataChecksums {
         DataChecksums {
             train,
             test: source.test.checksum(),
+            start: None,
         }
     }
 }

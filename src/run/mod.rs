@@ -179,10 +179,11 @@ impl Run {
         };
         remove_stale_temps(out, crate::file_names::is_model_owned)?;
         let ckdir = out.join(CHECKPOINT_DIR);
+        let checksums = Some(DataChecksums::of_run(&source, &train, &spec, &cwd));
         let file = RunFile {
             spec: spec.clone(),
             cwd,
-            checksums: Some(DataChecksums::of(&source, &train)),
+            checksums,
         };
         let json = serde_json::to_vec_pretty(&file).map_err(|e| AntError::model(e.to_string()))?;
         // The records of a model this run replaces: the run starts its own.
@@ -238,7 +239,8 @@ impl Run {
         remove_stale_temps(&ckdir, |_| true)?;
         let (source, train) = load(&file.spec, &file.cwd)?;
         if let Some(started) = &file.checksums {
-            check_same_data(out, &file, started, &DataChecksums::of(&source, &train))?;
+            let now = DataChecksums::of_run(&source, &train, &file.spec, &file.cwd);
+            check_same_data(out, &file, started, &now)?;
         }
         let checkpoints = Checkpoints::open(&ckdir)?;
         Ok(Run {
@@ -427,6 +429,18 @@ fn check_same_data(
     now: &DataChecksums,
 ) -> Result<()> {
     let d = &file.spec.data;
+    if let (Some(was), Some(dir)) = (&started.start, file.spec.params.init_from()) {
+        let is = now.start.as_deref().unwrap_or("none: no model there");
+        if Some(was) != now.start.as_ref() {
+            return Err(AntError::data(
+                file.cwd.join(dir),
+                format!(
+                    "changed since the run started from it (--init-from; checksum of its tree.json {was}, now {is}): resuming would not continue that run; restore it, or start a new run (delete {})",
+                    out.join(CHECKPOINT_DIR).display()
+                ),
+            ));
+        }
+    }
     let (path, what, was, is) = if started.train != now.train {
         (&d.path, "training", &started.train, &now.train)
     } else if started.test != now.test {
