@@ -736,4 +736,26 @@ fn outputs_never_replace_what_ant_or_the_model_owns() {
     assert_eq!(o.status.code(), Some(2), "{e}");
     assert!(e.contains("not a regular file"), "{e}");
     assert!(!ens.join("member-0").join("tree.json").exists());
+    // A prune that fails leaves no empty directory where it was to write.
+    let other = t.path().join("other.csv");
+    std::fs::write(&other, "x,z\n1,2\n3,4\n").unwrap();
+    let p = t.path().join("pruned");
+    let o = ant(&[
+        "prune",
+        "--model",
+        s(&a),
+        "--data",
+        s(&other),
+        "--min-reach",
+        "0.1",
+        "--out",
+        s(&p),
+    ]);
+    assert_eq!(
+        o.status.code(),
+        Some(2),
+        "{}",
+        String::from_utf8_lossy(&o.stderr)
+    );
+    assert!(!p.exists(), "an empty {} is left", p.display());
 }

@@ -468,6 +468,9 @@ fn check_same_data(
 pub struct DirLock {
     dir: PathBuf,
     _file: File,
+    /// Whether taking the lock made the directory: one left empty (the command failed
+    /// before it wrote anything) goes with the lock.
+    made: bool,
 }
 
 impl DirLock {
@@ -475,11 +478,13 @@ impl DirLock {
     /// holds it; with `wait`, once the command holding it lets go.
     pub fn take(dir: &Path, wait: bool) -> Result<DirLock> {
         crate::outputs::check_nothing_foreign(dir)?;
+        let made = !dir.exists();
         std::fs::create_dir_all(dir).map_err(|e| AntError::io(dir, e))?;
         let file = if wait { lock_waiting(dir)? } else { lock(dir)? };
         Ok(DirLock {
             dir: dir.to_path_buf(),
             _file: file,
+            made,
         })
     }
 }
@@ -488,6 +493,10 @@ impl Drop for DirLock {
     fn drop(&mut self) {
         // Before the OS lock goes with the file: a command waiting for it writes its own.
         let _ = std::fs::remove_file(self.dir.join(LOCK_FILE));
+        if self.made {
+            // Only an empty directory is removed: what the command wrote stays.
+            let _ = std::fs::remove_dir(&self.dir);
+        }
     }
 }
 
