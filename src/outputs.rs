@@ -222,27 +222,23 @@ pub fn check_nothing_foreign(out: &Path) -> Result<()> {
                 foreign.push(name.to_string());
             }
         }
-        let entries = std::fs::read_dir(out).map_err(|e| AntError::io(out, e))?;
-        let mut weights: Vec<String> = entries
-            .flatten()
-            .map(|e| e.file_name().to_string_lossy().into_owned())
-            .filter(|n| n.starts_with("model-") && n.ends_with(".safetensors"))
-            // ant names its weights by their checksum.
-            .filter(|n| !is_checksum_weights(n))
-            .collect();
-        weights.sort();
-        foreign.extend(weights);
     }
-    // A weights file is named by its checksum: one whose bytes do not match its name is
-    // not ant's, beside a model or not, and is never removed.
+    let beside_model = tree || ensemble || run;
     let entries = std::fs::read_dir(out).map_err(|e| AntError::io(out, e))?;
-    let mut forged: Vec<String> = entries
+    let mut weights: Vec<String> = entries
         .flatten()
         .map(|e| e.file_name().to_string_lossy().into_owned())
-        .filter(|n| is_checksum_weights(n) && !weights_match_name(&out.join(n)))
+        .filter(|n| n.starts_with("model-") && n.ends_with(".safetensors"))
+        // ant names its weights by their checksum: beside no model, any other name is
+        // the user's; anywhere, one whose bytes do not match its name is, and is never
+        // removed.
+        .filter(|n| match is_checksum_weights(n) {
+            true => !weights_match_name(&out.join(n)),
+            false => !beside_model,
+        })
         .collect();
-    forged.sort();
-    foreign.extend(forged);
+    weights.sort();
+    foreign.extend(weights);
     if foreign.is_empty() {
         return Ok(());
     }

@@ -130,19 +130,7 @@ impl Run {
         existing: Existing,
         cwd: PathBuf,
     ) -> Result<Run> {
-        // The run's inputs are never its output: a CNN it starts from replaced under it
-        // could never be resumed from.
-        let (data, test) = (
-            cwd.join(&spec.data.path),
-            spec.data.test_data.as_ref().map(|t| cwd.join(t)),
-        );
-        let start = spec.params.init_from().map(|d| cwd.join(d));
-        let inputs: Vec<crate::outputs::Input> =
-            std::iter::once(crate::outputs::Input::Data(&data))
-                .chain(test.as_deref().map(crate::outputs::Input::Data))
-                .chain(start.as_deref().map(crate::outputs::Input::Model))
-                .collect();
-        crate::outputs::check(out, crate::outputs::Kind::Dir, &inputs)?;
+        check_not_an_input(out, &spec, &cwd)?;
         // A directory in use is refused first: its checkpoints are that run's.
         let held = if out.is_dir() {
             crate::outputs::check_nothing_foreign(out)?;
@@ -387,6 +375,20 @@ fn stopped(out: &Path, e: AntError) -> AntError {
         },
         e => e,
     }
+}
+
+/// The run's inputs (`--data`, `--test-data`, `--init-from`, relative to `cwd`) are never
+/// its output `out`: a CNN it starts from replaced under it could never be resumed from.
+fn check_not_an_input(out: &Path, spec: &RunSpec, cwd: &Path) -> Result<()> {
+    use crate::outputs::{Input, Kind, check};
+    let data = cwd.join(&spec.data.path);
+    let test = spec.data.test_data.as_ref().map(|t| cwd.join(t));
+    let start = spec.params.init_from().map(|d| cwd.join(d));
+    let inputs: Vec<Input> = std::iter::once(Input::Data(&data))
+        .chain(test.as_deref().map(Input::Data))
+        .chain(start.as_deref().map(Input::Model))
+        .collect();
+    check(out, Kind::Dir, &inputs).map(drop)
 }
 
 /// Refuse `out` if it holds an interrupted run, or a finished model that is to be kept.
