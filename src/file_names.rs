@@ -21,6 +21,9 @@ pub(crate) const LOCK_FILE: &str = "run.lock";
 pub(crate) const GROWN_DIR: &str = "grown";
 /// What `ant prune` writes beside the pruned model.
 pub(crate) const PRUNE_FILE: &str = "prune.json";
+/// The manifest of a directory `ant` writes: each file it put there, with its checksum
+/// (see `crate::manifest`).
+pub const MANIFEST_FILE: &str = "ant-files.json";
 
 /// The `format` of a `tree.json` and of an `ensemble.json`: what tells them from files
 /// of the same names that `ant` did not write.
@@ -28,6 +31,17 @@ pub(crate) const MODEL_FORMAT: &str = "ant-model-1";
 pub(crate) const ENSEMBLE_FORMAT: &str = "ant-ensemble-1";
 /// How `run.lock` starts.
 pub(crate) const LOCK_TEXT: &str = "held by ant";
+
+/// The files `ant` writes in a model, ensemble or run directory, which it replaces or
+/// removes only under its manifest (besides these, its checksum-named weights).
+pub const STAMPED_FILES: [&str; 6] = [
+    TREE_FILE,
+    LEGACY_WEIGHTS_FILE,
+    ENSEMBLE_FILE,
+    RECORDS_FILE,
+    REPORT_FILE,
+    PRUNE_FILE,
+];
 
 /// Whether `name` is a weights file as [`crate::Ant::save`] names one:
 /// `model-` and the first 16 hexadecimal digits of its checksum.
@@ -49,6 +63,7 @@ pub(crate) fn is_model_owned(name: &str) -> bool {
         LOCK_FILE,
         PRUNE_FILE,
         GROWN_DIR,
+        MANIFEST_FILE,
     ]
     .contains(&name)
         || (name.starts_with("model-") && name.ends_with(".safetensors"))

@@ -139,6 +139,8 @@ internal_mods! {
     modules;
     /// Names of enum values on the command line and in files.
     named;
+    /// What `ant` can prove it wrote in a directory (its manifest).
+    manifest;
     /// Input and target scaling.
     normalise;
     /// The door to the hand-written numerics: kernels, fused activations, LibTorch calls.

@@ -178,67 +178,12 @@ pub(crate) fn check_model_dir(out: &Path, saved: Saved, replace: bool, inputs: &
     }
 }
 
-/// Refuses a directory that holds files or folders under the names `ant` writes (and
-/// replaces or deletes) in a model or run directory, when `ant` did not write them: a
-/// `checkpoint/` without the run file `ant` starts every run with, a `run.lock` without
-/// its text, a `tree.json` or `ensemble.json` of no known format, or training records,
-/// a report, a pruning summary or weights beside no model or run of `ant`'s. `ant`
-/// deletes or replaces only what it can tell it wrote.
+/// Refuses a directory that holds files under the names `ant` writes (and replaces or
+/// deletes) in a model or run directory that `ant` cannot prove it wrote: the manifest
+/// does not name their bytes (see [`crate::manifest`]), or a `checkpoint/` without the
+/// run file `ant` starts every run with, or a `run.lock` without its text.
 pub fn check_nothing_foreign(out: &Path) -> Result<()> {
-    use crate::file_names::*;
-    if !out.is_dir() {
-        return Ok(());
-    }
-    let has = |name: &str| std::fs::symlink_metadata(out.join(name)).is_ok();
-    let reads = |name: &str, ok: fn(&[u8]) -> bool| {
-        crate::persist::read_bounded(&out.join(name), 256 << 20).is_ok_and(|b| ok(&b))
-    };
-    let tree = reads(TREE_FILE, |b| format_is(b, MODEL_FORMAT));
-    let ensemble = reads(ENSEMBLE_FILE, |b| format_is(b, ENSEMBLE_FORMAT));
-    let run = reads(&format!("{CHECKPOINT_DIR}/{RUN_FILE}"), is_run_file);
-    let lock = reads(LOCK_FILE, |b| b.starts_with(LOCK_TEXT.as_bytes()));
-    let mut foreign: Vec<String> = [
-        (CHECKPOINT_DIR, !run),
-        (LOCK_FILE, !lock),
-        (TREE_FILE, !tree),
-        (ENSEMBLE_FILE, !ensemble),
-    ]
-    .into_iter()
-    .filter(|&(name, not_ours)| not_ours && has(name))
-    .map(|(name, _)| name.to_string())
-    .collect();
-    if !(tree || ensemble || run) {
-        // Beside no model: only what ant recognises as its own (a diverged run's records).
-        let descriptions: [(&str, Recogniser); 4] = [
-            (RECORDS_FILE, is_records),
-            (REPORT_FILE, |b| {
-                has_key(b, &["multi_path_error", "multi_path_mse"])
-            }),
-            (PRUNE_FILE, |b| has_key(b, &["min_reach"])),
-            (LEGACY_WEIGHTS_FILE, |_| false),
-        ];
-        for (name, ours) in descriptions {
-            if has(name) && !reads(name, ours) {
-                foreign.push(name.to_string());
-            }
-        }
-    }
-    let beside_model = tree || ensemble || run;
-    let entries = std::fs::read_dir(out).map_err(|e| AntError::io(out, e))?;
-    let mut weights: Vec<String> = entries
-        .flatten()
-        .map(|e| e.file_name().to_string_lossy().into_owned())
-        .filter(|n| n.starts_with("model-") && n.ends_with(".safetensors"))
-        // ant names its weights by their checksum: beside no model, any other name is
-        // the user's; anywhere, one whose bytes do not match its name is, and is never
-        // removed.
-        .filter(|n| match is_checksum_weights(n) {
-            true => !weights_match_name(&out.join(n)),
-            false => !beside_model,
-        })
-        .collect();
-    weights.sort();
-    foreign.extend(weights);
+    let foreign = crate::manifest::foreign(out)?;
     if foreign.is_empty() {
         return Ok(());
     }
@@ -281,65 +226,11 @@ pub(crate) fn check_grown_dir(out: &Path) -> Result<()> {
     }
 }
 
-/// The names a grown model's directory owns: its `tree.json` and checksum-named weights.
+/// The names a grown model's directory owns: its `tree.json`, checksum-named weights
+/// and manifest.
 pub(crate) fn is_grown_owned(name: &str) -> bool {
-    name == crate::file_names::TREE_FILE || crate::file_names::is_checksum_weights(name)
-}
-
-/// Whether the weights file `path` (`model-<16 hex digits>.safetensors`) holds bytes
-/// whose MD5 starts with those digits, as every weights file `ant` saves does.
-pub(crate) fn weights_match_name(path: &Path) -> bool {
-    let id = path
-        .file_name()
-        .and_then(|n| n.to_str())
-        .and_then(|n| n.strip_prefix("model-"))
-        .and_then(|n| n.strip_suffix(".safetensors"))
-        .map(str::to_ascii_lowercase);
-    let Some(id) = id else { return false };
-    let Ok(bytes) = crate::persist::read_bounded(path, 4 << 30) else {
-        return false;
-    };
-    crate::data::md5_hex(&bytes).starts_with(&id)
-}
-
-/// Whether `bytes` are a run file as `ant` starts every run with: its spec and the
-/// directory it was started from.
-fn is_run_file(bytes: &[u8]) -> bool {
-    #[derive(serde::Deserialize)]
-    #[allow(dead_code)] // the fields are read to be there
-    struct Head {
-        spec: serde_json::Value,
-        cwd: serde_json::Value,
-    }
-    serde_json::from_slice::<Head>(bytes).is_ok()
-}
-
-/// Tells a file `ant` wrote by its bytes.
-type Recogniser = fn(&[u8]) -> bool;
-
-/// Whether `bytes` are training records as `ant` writes them: none yet, or lines of
-/// JSON objects that each name a phase and an epoch.
-fn is_records(bytes: &[u8]) -> bool {
-    let text = String::from_utf8_lossy(bytes);
-    text.lines()
-        .filter(|l| !l.trim().is_empty())
-        .take(1)
-        .all(|l| has_key(l.as_bytes(), &["phase"]) && has_key(l.as_bytes(), &["epoch"]))
-}
-
-/// Whether `bytes` are a JSON object with one of `keys`.
-fn has_key(bytes: &[u8], keys: &[&str]) -> bool {
-    serde_json::from_slice::<serde_json::Map<String, serde_json::Value>>(bytes)
-        .is_ok_and(|m| keys.iter().any(|k| m.contains_key(*k)))
-}
-
-/// Whether `bytes` are a JSON object whose `format` is `format`.
-fn format_is(bytes: &[u8], format: &str) -> bool {
-    #[derive(serde::Deserialize)]
-    struct Head {
-        format: String,
-    }
-    serde_json::from_slice::<Head>(bytes).is_ok_and(|h| h.format == format)
+    use crate::file_names::{MANIFEST_FILE, TREE_FILE, is_checksum_weights};
+    name == TREE_FILE || name == MANIFEST_FILE || is_checksum_weights(name)
 }
 
 /// Who wrote the training records in a directory a model is saved into.
@@ -370,7 +261,7 @@ pub(crate) fn save_model(
         stale.push(RECORDS_FILE);
     }
     for name in stale {
-        crate::persist::remove_file(&out.join(name))?;
+        crate::manifest::remove(out, name)?;
     }
     let grown_dir = out.join(GROWN_DIR);
     // What a save killed there left (the caller holds the directory's lock).

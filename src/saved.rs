@@ -132,7 +132,7 @@ fn prune_tree(model: &Ant, data: &Path, min_reach: f64, out: &Path) -> Result<se
     });
     let json =
         serde_json::to_string_pretty(&summary).map_err(|e| AntError::model(e.to_string()))?;
-    crate::persist::write_atomic(&out.join(crate::file_names::PRUNE_FILE), json.as_bytes())?;
+    crate::manifest::write(out, crate::file_names::PRUNE_FILE, json.as_bytes())?;
     Ok(summary)
 }
 

@@ -342,7 +342,7 @@ fn curves_draw_several_runs_labelled_by_what_differs() {
             "2",
         ])
         .args(["--data", &s(&data), "--out", &s(&cut)])
-        .env("ANT_FAULT_AFTER_WRITES", "6")
+        .env("ANT_FAULT_AFTER_WRITES", "12")
         .output()
         .unwrap();
     assert!(!o.status.success() && !cut.join("tree.json").exists());

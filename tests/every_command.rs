@@ -413,3 +413,134 @@ fn every_file_input_reads_a_pipe_as_it_reads_the_file() {
     }
     assert!(compared >= 7, "{compared} inputs compared");
 }
+
+/// Every file under `dir` (recursively), as paths relative to it, sorted.
+fn files_under(dir: &Path) -> Vec<std::path::PathBuf> {
+    let mut out = Vec::new();
+    for e in std::fs::read_dir(dir).unwrap().flatten() {
+        let p = e.path();
+        if p.is_dir() {
+            let sub = files_under(&p);
+            out.extend(sub.into_iter().map(|s| Path::new(&e.file_name()).join(s)));
+        } else {
+            out.push(e.file_name().into());
+        }
+    }
+    out.sort();
+    out
+}
+
+fn copy_dir(from: &Path, to: &Path) {
+    for rel in files_under(from) {
+        std::fs::create_dir_all(to.join(&rel).parent().unwrap()).unwrap();
+        std::fs::copy(from.join(&rel), to.join(&rel)).unwrap();
+    }
+}
+
+/// Issue 41 (section 3): a command that writes a directory replaces or deletes only
+/// what it can prove it wrote. For every command with a directory output (from the
+/// command tree) and every file it wrote there or could write (the names of
+/// `ant::file_names`, weights and manifest included): that file changed by the user,
+/// or put by the user into an empty directory, makes the command refuse, naming it,
+/// with or without `--force`, and the user's bytes stay. (A user's `report.json` beside
+/// a model, or a file named like checksum weights, was deleted or replaced.)
+#[test]
+fn every_directory_output_keeps_every_file_ant_did_not_write() {
+    let t = tempfile::tempdir().unwrap();
+    let f = fixture(t.path());
+    let mut cases = 0;
+    for cmd in commands(&[]) {
+        let name = cmd.join(" ");
+        let force = String::from_utf8(
+            ant(&[&cmd[..], &["--help".to_string()]]
+                .concat()
+                .iter()
+                .map(String::as_str)
+                .collect::<Vec<_>>())
+            .stdout,
+        )
+        .unwrap()
+        .contains("--force");
+        for (flag, _) in valued_options(&cmd) {
+            if classify(&flag) != Some(Path_::Output) {
+                continue;
+            }
+            let slot = t.path().join("SLOT");
+            let named = |ext: &str| match ext {
+                "" => slot.to_str().unwrap().to_string(),
+                e => t
+                    .path()
+                    .join(format!("file{e}"))
+                    .to_str()
+                    .unwrap()
+                    .to_string(),
+            };
+            let Some(lines) = recipe(&name, &flag, &f, &named) else {
+                continue;
+            };
+            let slot_s = slot.to_str().unwrap();
+            for args in lines.into_iter().filter(|a| a.iter().any(|w| w == slot_s)) {
+                let run = |dir: &Path| {
+                    let mut a: Vec<String> = args
+                        .iter()
+                        .map(|w| {
+                            if w == slot_s {
+                                dir.to_str().unwrap().to_string()
+                            } else {
+                                w.clone()
+                            }
+                        })
+                        .collect();
+                    if force {
+                        a.push("--force".into());
+                    }
+                    ant(&a.iter().map(String::as_str).collect::<Vec<_>>())
+                };
+                let base = t
+                    .path()
+                    .join(format!("{}-{}", name.replace(' ', "-"), args.len()));
+                let o = run(&base);
+                assert!(
+                    o.status.success(),
+                    "ant {name}: {}",
+                    String::from_utf8_lossy(&o.stderr)
+                );
+                let mut targets = files_under(&base);
+                targets.extend(
+                    ant::file_names::STAMPED_FILES
+                        .iter()
+                        .chain(&[
+                            ant::file_names::MANIFEST_FILE,
+                            "model-0123456789abcdef.safetensors",
+                        ])
+                        .map(std::path::PathBuf::from),
+                );
+                targets.sort();
+                targets.dedup();
+                for (k, rel) in targets.iter().enumerate() {
+                    let mine = format!("the user's own {}\n", rel.display()).into_bytes();
+                    for beside_output in [true, false] {
+                        let dir = base.with_extension(format!("{k}-{beside_output}"));
+                        if beside_output {
+                            copy_dir(&base, &dir);
+                        }
+                        std::fs::create_dir_all(dir.join(rel).parent().unwrap()).unwrap();
+                        std::fs::write(dir.join(rel), &mine).unwrap();
+                        let o = run(&dir);
+                        let what = format!(
+                            "ant {name} {flag} with the user's {} (beside its output: {beside_output})",
+                            rel.display()
+                        );
+                        let err = String::from_utf8_lossy(&o.stderr);
+                        assert_eq!(o.status.code(), Some(2), "{what}: {err}");
+                        let file = rel.file_name().unwrap().to_str().unwrap();
+                        assert!(err.contains(file), "{what}: {err}");
+                        assert_eq!(std::fs::read(dir.join(rel)).unwrap(), mine, "{what}");
+                        cases += 1;
+                    }
+                }
+            }
+        }
+    }
+    assert!(cases >= 40, "{cases} cases");
+}

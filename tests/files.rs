@@ -80,14 +80,20 @@ fn a_saved_model_is_one_unit() {
         wa.starts_with("model-") && wa.ends_with(".safetensors"),
         "{wa}"
     );
-    assert_eq!(names(&da), [wa.clone(), "tree.json".into()]);
+    assert_eq!(
+        names(&da),
+        ["ant-files.json".into(), wa.clone(), "tree.json".into()]
+    );
 
     // Saving another model over it switches the whole model: one weights file, the new.
     a.save(&db).unwrap();
     b.save(&db).unwrap();
     let wb = weights_file(&db);
     assert_ne!(wa, wb);
-    assert_eq!(names(&db), [wb.clone(), "tree.json".into()]);
+    assert_eq!(
+        names(&db),
+        ["ant-files.json".into(), wb.clone(), "tree.json".into()]
+    );
     assert_eq!(predictions(&load(&db).unwrap()), predictions(&b));
 
     // A tree.json beside another model's weights is refused, naming the file.
@@ -121,7 +127,9 @@ fn models_saved_by_earlier_versions_still_load() {
     let a = tiny(0);
     let tmp = tempfile::tempdir().unwrap();
     a.save(tmp.path()).unwrap();
-    // Earlier versions: model.safetensors, and a tree.json that names no weights file.
+    // Earlier versions: model.safetensors, a tree.json that names no weights file, and
+    // no manifest.
+    std::fs::remove_file(tmp.path().join("ant-files.json")).unwrap();
     let w = weights_file(tmp.path());
     std::fs::rename(tmp.path().join(&w), tmp.path().join("model.safetensors")).unwrap();
     let mut v = json(&tmp.path().join("tree.json"));
@@ -135,7 +143,10 @@ fn models_saved_by_earlier_versions_still_load() {
 
     // Saving over it leaves the new layout only.
     a.save(tmp.path()).unwrap();
-    assert_eq!(names(tmp.path()), [w, "tree.json".into()]);
+    assert_eq!(
+        names(tmp.path()),
+        ["ant-files.json".into(), w, "tree.json".into()]
+    );
     assert_eq!(predictions(&load(tmp.path()).unwrap()), predictions(&a));
 }
 

@@ -470,12 +470,16 @@ fn saving_a_model_keeps_the_users_files() {
         std::fs::read(theirs.join("tree.json")).unwrap(),
         b"{\"mine\": true}"
     );
-    // Beside ant's model, weights of another name are the user's: saved over twice,
-    // they stay.
+    // Beside ant's model, weights ant did not write (its manifest does not name them)
+    // are the user's: the save is refused, naming them, and they stay.
     let ours = t.path().join("ours");
     model.save(&ours).unwrap();
     std::fs::write(ours.join("model-final.safetensors"), "mine").unwrap();
-    model.save(&ours).unwrap();
+    let e = model.save(&ours).unwrap_err().to_string();
+    assert!(
+        e.contains("model-final.safetensors") && e.contains("did not write"),
+        "{e}"
+    );
     assert_eq!(
         std::fs::read(ours.join("model-final.safetensors")).unwrap(),
         b"mine"

@@ -197,6 +197,20 @@ def test_save_over_a_model_needs_overwrite(fitted, iris, tmp_path):
     assert same_bits(back.predict_proba(X), other.predict_proba(X))
 
 
+@pytest.mark.parametrize("name", ["report.json", "records.jsonl", "prune.json", "tree.json"])
+def test_save_never_replaces_a_file_ant_did_not_write(fitted, iris, tmp_path, name):
+    """Issue 41 (h): a user's report.json (or records, pruning summary) beside a model
+    was deleted by a save over it. Only files whose bytes the directory's manifest
+    names are replaced: `overwrite=True` refuses the user's, naming it, and keeps it."""
+    X, y = iris
+    fitted.save(tmp_path / "m")
+    (tmp_path / "m" / name).write_text("the user's own\n")
+    other = ant.ANTClassifier(**dict(SMALL, seed=3)).fit(X, y)
+    with pytest.raises(Exception, match=name.replace(".", r"\.")):
+        other.save(tmp_path / "m", overwrite=True)
+    assert (tmp_path / "m" / name).read_text() == "the user's own\n"
+
+
 @pytest.mark.parametrize(
     "labels",
     [np.array([False, True]), np.array(["01", "02", "03"]), np.array([1.0, 2.0, 3.0])],

@@ -10,7 +10,6 @@ use crate::data::file_md5;
 use crate::error::{AntError, Result};
 use crate::file_names::ENSEMBLE_FILE;
 use crate::model::TREE_FILE;
-use crate::persist::write_atomic;
 use crate::preset::Preset;
 use crate::run::{CHECKPOINT_DIR, RUN_FILE, RunSpec};
 
@@ -137,7 +136,7 @@ impl EnsembleFile {
     /// Write `ensemble.json` into `dir` (atomically).
     pub fn save(&self, dir: &Path) -> Result<()> {
         let json = serde_json::to_vec_pretty(self).map_err(|e| AntError::model(e.to_string()))?;
-        write_atomic(&dir.join(ENSEMBLE_FILE), &json)
+        crate::manifest::write(dir, ENSEMBLE_FILE, &json)
     }
 
     /// Member `k` (checked by the caller to be below the size).

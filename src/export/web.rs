@@ -49,13 +49,17 @@ pub fn write_site(model: &Ant, examples: Option<&Dataset>, dir: &Path) -> Result
         serde_json::to_string(&WebModel::of(model, examples))
             .map_err(|e| AntError::model(e.to_string()))?
     );
-    let files: [(&str, &[u8]); 5] = [
+    let mut files: Vec<(&str, &[u8])> = vec![
         ("index.html", INDEX_HTML.as_bytes()),
         ("viewer.js", VIEWER_JS.as_bytes()),
         ("style.css", STYLE_CSS.as_bytes()),
         ("model.js", model_js.as_bytes()),
         (MARKER, MARKER_TEXT.as_bytes()),
     ];
+    // The manifest proves every file of the site ant's: a later export replaces it
+    // only while each is as ant wrote it.
+    let manifest = crate::manifest::of_files(&files)?;
+    files.push((crate::file_names::MANIFEST_FILE, &manifest));
     replace_dir_atomic(dir, &files)
 }
 
@@ -66,6 +70,16 @@ fn check_replaceable(dir: &Path) -> Result<()> {
     let Ok(entries) = std::fs::read_dir(dir) else {
         return Ok(()); // Not there: nothing to replace.
     };
+    if let Some(foreign) = crate::manifest::unproven_entries(dir)? {
+        if foreign.is_empty() {
+            return Ok(());
+        }
+        let msg = format!(
+            "holds {}, which this export did not write as it is now (a file changed or added since): an export replaces only a directory it made; move them, or choose another --out",
+            foreign.join(", ")
+        );
+        return Err(AntError::data(dir, msg));
+    }
     let mut foreign = Vec::new();
     let mut any = false;
     for e in entries {
@@ -92,7 +106,16 @@ fn check_replaceable(dir: &Path) -> Result<()> {
     }
     let marked = std::fs::read(dir.join(MARKER)).is_ok_and(|m| m == MARKER_TEXT.as_bytes());
     if any && !marked && !earlier_export(dir) {
-        let msg = "exists and is not an earlier web export (no .ant-web-export marker): choose another --out";
+        let mut names: Vec<String> = std::fs::read_dir(dir)
+            .map_err(|e| AntError::io(dir, e))?
+            .flatten()
+            .map(|e| e.file_name().to_string_lossy().into_owned())
+            .collect();
+        names.sort();
+        let msg = format!(
+            "exists and is not an earlier web export (no .ant-web-export marker): it holds {}, which an export did not write; choose another --out",
+            names.join(", ")
+        );
         return Err(AntError::data(dir, msg));
     }
     Ok(())

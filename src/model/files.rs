@@ -11,7 +11,7 @@ use serde::{Deserialize, Serialize};
 
 use super::{Ant, ModelMeta};
 use crate::error::{AntError, Result};
-use crate::persist::{read_bounded, write_atomic};
+use crate::persist::read_bounded;
 use crate::tree::{Topology, Tree, TreeModules};
 
 pub(crate) use crate::file_names::{LEGACY_WEIGHTS_FILE, TREE_FILE};
@@ -84,28 +84,32 @@ impl Ant {
         std::fs::create_dir_all(dir).map_err(|e| AntError::io(dir, e))?;
         let bytes = self.weights_bytes()?;
         let weights = WeightsRef::of(&bytes);
-        let wp = dir.join(&weights.file);
-        // The same weights may be there already (the same model saved again).
-        let new = !wp.exists();
-        write_atomic(&wp, &bytes)?;
+        // Every file goes through the manifest: only what ant wrote is replaced.
+        let new = !dir.join(&weights.file).exists();
         let json = self.tree_json(&weights)?;
-        if let Err(e) = write_atomic(&dir.join(TREE_FILE), &json) {
-            // Not switched: the old model stays, alone.
+        let written = crate::manifest::write(dir, &weights.file, &bytes)
+            .and_then(|()| crate::manifest::write(dir, TREE_FILE, &json));
+        let switched = read_bounded(&dir.join(TREE_FILE), MAX_TREE_BYTES).is_ok_and(|t| t == json);
+        if !switched {
+            // The old model stays, alone: the new weights file (ant's own, just
+            // written) goes.
             if new {
-                let _ = std::fs::remove_file(&wp);
+                let _ = std::fs::remove_file(dir.join(&weights.file));
             }
-            return Err(e);
+            return written;
         }
-        // The old model's weights (and those of interrupted saves) are no longer named.
+        // Switched (even if recording it failed after): the old model's weights, and
+        // those of interrupted saves, are no longer named.
         let entries = std::fs::read_dir(dir).map_err(|e| AntError::io(dir, e))?;
+        let mut removed = Ok(());
         for e in entries.flatten() {
             let name = e.file_name().to_string_lossy().into_owned();
             let ours = crate::file_names::is_checksum_weights(&name) || name == LEGACY_WEIGHTS_FILE;
             if ours && name != weights.file {
-                crate::persist::remove_file(&e.path())?;
+                removed = removed.and(crate::manifest::remove(dir, &name));
             }
         }
-        Ok(())
+        written.and(removed)
     }
 
     /// The bytes [`Ant::save`] writes: `tree.json` (which names the weights file by its

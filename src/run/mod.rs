@@ -31,7 +31,7 @@ use crate::model::{Ant, Evaluation, TestSplit, missing_classes_warning};
 use crate::named::Named;
 use crate::observe::{EpochRecord, Observer};
 use crate::params::AntParams;
-use crate::persist::{append_line, remove_dir_atomic, remove_stale_temps, write_atomic};
+use crate::persist::{append_line, remove_dir_atomic, remove_stale_temps};
 use crate::train::{Checkpoints, FailedWrite};
 
 mod file;
@@ -279,9 +279,9 @@ impl Run {
                 return Err(AntError::data(&path, msg));
             }
             let kept: String = lines.iter().map(|l| format!("{l}\n")).collect();
-            write_atomic(&path, kept.as_bytes())?;
+            crate::manifest::write(&self.out, RECORDS_FILE, kept.as_bytes())?;
         } else {
-            write_atomic(&path, b"")?;
+            crate::manifest::write(&self.out, RECORDS_FILE, b"")?;
         }
         let file = std::fs::OpenOptions::new()
             .append(true)
@@ -323,7 +323,7 @@ impl Run {
                     if out.join(crate::model::TREE_FILE).is_file()
                         && let Ok(records) = crate::persist::read_bounded(&saved, MAX_RECORDS_BYTES)
                     {
-                        write_atomic(&out.join(RECORDS_FILE), &records)?;
+                        crate::manifest::write(&out, RECORDS_FILE, &records)?;
                     }
                     remove_dir_atomic(&ckdir)?;
                     // No run goes on here: its lock says nothing any more.
@@ -351,7 +351,9 @@ impl Run {
             report["train_seconds"] = serde_json::json!(seconds);
             let text = serde_json::to_string_pretty(&report)
                 .map_err(|e| AntError::model(e.to_string()))?;
-            write_atomic(&out.join(REPORT_FILE), text.as_bytes())?;
+            // The records are whole: stamped as they are, no line is added to them now.
+            crate::manifest::stamp_log(&out, RECORDS_FILE)?;
+            crate::manifest::write(&out, REPORT_FILE, text.as_bytes())?;
             drop(checkpoints);
             remove_dir_atomic(&ckdir)?;
             crate::persist::remove_file(&out.join(LOCK_FILE))?;

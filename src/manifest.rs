@@ -1,0 +1,396 @@
+//! What `ant` can prove it wrote in a directory, and the one way it replaces or removes
+//! a file there.
+//!
+//! Every model, ensemble or run directory `ant` writes holds `ant-files.json`, a
+//! manifest that names each file `ant` put there with the length and MD5 of its bytes.
+//! A file under one of the names `ant` writes may be replaced or removed only if the
+//! manifest names it and its bytes still match ([`write`], [`remove`]); anything else
+//! is the user's ([`foreign`]) and refused, `--force` or not.
+//!
+//! A replacement is recorded in two steps around the file's atomic write: first the
+//! manifest accepts the old bytes and the new, then only the new. Killed at any point,
+//! the file on disk matches the manifest. `records.jsonl` grows a line per epoch: its
+//! stamp covers a prefix of it, and lines appended since are the run's own.
+//!
+//! Directories written before manifests existed hold none: there, a file is recognised
+//! by its content as before ([`legacy_foreign`]), and the first write adopts the files.
+
+use std::collections::BTreeMap;
+use std::io::Read;
+use std::path::Path;
+
+use serde::{Deserialize, Serialize};
+
+use crate::error::{AntError, Result};
+use crate::file_names::*;
+use crate::persist::{read_bounded, write_atomic};
+
+const FORMAT: &str = "ant-files-1";
+/// The most bytes a manifest can take (a few names and checksums, with room).
+const MAX_MANIFEST_BYTES: u64 = 16 << 20;
+
+/// A file's bytes as `ant` wrote them: how many, and their MD5.
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
+struct Stamp {
+    len: u64,
+    md5: String,
+}
+
+impl Stamp {
+    fn of(bytes: &[u8]) -> Stamp {
+        Stamp {
+            len: bytes.len() as u64,
+            md5: md5_hex(bytes),
+        }
+    }
+}
+
+/// `ant-files.json`: each file `ant` wrote in the directory and the bytes it may hold
+/// (two while a replacement is under way).
+#[derive(Debug, Serialize, Deserialize)]
+struct Manifest {
+    format: String,
+    files: BTreeMap<String, Vec<Stamp>>,
+}
+
+/// Whether `name` is a file `ant` writes in a model, ensemble or run directory (and so
+/// replaces or removes only under the manifest). Folders (`checkpoint/`, `grown/`,
+/// `member-K/`) and `run.lock` have their own checks.
+pub(crate) fn is_stamped(name: &str) -> bool {
+    STAMPED_FILES.contains(&name) || (name.starts_with("model-") && name.ends_with(".safetensors"))
+}
+
+/// Files that grow by appended lines: a stamp of a prefix proves them.
+fn is_log(name: &str) -> bool {
+    name == RECORDS_FILE
+}
+
+/// The files under `ant`'s names in `dir` that `ant` cannot prove it wrote (a manifest
+/// that is not one included), sorted; empty for a directory that does not exist.
+pub(crate) fn foreign(dir: &Path) -> Result<Vec<String>> {
+    if !dir.is_dir() {
+        return Ok(Vec::new());
+    }
+    let mut foreign = match read(dir) {
+        Ok(Some(m)) => stamped_present(dir)?
+            .into_iter()
+            .filter(|n| !owns(&m, dir, n))
+            .collect(),
+        Ok(None) => legacy_foreign(dir)?,
+        // A manifest `ant` did not write proves nothing.
+        Err(_) => std::iter::once(MANIFEST_FILE.to_string())
+            .chain(stamped_present(dir)?)
+            .collect(),
+    };
+    let has = |name: &str| std::fs::symlink_metadata(dir.join(name)).is_ok();
+    let reads = |name: &str, ok: fn(&[u8]) -> bool| {
+        read_bounded(&dir.join(name), 256 << 20).is_ok_and(|b| ok(&b))
+    };
+    if has(CHECKPOINT_DIR) && !reads(&format!("{CHECKPOINT_DIR}/{RUN_FILE}"), is_run_file) {
+        foreign.push(CHECKPOINT_DIR.to_string());
+    }
+    if has(LOCK_FILE) && !reads(LOCK_FILE, |b| b.starts_with(LOCK_TEXT.as_bytes())) {
+        foreign.push(LOCK_FILE.to_string());
+    }
+    foreign.sort();
+    foreign.dedup();
+    Ok(foreign)
+}
+
+/// Writes `bytes` as the file `name` in `dir` (atomically), replacing a file there only
+/// if `ant` wrote it, and records it in the manifest.
+pub(crate) fn write(dir: &Path, name: &str, bytes: &[u8]) -> Result<()> {
+    let mut m = open(dir)?;
+    refuse_foreign(&m, dir, name)?;
+    let new = Stamp::of(bytes);
+    let stamps = m.files.entry(name.to_string()).or_default();
+    if !stamps.contains(&new) {
+        stamps.push(new.clone());
+        save(dir, &m)?;
+    }
+    write_atomic(&dir.join(name), bytes)?;
+    settle(dir, &mut m, name, vec![new])
+}
+
+/// Removes the file `name` from `dir` if `ant` wrote it (refuses it otherwise); a
+/// missing file is no error.
+pub(crate) fn remove(dir: &Path, name: &str) -> Result<()> {
+    if std::fs::symlink_metadata(dir.join(name)).is_err() {
+        return Ok(());
+    }
+    let mut m = open(dir)?;
+    refuse_foreign(&m, dir, name)?;
+    crate::persist::remove_file(&dir.join(name))?;
+    m.files.remove(name);
+    save(dir, &m)
+}
+
+/// Records the log `name` in `dir` as it is now (its lines appended since the last
+/// stamp are the run's).
+pub(crate) fn stamp_log(dir: &Path, name: &str) -> Result<()> {
+    let path = dir.join(name);
+    let bytes = read_bounded(&path, 4 << 30).map_err(|e| AntError::io(&path, e))?;
+    let mut m = open(dir)?;
+    refuse_foreign(&m, dir, name)?;
+    settle(dir, &mut m, name, vec![Stamp::of(&bytes)])
+}
+
+/// The manifest of a directory made whole from `files` (name, bytes), to be written
+/// with them as [`MANIFEST_FILE`].
+pub(crate) fn of_files(files: &[(&str, &[u8])]) -> Result<Vec<u8>> {
+    let m = Manifest {
+        format: FORMAT.to_string(),
+        files: files
+            .iter()
+            .map(|(name, bytes)| (name.to_string(), vec![Stamp::of(bytes)]))
+            .collect(),
+    };
+    serde_json::to_vec_pretty(&m).map_err(|e| AntError::model(e.to_string()))
+}
+
+/// Every entry of `dir` that its manifest does not prove `ant`'s, for a directory `ant`
+/// replaces whole (sorted); `None` when `dir` holds no manifest.
+pub(crate) fn unproven_entries(dir: &Path) -> Result<Option<Vec<String>>> {
+    let m = match read(dir) {
+        Ok(Some(m)) => m,
+        Ok(None) => return Ok(None),
+        Err(_) => return Ok(Some(vec![MANIFEST_FILE.to_string()])),
+    };
+    let entries = std::fs::read_dir(dir).map_err(|e| AntError::io(dir, e))?;
+    let mut names: Vec<String> = entries
+        .flatten()
+        .map(|e| e.file_name().to_string_lossy().into_owned())
+        .filter(|n| n != MANIFEST_FILE && !owns(&m, dir, n))
+        .collect();
+    names.sort();
+    Ok(Some(names))
+}
+
+/// The manifest of `dir` (`None`: there is none) or an error naming a file of that name
+/// `ant` did not write.
+fn read(dir: &Path) -> Result<Option<Manifest>> {
+    let path = dir.join(MANIFEST_FILE);
+    let bytes = match read_bounded(&path, MAX_MANIFEST_BYTES) {
+        Err(e) if e.kind() == std::io::ErrorKind::NotFound => return Ok(None),
+        other => other.map_err(|e| AntError::io(&path, e))?,
+    };
+    match serde_json::from_slice::<Manifest>(&bytes) {
+        Ok(m) if m.format == FORMAT => Ok(Some(m)),
+        _ => Err(AntError::data(
+            &path,
+            "is not the manifest ant writes: move it, or choose another directory",
+        )),
+    }
+}
+
+/// The manifest of `dir` to write to: the one there, or for a directory without one a
+/// new one that adopts the files an earlier version of `ant` wrote there (any other
+/// file under `ant`'s names is refused).
+fn open(dir: &Path) -> Result<Manifest> {
+    if let Some(m) = read(dir)? {
+        return Ok(m);
+    }
+    let foreign = legacy_foreign(dir)?;
+    if let Some(name) = foreign.first() {
+        return Err(foreign_error(dir, name));
+    }
+    let mut files = BTreeMap::new();
+    for name in stamped_present(dir)? {
+        let path = dir.join(&name);
+        let bytes = read_bounded(&path, 4 << 30).map_err(|e| AntError::io(&path, e))?;
+        files.insert(name, vec![Stamp::of(&bytes)]);
+    }
+    Ok(Manifest {
+        format: FORMAT.to_string(),
+        files,
+    })
+}
+
+/// Keeps only `stamps` for `name` and saves the manifest.
+fn settle(dir: &Path, m: &mut Manifest, name: &str, stamps: Vec<Stamp>) -> Result<()> {
+    m.files.insert(name.to_string(), stamps);
+    save(dir, m)
+}
+
+fn save(dir: &Path, m: &Manifest) -> Result<()> {
+    let json = serde_json::to_vec_pretty(m).map_err(|e| AntError::model(e.to_string()))?;
+    write_atomic(&dir.join(MANIFEST_FILE), &json)
+}
+
+fn refuse_foreign(m: &Manifest, dir: &Path, name: &str) -> Result<()> {
+    let present = std::fs::symlink_metadata(dir.join(name)).is_ok();
+    match present && !owns(m, dir, name) {
+        true => Err(foreign_error(dir, name)),
+        false => Ok(()),
+    }
+}
+
+fn foreign_error(dir: &Path, name: &str) -> AntError {
+    let msg = "ant did not write it (its manifest does not name these bytes), so ant never \
+               replaces or removes it: move it, or choose another directory";
+    AntError::data(dir.join(name), msg)
+}
+
+/// Whether the manifest `m` proves the file `name` in `dir` is `ant`'s: a regular file
+/// whose bytes (for a log, whose first bytes) match a stamp.
+fn owns(m: &Manifest, dir: &Path, name: &str) -> bool {
+    let path = dir.join(name);
+    let Ok(meta) = std::fs::symlink_metadata(&path) else {
+        return false;
+    };
+    let stamps = m.files.get(name).map(Vec::as_slice).unwrap_or_default();
+    meta.is_file()
+        && stamps.iter().any(|s| {
+            let fits = s.len == meta.len() || (is_log(name) && s.len <= meta.len());
+            fits && md5_of_prefix(&path, s.len).is_ok_and(|h| h == s.md5)
+        })
+}
+
+/// The MD5 of the first `len` bytes of the file `path`, read as a stream.
+fn md5_of_prefix(path: &Path, len: u64) -> std::io::Result<String> {
+    use md5::{Digest, Md5};
+    let mut file = std::fs::File::open(path)?.take(len);
+    let mut hasher = Md5::new();
+    let mut buf = vec![0u8; 1 << 16];
+    loop {
+        let n = file.read(&mut buf)?;
+        if n == 0 {
+            break;
+        }
+        hasher.update(&buf[..n]);
+    }
+    Ok(format!("{:x}", hasher.finalize()))
+}
+
+fn md5_hex(bytes: &[u8]) -> String {
+    use md5::{Digest, Md5};
+    format!("{:x}", Md5::digest(bytes))
+}
+
+/// The entries of `dir` under the names of files `ant` writes, sorted.
+fn stamped_present(dir: &Path) -> Result<Vec<String>> {
+    let entries = std::fs::read_dir(dir).map_err(|e| AntError::io(dir, e))?;
+    let mut names: Vec<String> = entries
+        .flatten()
+        .map(|e| e.file_name().to_string_lossy().into_owned())
+        .filter(|n| is_stamped(n))
+        .collect();
+    names.sort();
+    Ok(names)
+}
+
+/// For a directory without a manifest: the files under `ant`'s names that an earlier
+/// version of `ant` did not write, told by their content. Beside a model, an ensemble
+/// or a run of `ant`'s: a `tree.json` or `ensemble.json` of no known format, and
+/// checksum-named weights whose bytes do not match their name. Beside none: every one.
+pub(crate) fn legacy_foreign(dir: &Path) -> Result<Vec<String>> {
+    let reads = |name: &str, ok: fn(&[u8]) -> bool| {
+        read_bounded(&dir.join(name), 256 << 20).is_ok_and(|b| ok(&b))
+    };
+    let tree = reads(TREE_FILE, |b| format_is(b, MODEL_FORMAT));
+    let ensemble = reads(ENSEMBLE_FILE, |b| format_is(b, ENSEMBLE_FORMAT));
+    let run = reads(&format!("{CHECKPOINT_DIR}/{RUN_FILE}"), is_run_file);
+    let beside_model = tree || ensemble || run;
+    let foreign = stamped_present(dir)?
+        .into_iter()
+        .filter(|n| match n.as_str() {
+            _ if !beside_model => true,
+            TREE_FILE => !tree,
+            ENSEMBLE_FILE => !ensemble,
+            n if is_checksum_weights(n) => !weights_match_name(&dir.join(n)),
+            _ => false,
+        })
+        .collect();
+    Ok(foreign)
+}
+
+/// Whether the weights file `path` (`model-<16 hex digits>.safetensors`) holds bytes
+/// whose MD5 starts with those digits, as every weights file `ant` saves does.
+pub(crate) fn weights_match_name(path: &Path) -> bool {
+    let id = path
+        .file_name()
+        .and_then(|n| n.to_str())
+        .and_then(|n| n.strip_prefix("model-"))
+        .and_then(|n| n.strip_suffix(".safetensors"))
+        .map(str::to_ascii_lowercase);
+    let Some(id) = id else { return false };
+    let Ok(len) = std::fs::metadata(path).map(|m| m.len()) else {
+        return false;
+    };
+    md5_of_prefix(path, len).is_ok_and(|h| h.starts_with(&id))
+}
+
+/// Whether `bytes` are a run file as `ant` starts every run with: its spec and the
+/// directory it was started from.
+fn is_run_file(bytes: &[u8]) -> bool {
+    #[derive(serde::Deserialize)]
+    #[allow(dead_code)] // the fields are read to be there
+    struct Head {
+        spec: serde_json::Value,
+        cwd: serde_json::Value,
+    }
+    serde_json::from_slice::<Head>(bytes).is_ok()
+}
+
+/// Whether `bytes` are a JSON object whose `format` is `format`.
+fn format_is(bytes: &[u8], format: &str) -> bool {
+    #[derive(serde::Deserialize)]
+    struct Head {
+        format: String,
+    }
+    serde_json::from_slice::<Head>(bytes).is_ok_and(|h| h.format == format)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn only_files_whose_bytes_the_manifest_names_are_replaced_or_removed() {
+        let d = tempfile::tempdir().unwrap();
+        let dir = d.path();
+        write(dir, REPORT_FILE, b"{\"a\":1}").unwrap();
+        assert!(foreign(dir).unwrap().is_empty());
+        // Replaced by ant: fine. Changed by the user: foreign, never replaced or removed.
+        write(dir, REPORT_FILE, b"{\"a\":2}").unwrap();
+        std::fs::write(dir.join(REPORT_FILE), "mine").unwrap();
+        assert_eq!(foreign(dir).unwrap(), [REPORT_FILE]);
+        let e = write(dir, REPORT_FILE, b"x").unwrap_err().to_string();
+        assert!(e.contains("report.json") && e.contains("did not write"), "{e}");
+        assert!(remove(dir, REPORT_FILE).is_err());
+        assert_eq!(std::fs::read(dir.join(REPORT_FILE)).unwrap(), b"mine");
+        // A file the manifest never named is foreign too.
+        std::fs::write(dir.join(PRUNE_FILE), "{}").unwrap();
+        assert!(foreign(dir).unwrap().contains(&PRUNE_FILE.to_string()));
+        // A log is proved by its stamped prefix: lines appended since are ant's.
+        write(dir, RECORDS_FILE, b"").unwrap();
+        write(dir, RECORDS_FILE, b"{\"phase\":1}\n").unwrap();
+        let mut f = std::fs::OpenOptions::new()
+            .append(true)
+            .open(dir.join(RECORDS_FILE))
+            .unwrap();
+        std::io::Write::write_all(&mut f, b"{\"phase\":2}\n").unwrap();
+        assert!(!foreign(dir).unwrap().contains(&RECORDS_FILE.to_string()));
+        std::fs::write(dir.join(RECORDS_FILE), "other\n").unwrap();
+        assert!(foreign(dir).unwrap().contains(&RECORDS_FILE.to_string()));
+        // A manifest ant did not write proves nothing.
+        std::fs::write(dir.join(MANIFEST_FILE), "{}").unwrap();
+        assert!(foreign(dir).unwrap().contains(&MANIFEST_FILE.to_string()));
+    }
+
+    #[test]
+    fn a_directory_of_an_earlier_version_is_adopted_and_user_files_beside_nothing_are_not() {
+        let d = tempfile::tempdir().unwrap();
+        let dir = d.path();
+        std::fs::write(dir.join(REPORT_FILE), "{\"multi_path_error\":1}").unwrap();
+        // Beside no model of ant's, nothing is ant's.
+        assert_eq!(foreign(dir).unwrap(), [REPORT_FILE]);
+        assert!(write(dir, TREE_FILE, b"x").is_err());
+        let tree = format!("{{\"format\":\"{MODEL_FORMAT}\"}}");
+        std::fs::write(dir.join(TREE_FILE), &tree).unwrap();
+        assert!(foreign(dir).unwrap().is_empty());
+        remove(dir, REPORT_FILE).unwrap();
+        assert!(!dir.join(REPORT_FILE).exists());
+        assert!(read(dir).unwrap().unwrap().files.contains_key(TREE_FILE));
+    }
+}
