@@ -123,6 +123,20 @@ impl AntError {
     }
 }
 
+/// `items` joined by commas, the first 20 of them (and how many more).
+pub(crate) fn list(items: &[String]) -> String {
+    let mut text = items
+        .iter()
+        .take(20)
+        .cloned()
+        .collect::<Vec<_>>()
+        .join(", ");
+    if items.len() > 20 {
+        text.push_str(&format!(" and {} more", items.len() - 20));
+    }
+    text
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;

@@ -162,16 +162,29 @@ fn cgroup_memory_left() -> Option<u64> {
 /// which, e.g. "--width 40000: a 40000 x 22400 picture") when it would not fit in the
 /// memory this process may have: one error, before anything is allocated.
 pub(crate) fn check_fits(bytes: u64, what: &str) -> crate::Result<()> {
-    let Some((limit, whose)) = memory_limit() else {
-        return Ok(());
-    };
-    if bytes <= limit {
-        return Ok(());
+    match over_limit(bytes, what) {
+        Some(msg) => Err(crate::AntError::param(msg)),
+        None => Ok(()),
     }
+}
+
+/// [`check_fits`] for what reading the file `path` needs: the error names the file.
+pub(crate) fn check_file_fits(bytes: u64, path: &Path, what: &str) -> crate::Result<()> {
+    match over_limit(bytes, what) {
+        Some(msg) => Err(crate::AntError::data(path, msg)),
+        None => Ok(()),
+    }
+}
+
+/// What to say when `bytes` for `what` do not fit in the memory this process may have.
+fn over_limit(bytes: u64, what: &str) -> Option<String> {
+    let (limit, whose) = memory_limit()?;
     let mib = |b: u64| b / (1 << 20);
-    Err(crate::AntError::param(format!(
-        "{what} needs about {} MiB, more than the {} MiB {whose}",
-        mib(bytes),
-        mib(limit)
-    )))
+    (bytes > limit).then(|| {
+        format!(
+            "{what} needs about {} MiB, more than the {} MiB {whose}",
+            mib(bytes),
+            mib(limit)
+        )
+    })
 }

@@ -163,3 +163,86 @@ fn no_module_imports_itself_around_a_loop() {
         }
     }
 }
+
+/// The files of the folder `dir` of `src/` (each file or sub-folder, not `mod.rs`) and
+/// the others each one names as `super::other` or `crate::DIR::other`.
+fn folder_imports(dir: &Path) -> BTreeMap<String, BTreeSet<String>> {
+    let folder = dir.file_name().unwrap().to_string_lossy().into_owned();
+    let mut files: BTreeMap<String, Vec<PathBuf>> = BTreeMap::new();
+    for e in std::fs::read_dir(dir).unwrap().flatten() {
+        let p = e.path();
+        let name = p.file_stem().unwrap().to_string_lossy().into_owned();
+        match p.is_dir() {
+            true => files.entry(name).or_default().extend(rust_files(&p)),
+            false if name != "mod" && p.extension().is_some_and(|x| x == "rs") => {
+                files.entry(name).or_default().push(p)
+            }
+            false => {}
+        }
+    }
+    let names: BTreeSet<String> = files.keys().cloned().collect();
+    let prefixes = ["super::".to_string(), format!("crate::{folder}::")];
+    let mut graph = BTreeMap::new();
+    for (m, fs) in &files {
+        let mut uses = BTreeSet::new();
+        for f in fs {
+            let code = code(f);
+            for prefix in &prefixes {
+                for (i, _) in code.match_indices(prefix.as_str()) {
+                    let rest = &code[i + prefix.len()..];
+                    let group = match rest.strip_prefix('{') {
+                        Some(g) => &g[..g.find("};").unwrap_or(g.len())],
+                        None => rest,
+                    };
+                    for item in group.split([',', '{', '\n']) {
+                        let id: String = item
+                            .trim()
+                            .chars()
+                            .take_while(|c| c.is_ascii_alphanumeric() || *c == '_')
+                            .collect();
+                        if names.contains(&id) && id != *m {
+                            uses.insert(id);
+                        }
+                        if rest.starts_with('{').not() {
+                            break;
+                        }
+                    }
+                }
+            }
+        }
+        graph.insert(m.clone(), uses);
+    }
+    graph
+}
+
+use std::ops::Not;
+
+/// Issue 41 (section 4): the table reader's files (`data/columns.rs`, `csv.rs`,
+/// `tabular.rs`) imported each other in a circle. Within every folder of `src/`, no
+/// file imports itself around a loop either.
+#[test]
+fn no_file_of_a_folder_imports_itself_around_a_loop() {
+    let mut folders = 0;
+    for e in std::fs::read_dir(src()).unwrap().flatten() {
+        if !e.path().is_dir() {
+            continue;
+        }
+        folders += 1;
+        let graph = folder_imports(&e.path());
+        for start in graph.keys() {
+            let mut seen = BTreeSet::new();
+            let mut todo: Vec<&String> = graph[start].iter().collect();
+            while let Some(m) = todo.pop() {
+                assert!(
+                    m != start,
+                    "src/{}/{start} imports itself around a loop; graph: {graph:?}",
+                    e.file_name().to_string_lossy()
+                );
+                if seen.insert(m.clone()) {
+                    todo.extend(graph[m].iter());
+                }
+            }
+        }
+    }
+    assert!(folders >= 10, "{folders} folders");
+}

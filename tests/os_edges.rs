@@ -185,3 +185,58 @@ fn a_width_beyond_the_memory_the_process_may_use_is_refused_not_an_abort() {
     );
     assert!(!out.exists());
 }
+
+/// A gzip file of `members` copies of one member holding `rows` rows `1,2` (after a
+/// header): a small file that unpacks to `members * rows * 4` bytes.
+fn gzip_rows(path: &Path, rows: usize, members: usize) {
+    use std::io::Write;
+    let mut enc = flate2::write::GzEncoder::new(Vec::new(), flate2::Compression::fast());
+    enc.write_all(&b"1,2\n".repeat(rows)).unwrap();
+    let member = enc.finish().unwrap();
+    let mut head = flate2::write::GzEncoder::new(Vec::new(), flate2::Compression::fast());
+    head.write_all(b"a,b\n").unwrap();
+    let mut bytes = head.finish().unwrap();
+    for _ in 0..members {
+        bytes.extend_from_slice(&member);
+    }
+    std::fs::write(path, bytes).unwrap();
+}
+
+/// Issue 41 (k): a 1.4 MB `.csv.gz` (300 MB unpacked) aborted under a 2 GB limit: the
+/// table reader kept a string per cell. Under `ulimit -v` 4 GiB, a table whose reading
+/// needs more, and a file that unpacks past what the process may map, are each one
+/// error naming the file, exit 2; one that fits trains.
+#[test]
+fn tables_beyond_the_memory_the_process_may_use_are_refused_not_an_abort() {
+    let t = tempfile::tempdir().unwrap();
+    let quick = |data: &Path, out: &Path| {
+        let mut args: Vec<String> = quick_train(data.as_os_str(), out.as_os_str())
+            .iter()
+            .map(|a| a.to_str().unwrap().to_string())
+            .collect();
+        // The rows are `a,b`: b is the target.
+        let at = args.iter().position(|a| a == "--target").unwrap();
+        args[at + 1] = "b".into();
+        common::ant_bounded(&args.iter().map(String::as_str).collect::<Vec<_>>(), 300)
+    };
+    // 1 GiB of rows: its cells alone need more than 4 GiB.
+    let big = t.path().join("big.csv.gz");
+    gzip_rows(&big, 1 << 20, 256);
+    let o = quick(&big, &t.path().join("m1"));
+    let e = stderr(&o);
+    assert_eq!(o.status.code(), Some(2), "{e}");
+    assert!(
+        e.contains("big.csv.gz") && e.contains("as a table needs about") && !e.contains("panicked"),
+        "{e}"
+    );
+    // 3.75 GiB unpacked: past what the process may map while it unpacks.
+    let bomb = t.path().join("bomb.csv.gz");
+    gzip_rows(&bomb, 1 << 20, 960);
+    let o = quick(&bomb, &t.path().join("m2"));
+    let e = stderr(&o);
+    assert_eq!(o.status.code(), Some(2), "{e}");
+    assert!(
+        e.contains("bomb.csv.gz") && e.contains("unpacking it past"),
+        "{e}"
+    );
+}

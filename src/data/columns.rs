@@ -6,8 +6,7 @@
 use std::path::Path;
 
 use super::csv::{Table, first_row_is_header};
-use super::tabular::list;
-use crate::error::{AntError, Result, quoted};
+use crate::error::{AntError, Result, list, quoted};
 
 /// What a column's name is compared by: trimmed, in Unicode's NFC (the same name typed
 /// on another system may come composed or decomposed).
@@ -40,13 +39,13 @@ pub(crate) fn check_unique(header: &[String], line: usize, path: &Path) -> Resul
 /// one. A header that lacks a name, or has one the model does not know, is an error
 /// that lists both; a file without a header is told so.
 pub(crate) fn by_names(
-    t: &Table,
+    t: Table,
     names: &[String],
     optional: Option<usize>,
     target: Option<usize>,
     path: &Path,
 ) -> Result<Table> {
-    let first: Vec<String> = t.rows[0].iter().map(|c| name_key(c)).collect();
+    let first: Vec<String> = t.row(0).map(name_key).collect();
     let first: Vec<&str> = first.iter().map(String::as_str).collect();
     let find = |name: &str| first.iter().position(|c| *c == name_key(name));
     let wanted: Vec<(usize, &String)> = names
@@ -70,24 +69,18 @@ pub(crate) fn by_names(
     let twice = seen.windows(2).find(|w| w[0] == w[1]).map(|w| w[0]);
     if missing.is_empty() && extra.is_empty() && twice.is_none() {
         let order: Vec<usize> = wanted.iter().filter_map(|(_, n)| find(n)).collect();
-        let pick = |row: &Vec<String>| order.iter().map(|&j| row[j].clone()).collect();
-        return Ok(Table {
-            header: None,
-            rows: t.rows.iter().map(pick).collect(),
-            line_numbers: t.line_numbers.clone(),
-            delimiter: t.delimiter,
-        });
+        return Ok(t.with_columns(&order));
     }
     let all: Vec<String> = names.iter().map(|n| quoted(n)).collect();
     // A row of values holds the target's value too, which may be text (a class name):
     // where the target's column is in place, it says nothing of a header.
     let in_place = t.n_cols() == names.len();
     let guess = |k: usize| !(in_place && Some(k) == target);
-    if !first.iter().any(|c| known(c)) && !first_row_is_header(&t.rows[0], guess) {
+    if !first.iter().any(|c| known(c)) && !first_row_is_header(t.row(0), guess) {
         let msg = format!(
             "has no header row (line {} holds values): the model reads its columns by the \
              names it was trained on, in any order; add a header naming them: {}",
-            t.line_numbers[0],
+            t.line(0),
             list(&all)
         );
         return Err(AntError::data(path, msg));
@@ -105,7 +98,7 @@ pub(crate) fn by_names(
     let msg = format!(
         "line {}: the header does not name the columns the model was trained on ({}); the \
          model reads its columns by these names, in any order: {}",
-        t.line_numbers[0],
+        t.line(0),
         why.join("; "),
         list(&all)
     );

@@ -8,10 +8,53 @@
 //! Gzip input is detected by its magic bytes.
 
 use std::path::Path;
+use std::str::FromStr;
+
+use serde::{Deserialize, Serialize};
 
 use super::read_maybe_gz;
-use super::tabular::Separator;
 use crate::error::{AntError, Result};
+
+/// Field separator, as given on the command line and stored in the model.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "kebab-case")]
+pub enum Separator {
+    Comma,
+    Semicolon,
+    Tab,
+    /// Runs of spaces and/or tabs; leading and trailing blanks are ignored.
+    Space,
+}
+
+impl Separator {
+    /// The separating byte; `None` for runs of blanks.
+    pub(crate) fn byte(self) -> Option<u8> {
+        match self {
+            Separator::Comma => Some(b','),
+            Separator::Semicolon => Some(b';'),
+            Separator::Tab => Some(b'\t'),
+            Separator::Space => None,
+        }
+    }
+}
+
+impl FromStr for Separator {
+    type Err = String;
+    fn from_str(s: &str) -> std::result::Result<Self, String> {
+        Ok(match s {
+            "," | "comma" => Separator::Comma,
+            ";" | "semicolon" => Separator::Semicolon,
+            "\t" | "\\t" | "tab" => Separator::Tab,
+            " " | "space" | "whitespace" => Separator::Space,
+            _ => {
+                return Err(format!(
+                    "unknown delimiter {s:?}: use ',' ';' tab or space (comma, semicolon, tab, space)"
+                ));
+            }
+        })
+    }
+}
+
 
 
 /// Whether the first row (after `skip_rows`) is a header.
@@ -35,24 +78,100 @@ pub struct CsvOptions {
     pub header: HeaderMode,
 }
 
-/// A table of text cells. All rows (and the header) have the same field count.
+/// A table of text cells. All rows (and the header) have the same field count. The
+/// cells are kept in one buffer (no string per cell or row): a table costs its text
+/// and 8 bytes per cell and row.
 #[derive(Clone, Debug, PartialEq)]
 pub struct Table {
     pub header: Option<Vec<String>>,
-    pub rows: Vec<Vec<String>>,
+    cells: Cells,
+    /// The columns of `cells` this table shows, in its order.
+    cols: Vec<usize>,
     /// 1-based line number in the file where each row starts, for error messages.
-    pub(crate) line_numbers: Vec<usize>,
+    line_numbers: Vec<u32>,
     /// The delimiter used (given or detected).
     pub delimiter: Separator,
+}
+
+/// The rows' cells, one after another in one text buffer.
+#[derive(Clone, Debug, Default, PartialEq)]
+struct Cells {
+    text: String,
+    /// Where each cell ends in `text`.
+    ends: Vec<u32>,
+    /// Cells per row.
+    width: usize,
+}
+
+impl Cells {
+    fn push_row(&mut self, fields: &[String], path: &Path) -> Result<()> {
+        for f in fields {
+            self.text.push_str(f);
+            let end = u32::try_from(self.text.len()).map_err(|_| {
+                AntError::data(path, "holds more than 4 GiB of cell text: split the file")
+            })?;
+            self.ends.push(end);
+        }
+        Ok(())
+    }
+
+    fn get(&self, r: usize, c: usize) -> &str {
+        let i = r * self.width + c;
+        let start = if i == 0 { 0 } else { self.ends[i - 1] as usize };
+        &self.text[start..self.ends[i] as usize]
+    }
 }
 
 impl Table {
     /// Number of fields per row (0 for an empty table).
     pub(crate) fn n_cols(&self) -> usize {
-        self.header
-            .as_ref()
-            .or(self.rows.first())
-            .map_or(0, Vec::len)
+        match &self.header {
+            Some(h) => h.len(),
+            None if self.n_rows() == 0 => 0,
+            None => self.cols.len(),
+        }
+    }
+
+    /// Number of rows (the header not counted).
+    pub fn n_rows(&self) -> usize {
+        self.line_numbers.len()
+    }
+
+    /// Row `r`'s cell in column `j`.
+    pub fn cell(&self, r: usize, j: usize) -> &str {
+        self.cells.get(r, self.cols[j])
+    }
+
+    /// Row `r`'s cells in order.
+    pub fn row(&self, r: usize) -> impl ExactSizeIterator<Item = &str> + Clone + '_ {
+        self.cols.iter().map(move |&c| self.cells.get(r, c))
+    }
+
+    /// Row `r`'s cells, copied.
+    pub(crate) fn row_strings(&self, r: usize) -> Vec<String> {
+        self.row(r).map(str::to_string).collect()
+    }
+
+    /// The 1-based line of the file where row `r` starts.
+    pub(crate) fn line(&self, r: usize) -> usize {
+        self.line_numbers[r] as usize
+    }
+
+    /// The table with only the columns `cols` (indices of this table's columns), in that
+    /// order, and no header: the cells are not copied.
+    pub(crate) fn with_columns(self, cols: &[usize]) -> Table {
+        let picked = cols.iter().map(|&j| self.cols[j]).collect();
+        Table {
+            header: None,
+            cols: picked,
+            ..self
+        }
+    }
+
+    /// Every row's cells, copied (for tests).
+    #[cfg(test)]
+    pub(crate) fn rows(&self) -> Vec<Vec<String>> {
+        (0..self.n_rows()).map(|r| self.row_strings(r)).collect()
     }
 }
 
@@ -64,10 +183,14 @@ pub fn is_number(cell: &str) -> bool {
 /// The header guess: the first row is a header when it has text (a non-empty cell
 /// that is not a number) in a column that should hold numbers. An empty cell is a
 /// missing value, not evidence of a header.
-pub(crate) fn first_row_is_header(row: &[String], numeric: impl Fn(usize) -> bool) -> bool {
-    row.iter()
-        .enumerate()
-        .any(|(j, c)| numeric(j) && !c.trim().is_empty() && !is_number(c))
+pub(crate) fn first_row_is_header(
+    row: impl IntoIterator<Item = impl AsRef<str>>,
+    numeric: impl Fn(usize) -> bool,
+) -> bool {
+    row.into_iter().enumerate().any(|(j, c)| {
+        let c = c.as_ref();
+        numeric(j) && !c.trim().is_empty() && !is_number(c)
+    })
 }
 
 #[cfg_attr(not(feature = "internals"), allow(dead_code))] // the tests' way in
@@ -97,8 +220,17 @@ pub(crate) fn parse_table(text: &str, path: &Path, opts: &CsvOptions) -> Result<
         None => detect_delimiter(text),
     };
 
-    let mut rows: Vec<Vec<String>> = Vec::new();
-    let mut line_numbers = Vec::new();
+    let (mut header, mut width) = (None, None);
+    // Reserved whole (counted from the separators: at least as many as there are):
+    // growing by doubling would need up to twice the memory.
+    let (n_cells, n_lines) = count_cells(text, delimiter);
+    let mut cells = Cells {
+        text: String::with_capacity(text.len()),
+        ends: Vec::with_capacity(n_cells),
+        width: 0,
+    };
+    let mut line_numbers: Vec<u32> = Vec::with_capacity(n_lines);
+    let mut first_record_line = 0;
     for Record {
         line,
         fields,
@@ -108,41 +240,54 @@ pub(crate) fn parse_table(text: &str, path: &Path, opts: &CsvOptions) -> Result<
         if let Some((at, msg)) = problem {
             return Err(AntError::data(path, format!("line {at}: {msg}")));
         }
-        if let Some(first) = rows.first().map(Vec::len)
-            && fields.len() != first
-        {
+        let Some(w) = width else {
+            // The first record: the header, or the first row.
+            (width, first_record_line) = (Some(fields.len()), line);
+            let is_header = match opts.header {
+                HeaderMode::Present => true,
+                HeaderMode::Absent => false,
+                HeaderMode::Auto => first_row_is_header(&fields, |_| true),
+            };
+            cells.width = fields.len();
+            match is_header {
+                true => header = Some(fields),
+                false => {
+                    cells.push_row(&fields, path)?;
+                    line_numbers.push(u32::try_from(line).unwrap_or(u32::MAX));
+                }
+            }
+            continue;
+        };
+        if fields.len() != w {
             return Err(AntError::data(
                 path,
                 format!(
-                    "line {line}: {} fields, expected {first} as on line {}",
+                    "line {line}: {} fields, expected {w} as on line {first_record_line}",
                     fields.len(),
-                    line_numbers[0]
                 ),
             ));
         }
-        rows.push(fields);
-        line_numbers.push(line);
+        cells.push_row(&fields, path)?;
+        line_numbers.push(u32::try_from(line).unwrap_or(u32::MAX));
     }
-
-    let has_header = match opts.header {
-        HeaderMode::Present => !rows.is_empty(),
-        HeaderMode::Absent => false,
-        HeaderMode::Auto => rows
-            .first()
-            .is_some_and(|r| first_row_is_header(r, |_| true)),
-    };
-    let header = if has_header {
-        line_numbers.remove(0);
-        Some(rows.remove(0))
-    } else {
-        None
-    };
     Ok(Table {
         header,
-        rows,
+        cols: (0..cells.width).collect(),
+        cells,
         line_numbers,
         delimiter,
     })
+}
+
+/// At least as many cells and lines as `text` holds split by `delimiter`: its
+/// separators and line breaks, counted.
+fn count_cells(text: &str, delimiter: Separator) -> (usize, usize) {
+    let lines = text.bytes().filter(|&b| b == b'\n').count() + 1;
+    let separators = match delimiter.byte() {
+        Some(d) => text.bytes().filter(|&b| b == d).count(),
+        None => text.bytes().filter(|b| b.is_ascii_whitespace()).count(),
+    };
+    (separators + lines, lines)
 }
 
 /// The text after the first `n` physical lines, and the 1-based number of its first line.
@@ -285,19 +430,18 @@ fn detect_delimiter(text: &str) -> Separator {
 /// with [`super::Dataset::check_finite`]). The error names the 1-based line and
 /// column of the first non-numeric cell.
 pub(crate) fn parse_f64(table: &Table, path: &Path) -> Result<Vec<Vec<f64>>> {
-    table
-        .rows
-        .iter()
-        .zip(&table.line_numbers)
-        .map(|(row, &line)| {
-            row.iter()
+    (0..table.n_rows())
+        .map(|r| {
+            table
+                .row(r)
                 .enumerate()
                 .map(|(j, cell)| {
                     cell.trim().parse::<f64>().map_err(|_| {
                         AntError::data(
                             path,
                             format!(
-                                "line {line}, column {}: {} is not a number",
+                                "line {}, column {}: {} is not a number",
+                                table.line(r),
                                 j + 1,
                                 crate::error::quoted(cell)
                             ),
@@ -340,7 +484,7 @@ mod tests {
             assert_eq!(t.delimiter, d, "{text:?}");
             assert_eq!(t.header, None);
             assert_eq!(
-                t.rows,
+                t.rows(),
                 cells(&[&["1", "2", "3"], &["4", "5", "6"]]),
                 "{text:?}"
             );
@@ -348,7 +492,7 @@ mod tests {
         }
         // A single column: nothing splits it.
         let t = table("1\n2\n").unwrap();
-        assert_eq!(t.rows, cells(&[&["1"], &["2"]]));
+        assert_eq!(t.rows(), cells(&[&["1"], &["2"]]));
     }
 
     #[test]
@@ -359,7 +503,7 @@ mod tests {
             header: HeaderMode::Absent,
         };
         let t = parse_table("junk,junk\n# comment\n1,5;2\n3;4\n", Path::new(P), &opts).unwrap();
-        assert_eq!(t.rows, cells(&[&["1,5", "2"], &["3", "4"]]));
+        assert_eq!(t.rows(), cells(&[&["1,5", "2"], &["3", "4"]]));
         assert_eq!(t.line_numbers, vec![3, 4]);
     }
 
@@ -367,7 +511,7 @@ mod tests {
     fn header_detection() {
         let t = table("a,b,c\n1,2,3\n4,5,6\n").unwrap();
         assert_eq!(t.header, Some(vec!["a".into(), "b".into(), "c".into()]));
-        assert_eq!(t.rows.len(), 2);
+        assert_eq!(t.rows().len(), 2);
         assert_eq!(t.line_numbers, vec![2, 3]);
         // sklearn style: partly numeric first row.
         let t = table("150,4,setosa\n5.1,3.5,0\n").unwrap();
@@ -393,8 +537,8 @@ mod tests {
                 },
             )
         };
-        assert_eq!(forced(HeaderMode::Present).unwrap().rows.len(), 1);
-        assert_eq!(forced(HeaderMode::Absent).unwrap().rows.len(), 2);
+        assert_eq!(forced(HeaderMode::Present).unwrap().n_rows(), 1);
+        assert_eq!(forced(HeaderMode::Absent).unwrap().n_rows(), 2);
         let t = parse_table(
             "a,b\nc,d\n",
             Path::new(P),
@@ -404,13 +548,13 @@ mod tests {
             },
         )
         .unwrap();
-        assert_eq!((t.header, t.rows.len()), (None, 2));
+        assert_eq!((t.header.clone(), t.n_rows()), (None, 2));
         // The guess itself, with a column exempted.
         let row = |r: &[&str]| r.iter().map(|s| s.to_string()).collect::<Vec<_>>();
-        assert!(first_row_is_header(&row(&["1", "a"]), |_| true));
-        assert!(!first_row_is_header(&row(&["1", "a"]), |j| j != 1));
+        assert!(first_row_is_header(row(&["1", "a"]), |_| true));
+        assert!(!first_row_is_header(row(&["1", "a"]), |j| j != 1));
         assert!(!first_row_is_header(
-            &row(&[" 1e3", "NaN", "-inf", ""]),
+            row(&[" 1e3", "NaN", "-inf", ""]),
             |_| true
         ));
     }
@@ -425,7 +569,7 @@ mod tests {
         let t = parse_table(text, Path::new(P), &opts).unwrap();
         assert_eq!(t.delimiter, Separator::Comma);
         assert_eq!(t.header, Some(vec!["name".into(), "a, b".into()]));
-        assert_eq!(t.rows, cells(&[&["x \"q\"", "2"]]));
+        assert_eq!(t.rows(), cells(&[&["x \"q\"", "2"]]));
         assert_eq!(t.line_numbers, vec![3]);
         let e = table("1,\"2\n").unwrap_err().to_string();
         assert!(e.contains("line 1") && e.contains("unterminated"), "{e}");
@@ -436,7 +580,7 @@ mod tests {
         );
         // Empty fields are kept.
         let t = table("1,,3\n4,5,\n").unwrap();
-        assert_eq!(t.rows, cells(&[&["1", "", "3"], &["4", "5", ""]]));
+        assert_eq!(t.rows(), cells(&[&["1", "", "3"], &["4", "5", ""]]));
         // A quote inside an unquoted field is text.
         let t = table("5\" wide,2\n").unwrap();
         assert_eq!(t.header, Some(vec!["5\" wide".into(), "2".into()]));
@@ -462,7 +606,7 @@ mod tests {
         let t = parse_table(text, Path::new(P), &opts).unwrap();
         assert_eq!(t.delimiter, Separator::Comma);
         assert_eq!(
-            t.rows,
+            t.rows(),
             cells(&[&["1", "two\nlines, \"quoted\"", "0"], &["2", "", "1"]])
         );
         assert_eq!(t.line_numbers, vec![2, 5]);
@@ -525,7 +669,7 @@ mod tests {
         let b = read_table(&gz, &CsvOptions::default()).unwrap();
         assert_eq!(a, b);
         assert_eq!(a.delimiter, Separator::Semicolon);
-        assert_eq!(a.rows, cells(&[&["1", "2"], &["3", "4"]]));
+        assert_eq!(a.rows(), cells(&[&["1", "2"], &["3", "4"]]));
         std::fs::write(&raw, [b'1', b',', 0xff, b'\n']).unwrap();
         let msg = read_table(&raw, &CsvOptions::default())
             .unwrap_err()
@@ -540,13 +684,13 @@ mod tests {
         let opts = CsvOptions::default();
         let iris = read_table(&dir.join("iris.csv"), &opts).unwrap();
         assert_eq!(iris.header.as_ref().unwrap()[2], "setosa");
-        assert_eq!((iris.rows.len(), iris.n_cols()), (150, 5));
+        assert_eq!((iris.n_rows(), iris.n_cols()), (150, 5));
         let diab = read_table(&dir.join("diabetes_data_raw.csv.gz"), &opts).unwrap();
         assert_eq!(diab.delimiter, Separator::Space);
-        assert_eq!((diab.rows.len(), diab.n_cols()), (442, 10));
+        assert_eq!((diab.n_rows(), diab.n_cols()), (442, 10));
         assert_eq!(parse_f64(&diab, &dir).unwrap()[0][0], 59.0);
         let digits = read_table(&dir.join("digits.csv.gz"), &opts).unwrap();
         assert_eq!(digits.n_cols(), 65);
-        assert_eq!(digits.rows.len(), 1797);
+        assert_eq!(digits.n_rows(), 1797);
     }
 }

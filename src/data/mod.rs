@@ -179,12 +179,27 @@ fn unpack(raw: Vec<u8>, path: &Path) -> Result<Vec<u8>> {
     if !raw.starts_with(&GZIP_MAGIC) {
         return Ok(raw);
     }
-    let mut out = Vec::new();
+    let mut out: Vec<u8> = Vec::new();
     // Multi-member aware: some tools write concatenated gzip members.
-    flate2::read::MultiGzDecoder::new(raw.as_slice())
-        .take(MAX_DATA_BYTES + 1)
-        .read_to_end(&mut out)
-        .map_err(|e| AntError::data(path, format!("corrupt gzip stream: {e}")))?;
+    let mut gz = flate2::read::MultiGzDecoder::new(raw.as_slice()).take(MAX_DATA_BYTES + 1);
+    let mut chunk = vec![0u8; 1 << 20];
+    loop {
+        let n = match gz.read(&mut chunk) {
+            Ok(0) => break,
+            Ok(n) => n,
+            Err(e) if e.kind() == std::io::ErrorKind::Interrupted => continue,
+            Err(e) => return Err(AntError::data(path, format!("corrupt gzip stream: {e}"))),
+        };
+        if out.len() + n > out.capacity() {
+            // Each growth is checked against the memory the process may have: a small
+            // file that unpacks to gigabytes is an error, not an abort.
+            let grow = out.capacity().max(1 << 20) as u64;
+            let what = format!("unpacking it past {} MiB", out.len() >> 20);
+            crate::os::check_file_fits(out.len() as u64 + grow, path, &what)?;
+            out.reserve_exact(grow as usize);
+        }
+        out.extend_from_slice(&chunk[..n]);
+    }
     if out.len() as u64 > MAX_DATA_BYTES {
         let msg =
             format!("unpacks to more than {MAX_DATA_BYTES} bytes, the most a data file may hold");

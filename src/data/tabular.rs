@@ -7,68 +7,14 @@
 //! `predict` read later files the same way.
 
 use std::path::Path;
-use std::str::FromStr;
 
 use serde::{Deserialize, Serialize};
 
+pub use super::csv::Separator;
 use super::csv::{CsvOptions, HeaderMode, Table, first_row_is_header, parse_bytes};
 use super::{Dataset, Targets};
-use crate::error::{AntError, Result, quoted};
+use crate::error::{AntError, Result, list, quoted};
 use crate::task::TaskKind;
-
-/// `items` joined by commas, the first 20 of them (and how many more).
-pub(super) fn list(items: &[String]) -> String {
-    let mut text = items
-        .iter()
-        .take(20)
-        .cloned()
-        .collect::<Vec<_>>()
-        .join(", ");
-    if items.len() > 20 {
-        text.push_str(&format!(" and {} more", items.len() - 20));
-    }
-    text
-}
-
-/// Field separator, as given on the command line and stored in the model.
-#[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize, Deserialize)]
-#[serde(rename_all = "kebab-case")]
-pub enum Separator {
-    Comma,
-    Semicolon,
-    Tab,
-    /// Runs of spaces and/or tabs; leading and trailing blanks are ignored.
-    Space,
-}
-
-impl Separator {
-    /// The separating byte; `None` for runs of blanks.
-    pub(super) fn byte(self) -> Option<u8> {
-        match self {
-            Separator::Comma => Some(b','),
-            Separator::Semicolon => Some(b';'),
-            Separator::Tab => Some(b'\t'),
-            Separator::Space => None,
-        }
-    }
-}
-
-impl FromStr for Separator {
-    type Err = String;
-    fn from_str(s: &str) -> std::result::Result<Self, String> {
-        Ok(match s {
-            "," | "comma" => Separator::Comma,
-            ";" | "semicolon" => Separator::Semicolon,
-            "\t" | "\\t" | "tab" => Separator::Tab,
-            " " | "space" | "whitespace" => Separator::Space,
-            _ => {
-                return Err(format!(
-                    "unknown delimiter {s:?}: use ',' ';' tab or space (comma, semicolon, tab, space)"
-                ));
-            }
-        })
-    }
-}
 
 /// How to read a table: which column is the target and what it holds.
 #[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
@@ -141,8 +87,9 @@ pub struct Tabular {
 
 /// Parses the table; an empty one is an error.
 fn table(bytes: &[u8], path: &Path, spec: &TargetSpec) -> Result<Table> {
+    check_table_fits(bytes, path)?;
     let t = parse_bytes(bytes, path, &spec.options())?;
-    if t.rows.is_empty() {
+    if t.n_rows() == 0 {
         let skipped = if spec.skip_rows > 0 {
             format!(" after skipping {} lines", spec.skip_rows)
         } else {
@@ -153,10 +100,25 @@ fn table(bytes: &[u8], path: &Path, spec: &TargetSpec) -> Result<Table> {
     Ok(t)
 }
 
+/// Refuses a table whose reading would not fit in the memory the process may have,
+/// before reading it. Reading costs, beside the file's bytes: its cells' text, 4 bytes
+/// per cell (where each ends) and 4 per row (its line), then 4 bytes per cell as f32
+/// and up to 8 per row of targets; cells are counted from the separators.
+fn check_table_fits(bytes: &[u8], path: &Path) -> Result<()> {
+    let separators = bytes
+        .iter()
+        .filter(|&&b| matches!(b, b',' | b';' | b'\t' | b' ' | b'\n'))
+        .count() as u64;
+    let rows = bytes.iter().filter(|&&b| b == b'\n').count() as u64 + 1;
+    let need = bytes.len() as u64 + 8 * (separators + 1) + 12 * rows;
+    let what = format!("reading its {} MiB as a table", bytes.len() >> 20);
+    crate::os::check_file_fits(need, path, &what)
+}
+
 /// Finds the target column: by name in a header row, else as a 0-based index.
 /// Returns `(index, has_header)`.
 fn resolve_target(t: &Table, spec: &TargetSpec, path: &Path) -> Result<(usize, bool)> {
-    let first = &t.rows[0];
+    let first = t.row_strings(0);
     let n = t.n_cols();
     let wanted = spec.column.trim();
     // A number is an index: data rows hold numbers too, so matching it as a name
@@ -168,7 +130,7 @@ fn resolve_target(t: &Table, spec: &TargetSpec, path: &Path) -> Result<(usize, b
                 format!("target column index {j} out of range: the file has {n} columns (0-based)"),
             ));
         }
-        return Ok((j, first_row_is_header(first, |k| k != j)));
+        return Ok((j, first_row_is_header(&first, |k| k != j)));
     }
     let key = super::columns::name_key(wanted);
     let named: Vec<usize> = (0..n)
@@ -189,7 +151,7 @@ fn resolve_target(t: &Table, spec: &TargetSpec, path: &Path) -> Result<(usize, b
         }
         [] => {}
     }
-    let hint = if first_row_is_header(first, |_| true) {
+    let hint = if first_row_is_header(&first, |_| true) {
         let names: Vec<String> = first.iter().map(|c| quoted(c)).collect();
         format!("columns are: {}", list(&names))
     } else {
@@ -220,8 +182,8 @@ fn features(
 ) -> Result<Vec<f32>> {
     let mut x = Vec::with_capacity(rows.len() * t.n_cols());
     for r in rows {
-        let line = t.line_numbers[r];
-        for (j, cell) in t.rows[r].iter().enumerate() {
+        let line = t.line(r);
+        for (j, cell) in t.row(r).enumerate() {
             if Some(j) == target {
                 continue;
             }
@@ -288,7 +250,7 @@ pub(crate) fn parse_labelled(
     let mut t = table(bytes, path, spec)?;
     // A model's table is read by the names it was trained on, in its order.
     if let Some(names) = &spec.columns {
-        t = super::columns::by_names(&t, names, None, spec.index, path)?;
+        t = super::columns::by_names(t, names, None, spec.index, path)?;
     }
     let n_columns = t.n_cols();
     check_column_count(n_columns, spec, path)?;
@@ -296,17 +258,17 @@ pub(crate) fn parse_labelled(
         (Some(_), Some(index)) => (index, true),
         _ => resolve_target(&t, spec, path)?,
     };
-    let header = has_header.then(|| t.rows[0].clone());
+    let header = has_header.then(|| t.row_strings(0));
     if let (None, Some(h)) = (&spec.columns, &header) {
-        super::columns::check_unique(h, t.line_numbers[0], path)?;
+        super::columns::check_unique(h, t.line(0), path)?;
     }
     let rows = data_rows(&t, has_header, path)?;
     // Features first: a bad feature cell is reported before a bad target cell.
     let x = features(&t, rows.clone(), Some(index), header.as_deref(), path)?;
     let target = TargetColumn {
-        cells: rows
-            .map(|r| (t.line_numbers[r], t.rows[r][index].as_str()))
-            .collect(),
+        table: &t,
+        rows,
+        index,
         label: column_label(header.as_deref(), index),
         path,
     };
@@ -350,16 +312,17 @@ fn check_column_count(n_columns: usize, spec: &TargetSpec, path: &Path) -> Resul
 /// The rows holding data (all but a header row); a header alone is an error.
 fn data_rows(t: &Table, has_header: bool, path: &Path) -> Result<std::ops::Range<usize>> {
     let start = usize::from(has_header);
-    if start == t.rows.len() {
+    if start == t.n_rows() {
         return Err(AntError::data(path, "has a header but no data rows"));
     }
-    Ok(start..t.rows.len())
+    Ok(start..t.n_rows())
 }
 
-/// The target column of the data rows: each cell with its line number, and the
-/// column's name for messages.
+/// The target column of the data rows, and the column's name for messages.
 struct TargetColumn<'a> {
-    cells: Vec<(usize, &'a str)>,
+    table: &'a Table,
+    rows: std::ops::Range<usize>,
+    index: usize,
     label: String,
     path: &'a Path,
 }
@@ -370,10 +333,17 @@ impl TargetColumn<'_> {
         AntError::data(self.path, format!("line {line}, {}: {msg}", self.label))
     }
 
+    /// Each data row's target cell with its line.
+    fn cells(&self) -> impl Iterator<Item = (usize, &str)> + '_ {
+        self.rows
+            .clone()
+            .map(|r| (self.table.line(r), self.table.cell(r, self.index)))
+    }
+
     /// Regression targets: every cell a finite number.
     fn values(&self) -> Result<Targets> {
-        let mut values = Vec::with_capacity(self.cells.len());
-        for &(line, cell) in &self.cells {
+        let mut values = Vec::with_capacity(self.rows.len());
+        for (line, cell) in self.cells() {
             match cell.trim().parse::<f64>().map(super::to_f32) {
                 Ok(Ok(v)) => values.push(v),
                 Ok(Err(why)) => {
@@ -397,32 +367,44 @@ impl TargetColumn<'_> {
     /// Classification targets and the class names: `classes` (a trained model's)
     /// fixes the mapping, else it is built from the labels in the file.
     fn classes(&self, classes: Option<&[String]>) -> Result<(Targets, Vec<String>)> {
-        let keys = self.label_keys()?;
+        let (ids, keys) = self.label_ids()?;
         let names = match classes {
             Some(c) => c.to_vec(),
             None => self.names_from(&keys)?,
         };
-        let labels = self.class_indices(&keys, &names)?;
+        let labels = self.class_indices(&ids, &keys, &names)?;
         let n_classes = names.len();
         Ok((Targets::Classes { labels, n_classes }, names))
     }
 
-    /// Every cell's class key, refusing blank cells.
-    fn label_keys(&self) -> Result<Vec<(usize, String)>> {
-        let mut keys = Vec::with_capacity(self.cells.len());
-        for &(line, cell) in &self.cells {
+    /// Each row's label as the index of its class key among the distinct keys (one
+    /// string per distinct label, not per row), and those keys; blank cells refused.
+    fn label_ids(&self) -> Result<(Vec<u32>, Vec<String>)> {
+        let mut ids = Vec::with_capacity(self.rows.len());
+        let mut keys: Vec<String> = Vec::new();
+        let mut id_of: std::collections::HashMap<String, u32> = Default::default();
+        for (line, cell) in self.cells() {
             if cell.trim().is_empty() {
                 return Err(self.err(line, "missing label"));
             }
-            keys.push((line, label_key(cell)));
+            let key = label_key(cell);
+            let id = match id_of.get(&key) {
+                Some(&id) => id,
+                None => {
+                    let id = keys.len() as u32;
+                    keys.push(key.clone());
+                    id_of.insert(key, id);
+                    id
+                }
+            };
+            ids.push(id);
         }
-        Ok(keys)
+        Ok((ids, keys))
     }
 
     /// The classes found in the file; one alone cannot be learnt.
-    fn names_from(&self, keys: &[(usize, String)]) -> Result<Vec<String>> {
-        let all: Vec<String> = keys.iter().map(|(_, k)| k.clone()).collect();
-        let names = class_names_of(&all);
+    fn names_from(&self, keys: &[String]) -> Result<Vec<String>> {
+        let names = class_names_of(keys);
         if names.len() < 2 {
             return Err(AntError::data(
                 self.path,
@@ -436,21 +418,26 @@ impl TargetColumn<'_> {
         Ok(names)
     }
 
-    /// Each key's index in `names`; a key not among them is an error.
-    fn class_indices(&self, keys: &[(usize, String)], names: &[String]) -> Result<Vec<u32>> {
+    /// Each row's class index in `names` (its key is `keys[id]`); a key not among them
+    /// is an error on the first line that has it.
+    fn class_indices(&self, ids: &[u32], keys: &[String], names: &[String]) -> Result<Vec<u32>> {
         let index_of: std::collections::HashMap<&str, u32> = names
             .iter()
             .enumerate()
             .map(|(i, n)| (n.as_str(), i as u32))
             .collect();
-        let mut labels = Vec::with_capacity(keys.len());
-        for (line, k) in keys {
-            let Some(&l) = index_of.get(k.as_str()) else {
+        let class_of_key: Vec<Option<u32>> = keys
+            .iter()
+            .map(|k| index_of.get(k.as_str()).copied())
+            .collect();
+        let mut labels = Vec::with_capacity(ids.len());
+        for ((line, _), &id) in self.cells().zip(ids) {
+            let Some(l) = class_of_key[id as usize] else {
                 return Err(self.err(
-                    *line,
+                    line,
                     format!(
                         "label {} is not one of the model's classes [{}]",
-                        quoted(k),
+                        quoted(&keys[id as usize]),
                         list(names)
                     ),
                 ));
@@ -479,10 +466,10 @@ pub(crate) fn parse_features(
         && let (Some(names), Some(target)) = (&s.columns, s.index)
     {
         // The features by the names the model was trained on; the target may be there.
-        let kept = super::columns::by_names(&t, names, Some(target), Some(target), path)?;
+        let kept = super::columns::by_names(t, names, Some(target), Some(target), path)?;
         let rows = data_rows(&kept, true, path)?;
         let count = rows.len();
-        let x = features(&kept, rows, None, Some(&kept.rows[0]), path)?;
+        let x = features(&kept, rows, None, Some(&kept.row_strings(0)), path)?;
         let values = vec![0.0; count];
         return Dataset::new(x, vec![n_features], Targets::Values { values, dim: 1 });
     }
@@ -490,10 +477,10 @@ pub(crate) fn parse_features(
     let is_feature = |j: usize| !dropped.contains(&j);
     // Only the feature columns decide whether the first row is a header: the
     // target column may hold text labels.
-    let has_header = first_row_is_header(&t.rows[0], is_feature);
+    let has_header = first_row_is_header(t.row(0), is_feature);
     let rows = data_rows(&t, has_header, path)?;
-    let kept = keep_columns(&t, is_feature);
-    let header = has_header.then(|| kept.rows[0].clone());
+    let kept = keep_columns(t, is_feature);
+    let header = has_header.then(|| kept.row_strings(0));
     let count = rows.len();
     let x = features(&kept, rows, None, header.as_deref(), path)?;
     // Placeholder targets: prediction ignores them.
@@ -520,7 +507,7 @@ fn dropped_columns(
     let n = t.n_cols();
     match spec {
         _ if n == n_features => Ok(vec![]),
-        Some(s) if n == n_features + 1 => Ok(vec![find_target(&t.rows[0], s, n, path)?]),
+        Some(s) if n == n_features + 1 => Ok(vec![find_target(&t.row_strings(0), s, n, path)?]),
         None if n == n_features + n_outputs => Ok((n_features..n).collect()),
         _ => {
             let with = match spec {
@@ -561,24 +548,10 @@ fn find_target(first: &[String], s: &TargetSpec, n: usize, path: &Path) -> Resul
     })
 }
 
-/// A copy of the table with only the columns where `keep` holds.
-fn keep_columns(t: &Table, keep: impl Fn(usize) -> bool) -> Table {
-    Table {
-        header: None,
-        rows: t
-            .rows
-            .iter()
-            .map(|r| {
-                r.iter()
-                    .enumerate()
-                    .filter(|(j, _)| keep(*j))
-                    .map(|(_, c)| c.clone())
-                    .collect()
-            })
-            .collect(),
-        line_numbers: t.line_numbers.clone(),
-        delimiter: t.delimiter,
-    }
+/// The table with only the columns where `keep` holds (no cell is copied).
+fn keep_columns(t: Table, keep: impl Fn(usize) -> bool) -> Table {
+    let cols: Vec<usize> = (0..t.n_cols()).filter(|&j| keep(j)).collect();
+    t.with_columns(&cols)
 }
 
 #[cfg(test)]
