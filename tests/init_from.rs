@@ -145,6 +145,28 @@ fn wrong_starts_are_one_clear_error() {
     // Another seed: other validation rows, which the CNN trained on.
     let o = run(&["--preset", "mnist-c", "--seed", "4", "--init-from", cnn_dir]);
     assert_clean_error(&o, &[cnn_dir, "other validation rows", "--seed 3"]);
+    // Other rows (issue 41, b): a --train-limit whose validation rows the CNN trained
+    // on, and a CNN of another data set, were accepted.
+    let o = ant_with(
+        "train --preset mnist-c --seed 3 --train-limit 300 --epochs-node 1 --refine-epochs 1 --max-depth 1 --force",
+        &["--data", s(&data), "--out", s(&out), "--init-from", cnn_dir],
+    );
+    assert_clean_error(
+        &o,
+        &[cnn_dir, "other rows than this run's", "--train-limit"],
+    );
+    let other = tmp.path().join("other");
+    let (_, test) = load_idx_dir(&data).unwrap();
+    cnn(&other, &test.take_first(400));
+    let o = run(&[
+        "--preset",
+        "mnist-c",
+        "--seed",
+        "3",
+        "--init-from",
+        s(&other),
+    ]);
+    assert_clean_error(&o, &[s(&other), "other rows than this run's"]);
     // A missing directory.
     let missing = tmp.path().join("nothing");
     let o = run(&["--preset", "mnist-c", "--init-from", s(&missing)]);

@@ -62,12 +62,22 @@ pub(crate) fn start_model(
         ));
     }
     let cnn = Ant::load(dir, device)?;
+    let p = &cnn.meta.provenance;
+    let rows = p
+        .train_checksum
+        .clone()
+        .map(|checksum| crate::train::StartRows {
+            checksum,
+            data: p.data.clone(),
+            train_limit: p.train_limit,
+        });
     Ok(Some(crate::train::StartModel {
         dir: dir.to_path_buf(),
         preset: cnn.meta.preset,
         task: cnn.meta.task,
         config: cnn.meta.config.clone(),
         tree: cnn.tree,
+        rows,
     }))
 }
 

@@ -26,7 +26,7 @@ pub use device_set::{DeviceSet, to_device};
 pub use eval::{MetricCtx, TreeObjective, chunks, evaluate};
 pub use optimise::{Batch, Objective, OptimiseOptions, optimise};
 pub use growth::{EVAL_CHUNK, Grown, GrowthData, grow, grow_from, train_root};
-pub use pretrained::{Pretrained, StartModel};
+pub use pretrained::{Pretrained, StartModel, StartRows};
 pub(crate) use pretrained::check_rows as check_start_rows;
 pub use refine::{refine, train_fixed};
 pub use adam::{Adam, AdamConfig, AdamStateError, adam};

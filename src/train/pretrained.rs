@@ -38,6 +38,19 @@ pub struct StartModel {
     pub task: Task,
     pub config: TrainConfig,
     pub tree: Tree,
+    /// What the model's `tree.json` records of the rows it trained on (`None`: a model
+    /// of an earlier version, which did not record them).
+    pub rows: Option<StartRows>,
+}
+
+/// The rows a start model was trained on, as its `tree.json` records them.
+#[derive(Clone, Debug)]
+pub struct StartRows {
+    /// The checksum of the rows its training split into training and validation rows.
+    pub checksum: String,
+    /// Its data file, and its `--train-limit`.
+    pub data: String,
+    pub train_limit: Option<usize>,
 }
 
 /// A trained single-path CNN, its modules ready to be copied into an ANT's.
@@ -54,9 +67,10 @@ impl Pretrained {
     /// The CNN `cnn`, checked against the run it starts: the same preset, pooling rule,
     /// image scaling, input shape and task, and a single path whose k-th transformer is
     /// the one growth would add at depth k.
-    pub fn new(cnn: &StartModel, cfg: &TrainConfig, (input, task): (Shape, Task)) -> Result<Pretrained> {
+    pub fn new(cnn: &StartModel, cfg: &TrainConfig, (input, task): (Shape, Task), rows: &str) -> Result<Pretrained> {
         let bad = |msg: String| AntError::data(&cnn.dir, format!("--init-from: {msg}"));
         check_settings(cnn, cfg, (input, task)).map_err(bad)?;
+        check_same_rows(cnn, rows).map_err(bad)?;
         let head_input = check_path(cnn, cfg, input).map_err(bad)?;
         let modules = &cnn.tree.modules.nodes[0];
         Ok(Pretrained {
@@ -140,6 +154,31 @@ pub(crate) fn check_rows(theirs: &TrainConfig, cfg: &TrainConfig) -> std::result
              run's {flag}"
         )),
     }
+}
+
+/// Other training rows (another data set, `--train-limit` or test split) would give
+/// validation rows the CNN trained on, or a CNN of other data: `rows` is the checksum
+/// of this run's rows, to be the CNN's. The message names what differs.
+fn check_same_rows(cnn: &StartModel, rows: &str) -> std::result::Result<(), String> {
+    let Some(theirs) = &cnn.rows else {
+        return Ok(()); // An earlier version's model: its rows are not known.
+    };
+    if theirs.checksum == rows {
+        return Ok(());
+    }
+    let limit = match theirs.train_limit {
+        Some(n) => format!("--train-limit {n}"),
+        None => "no --train-limit".to_string(),
+    };
+    let data = match theirs.data.as_str() {
+        "" => "rows given through the library".to_string(),
+        d => format!("--data {d}"),
+    };
+    Err(format!(
+        "its model was trained on other rows than this run's (its {data}, {limit}): this \
+         run would validate on rows it trained on, or start from another data set; train \
+         the CNN on this run's data, with the same --train-limit and test split"
+    ))
 }
 
 /// The shape the CNN's head reads, or why the CNN is not the single path this run's

@@ -100,7 +100,7 @@ fn check_split_sizes(cfg: &TrainConfig, data: &Dataset) -> Result<()> {
 /// checked before a run writes anything.
 pub(crate) fn check_start(start: &StartModel, cfg: &TrainConfig, data: &Dataset) -> Result<()> {
     let input = check_training_data(cfg, data)?;
-    Pretrained::new(start, cfg, (input, task_of(data))).map(|_| ())
+    Pretrained::new(start, cfg, (input, task_of(data)), &data.checksum()).map(|_| ())
 }
 
 /// The training split on the device, with augmentation when asked for.
@@ -173,7 +173,7 @@ pub(crate) fn train(
         let vset = to_device(&valid, &norm, input, &base);
         let ad = base.clone().autodiff();
         let pretrained = match &start {
-            Some(cnn) => Some(Pretrained::new(cnn, &cfg, (input, task))?),
+            Some(cnn) => Some(Pretrained::new(cnn, &cfg, (input, task), &data.checksum())?),
             None => None,
         };
         crate::device::seed_draws(cfg.seed);
