@@ -1,0 +1,61 @@
+#!/usr/bin/env bash
+# Issue 42: how near the hardware a refinement epoch runs. For each preset's one-path
+# tree (`--baseline cnn`, trained 2 epochs on full MNIST) and, given as a run directory,
+# any grown tree: the achieved FLOP/s of a refinement epoch (the FLOPs `ant eval` counts
+# for the tree, times 3 for each training image (forward, and about twice that
+# backward) plus 1 for each validation image, over the epoch's seconds) beside the
+# machine's 2-thread matrix-multiply rate (`gemm`, the crate ant's kernels use; and
+# PyTorch's where python3 has torch), measured in the same run, and the run's peak RSS
+# beside the training images' f32 size.
+#
+#     bash scripts/epoch_rate.sh [PRESET|RUN_DIR ...]   # default: mnist-a mnist-b mnist-c
+#
+# A RUN_DIR's refinement epochs come from its records.jsonl (timed when it ran; its peak
+# RSS is not known). Name the machine (AVX2 or AVX-512) beside the numbers.
+set -euo pipefail
+cd "$(dirname "$0")/.."
+export RAYON_NUM_THREADS="${RAYON_NUM_THREADS:-2}"
+cargo build --release --quiet --bin ant --example gemm_rate
+ant=target/release/ant
+gemm=$(target/release/examples/gemm_rate)
+torch=$(python3 - <<'PY' 2>/dev/null || echo "-"
+import time, torch
+torch.set_num_threads(2)
+a, b = torch.rand(2048, 2048), torch.rand(2048, 2048)
+best = min((lambda t: (a @ b, time.perf_counter() - t)[1])(time.perf_counter()) for _ in range(10))
+print(f"{2 * 2048**3 / best / 1e9:.1f}")
+PY
+)
+echo "machine: $(grep -m1 'model name' /proc/cpuinfo | cut -d: -f2- | xargs), $(grep -q avx512f /proc/cpuinfo && echo AVX-512 || echo AVX2 only), $RAYON_NUM_THREADS threads"
+echo "matrix multiply 2048^3: gemm $gemm GFLOP/s, PyTorch $torch GFLOP/s"
+echo
+echo "| tree | params | MFLOP per image | s per epoch | achieved GFLOP/s | of gemm's rate | peak RSS MB (images as f32: 188 MB) |"
+echo "|---|---|---|---|---|---|---|"
+tmp=$(mktemp -d)
+trap 'rm -rf "$tmp"' EXIT
+for what in "${@:-mnist-a mnist-b mnist-c}"; do
+  for w in $what; do
+    if [ -d "$w" ]; then
+        dir=$w rss="-"
+    else
+        dir=$tmp/$w
+        /usr/bin/time -f %M -o "$tmp/$w.rss" "$ant" train --preset "$w" --data data/mnist \
+            --baseline cnn --refine-epochs 2 --patience 100 --out "$dir" >/dev/null 2>&1
+        rss=$(( $(cat "$tmp/$w.rss") / 1024 ))
+    fi
+    python3 - "$dir" "$ant" "$gemm" "$rss" "$w" <<'PY'
+import json, subprocess, sys
+d, ant, gemm, rss, name = sys.argv[1:]
+ev = json.loads(subprocess.run([ant, "eval", "--model", d, "--data", "data/mnist", "--json"], check=True, capture_output=True).stdout)
+tree = json.load(open(f"{d}/tree.json"))
+p = tree["provenance"]
+recs = [json.loads(l) for l in open(f"{d}/records.jsonl") if l.strip()]
+refine = [r["seconds"] for r in recs if r["phase"] in ("refine", "baseline")]
+sec = min(refine[1:] or refine)  # the first epoch warms up
+f = ev["flops_multi_path"]
+done = f * (3 * p["n_train"] + p["n_valid"])
+rate = done / sec / 1e9
+print(f"| {name} | {ev['params_total']:,} | {f/1e6:.2f} | {sec:.1f} | {rate:.1f} | {100*rate/float(gemm):.0f}% | {rss} |")
+PY
+  done
+done
