@@ -23,11 +23,25 @@ fn main() {
         // borrowed mutably and aliases neither operand.
         unsafe {
             gemm::gemm(
-                n, n, n,
-                c.as_mut_ptr(), 1, n as isize, false,
-                a.as_ptr(), 1, n as isize,
-                b.as_ptr(), 1, n as isize,
-                0.0, 1.0, false, false, false, parallelism,
+                n,
+                n,
+                n,
+                c.as_mut_ptr(),
+                1,
+                n as isize,
+                false,
+                a.as_ptr(),
+                1,
+                n as isize,
+                b.as_ptr(),
+                1,
+                n as isize,
+                0.0,
+                1.0,
+                false,
+                false,
+                false,
+                parallelism,
             );
         }
         best = best.min(t.elapsed().as_secs_f64());

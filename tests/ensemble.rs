@@ -314,6 +314,24 @@ fn a_missing_member_is_an_error_until_resume_trains_it() {
     assert_eq!(eval_json(&dir), eval_json(sequential()));
 }
 
+/// Found by session 18's hostile pass: an ensemble run trained member 0, then refused a
+/// file of the user's in member 1's directory. Every member's directory is checked
+/// before the first trains.
+#[test]
+fn a_users_file_in_any_member_is_refused_before_training() {
+    let dir = scratch("users-file").join("ens");
+    std::fs::create_dir_all(dir.join("member-1")).unwrap();
+    std::fs::write(dir.join("member-1/report.json"), "the user's\n").unwrap();
+    let data = iris();
+    let r = ant(&train_args(&data, s(&dir), &["--ensemble", "2", "--force"]));
+    assert_clean_error(&r, &["member-1", "report.json", "did not write"]);
+    assert!(!dir.join("member-0").exists(), "member 0 was trained first");
+    assert_eq!(
+        std::fs::read(dir.join("member-1/report.json")).unwrap(),
+        b"the user's\n"
+    );
+}
+
 #[test]
 fn member_flags_out_of_range_or_alone_are_refused() {
     let dir = scratch("flags");

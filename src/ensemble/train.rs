@@ -40,6 +40,13 @@ pub fn train_members(
     };
     check_start(&file, &members)?;
     check_rereadable(&spec_data(&file), members.len())?;
+    // Every member's directory is checked before the first trains: a file of the
+    // user's in member 1 is found before member 0's training, not after it.
+    crate::outputs::check_nothing_foreign(out)?;
+    for &k in &members {
+        crate::outputs::check_nothing_foreign(&member_dir(out, k))?;
+        crate::outputs::check_grown_dir(&member_dir(out, k))?;
+    }
     for k in members {
         // Members started at once (--member K in several processes) check and write
         // ensemble.json one at a time: the second sees the first's and must match it.
