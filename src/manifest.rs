@@ -9,8 +9,9 @@
 //!
 //! A replacement is recorded in two steps around the file's atomic write: first the
 //! manifest accepts the old bytes and the new, then only the new. Killed at any point,
-//! the file on disk matches the manifest. `records.jsonl` grows a line per epoch: its
-//! stamp covers a prefix of it, and lines appended since are the run's own.
+//! the file on disk matches the manifest. `records.jsonl` grows a line per epoch: while
+//! a run is under way, its stamp covers a prefix of it, and lines appended since are the
+//! run's own; a finished run stamps it whole.
 //!
 //! Directories written before manifests existed hold none: there, a file is recognised
 //! by its content as before ([`legacy_foreign`]), and the first write adopts the files.
@@ -239,9 +240,12 @@ fn owns(m: &Manifest, dir: &Path, name: &str) -> bool {
         return false;
     };
     let stamps = m.files.get(name).map(Vec::as_slice).unwrap_or_default();
+    // Lines appended since the last stamp are the run's only while a run is under way
+    // (its checkpoints are there); once it finished, they are someone else's.
+    let growing = is_log(name) && dir.join(CHECKPOINT_DIR).is_dir();
     meta.is_file()
         && stamps.iter().any(|s| {
-            let fits = s.len == meta.len() || (is_log(name) && s.len <= meta.len());
+            let fits = s.len == meta.len() || (growing && s.len <= meta.len());
             fits && md5_of_prefix(&path, s.len).is_ok_and(|h| h == s.md5)
         })
 }
@@ -370,6 +374,9 @@ mod tests {
             .open(dir.join(RECORDS_FILE))
             .unwrap();
         std::io::Write::write_all(&mut f, b"{\"phase\":2}\n").unwrap();
+        // ... while a run is under way; once it finished, they are not.
+        assert!(foreign(dir).unwrap().contains(&RECORDS_FILE.to_string()));
+        std::fs::create_dir(dir.join(CHECKPOINT_DIR)).unwrap();
         assert!(!foreign(dir).unwrap().contains(&RECORDS_FILE.to_string()));
         std::fs::write(dir.join(RECORDS_FILE), "other\n").unwrap();
         assert!(foreign(dir).unwrap().contains(&RECORDS_FILE.to_string()));

@@ -133,6 +133,57 @@ pub(crate) fn standardise(v: &[f32], d: usize, mean: &[f32], std: &[f32]) -> Vec
     out
 }
 
+/// Below this a standard deviation is no divisor: training divides by any spread f32
+/// holds as a normal number (features in tiny units are real), so a smaller one was
+/// edited in.
+const MIN_STD: f32 = f32::MIN_POSITIVE;
+/// Beyond this a scale or offset leaves no room in f32 for the values it produces.
+const MAX_SCALE: f32 = 1e36;
+/// The largest input offset, in standard deviations, that normalisation can leave
+/// finite for the network to compute on.
+const MAX_OFFSET: f32 = 1e30;
+
+impl Normalisation {
+    /// Every scale and offset fit for its use: inputs become `(x - x_mean) / x_std`,
+    /// outputs `v * y_std + y_mean`, all in f32. Checked when a model loads, and by
+    /// training before it trains (a model that would not load is never written).
+    pub(crate) fn check_scales(&self) -> std::result::Result<(), String> {
+    let n = self;
+    let columns = [
+        ("x_mean", &n.x_mean, None),
+        ("x_std", &n.x_std, Some(MIN_STD)),
+        ("y_mean", &n.y_mean, None),
+        ("y_std", &n.y_std, Some(MIN_STD)),
+    ];
+    for (name, v, min) in columns {
+        for (j, &x) in v.iter().enumerate() {
+            if min.is_some_and(|m| x < m) {
+                let m = min.unwrap_or_default();
+                return Err(format!(
+                    "normalisation {name}[{j}] is {x:e}, too small to divide by (at least {m:e})"
+                ));
+            }
+            if x.abs() > MAX_SCALE {
+                return Err(format!(
+                    "normalisation {name}[{j}] is {x:e}, beyond ±{MAX_SCALE:e}: the values it \
+                     scales would overflow f32"
+                ));
+            }
+        }
+    }
+    for (j, (m, s)) in n.x_mean.iter().zip(&n.x_std).enumerate() {
+        if (m / s).abs() > MAX_OFFSET {
+            return Err(format!(
+                "normalisation x_mean[{j}] is {m:e} with x_std {s:e}: normalised inputs near \
+                 {:e} overflow the network's f32",
+                m / s
+            ));
+        }
+    }
+    Ok(())
+}
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;

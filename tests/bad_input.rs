@@ -383,7 +383,7 @@ fn model_and_data_that_do_not_fit() {
     let mnist = repo("data/mnist");
     assert_clean_error(
         &ant(&["eval", "--model", m, "--data", &mnist]),
-        &["data/mnist", "holds images", "rows of 3 numeric features"],
+        &["data/mnist", "is a directory", "rows of 3 numeric features"],
     );
     // Missing input, a directory as input, a missing or corrupt model.
     assert_clean_error(
@@ -813,6 +813,139 @@ fn picture_counts_are_bounded() {
         ],
         60,
     );
-    assert_clean_error(&r, &["--bins must be at most 1000"]);
+    assert_clean_error(&r, &["--bins must be from 1 to 1000"]);
     assert!(!out.exists());
+}
+
+/// Found by session 19's hostile pass: a `tree.json` whose table description was
+/// edited (the target's index beyond the columns, a column named twice, another column
+/// count) loaded, then `eval`, `plot`, `prune` and `export` panicked on it. Every
+/// command that reads the model refuses it, naming `tree.json`.
+#[test]
+fn an_impossible_table_description_in_tree_json_is_refused_by_every_command() {
+    let t = tempfile::tempdir().unwrap();
+    let data = tiny_model().parent().unwrap().join("train.csv");
+    type Edit = fn(&mut serde_json::Value);
+    let edits: [(&str, Edit); 3] = [
+        ("index 10 is beyond", |v| {
+            v["provenance"]["target"]["index"] = 10.into()
+        }),
+        ("names 'a' twice", |v| {
+            v["provenance"]["target"]["columns"] = serde_json::json!(["a", "a", "c", "y"])
+        }),
+        ("7 columns", |v| {
+            v["provenance"]["target"]["n_columns"] = 7.into()
+        }),
+    ];
+    for (k, (why, edit)) in edits.into_iter().enumerate() {
+        let m = copy_model(&t.path().join(k.to_string()));
+        edit_tree(&m, edit);
+        let out = t.path().join(format!("out-{k}"));
+        let runs: [Vec<&str>; 6] = [
+            vec!["eval", "--model", s(&m), "--data", s(&data)],
+            vec!["predict", "--model", s(&m), "--input", s(&data)],
+            vec![
+                "plot",
+                "--model",
+                s(&m),
+                "--data",
+                s(&data),
+                "--out",
+                "x.svg",
+            ],
+            vec![
+                "prune",
+                "--model",
+                s(&m),
+                "--data",
+                s(&data),
+                "--min-reach",
+                "0.5",
+                "--out",
+                s(&out),
+            ],
+            vec![
+                "export",
+                "--model",
+                s(&m),
+                "--format",
+                "web",
+                "--data",
+                s(&data),
+                "--out",
+                s(&out),
+            ],
+            vec!["inspect", "--model", s(&m)],
+        ];
+        for args in runs {
+            assert_clean_error(&ant(&args), &["tree.json", "provenance.target", why]);
+        }
+    }
+}
+
+/// Found by session 19's hostile pass: training on values whose mean f32 scaling cannot
+/// hold (targets near 1.5e36) saved a model that no command could load. Such data is
+/// refused before training, naming the file; and a few conflicting or empty settings
+/// are refused with messages that hold.
+#[test]
+fn a_model_that_could_not_load_is_never_trained_and_settings_that_conflict_are_refused() {
+    let t = tempfile::tempdir().unwrap();
+    let data = t.path().join("huge.csv");
+    let rows: String = (0..60)
+        .map(|i| format!("{},{}e36\n", i % 7, 1 + i % 3))
+        .collect();
+    std::fs::write(&data, format!("a,y\n{rows}")).unwrap();
+    let o = train(
+        &data,
+        &[
+            "--preset",
+            "tabular",
+            "--target",
+            "y",
+            "--task",
+            "regression",
+        ],
+    );
+    assert_clean_error(&o, &[s(&data), "cannot be standardised in f32", "y_mean"]);
+    let m = tiny_model();
+    let d = m.parent().unwrap().join("train.csv");
+    let o = ant(&[
+        "plot",
+        "--model",
+        s(m),
+        "--data",
+        s(&d),
+        "--bins",
+        "0",
+        "--out",
+        "b.svg",
+    ]);
+    assert_clean_error(&o, &["--bins must be from 1 to 1000"]);
+    let svg = t.path().join("c.pdf");
+    let o = ant(&["curves", "--run", s(m), "--out", s(&svg)]);
+    assert_clean_error(&o, &["unknown picture format", "use svg or png"]);
+    let o = train(
+        &d,
+        &[
+            "--preset",
+            "tabular",
+            "--target",
+            "y",
+            "--task",
+            "classification",
+            "--test-data",
+            s(&d),
+            "--test-fraction",
+            "0.3",
+        ],
+    );
+    let e = common::stderr(&o);
+    assert!(
+        !o.status.success() && e.contains("cannot be used with"),
+        "{e}"
+    );
+    let empty = t.path().join("empty");
+    std::fs::create_dir(&empty).unwrap();
+    let o = ant(&["eval", "--model", s(m), "--data", s(&empty)]);
+    assert_clean_error(&o, &["is a directory", "give a table file"]);
 }

@@ -518,9 +518,19 @@ fn every_directory_output_keeps_every_file_ant_did_not_write() {
                 targets.sort();
                 targets.dedup();
                 for (k, rel) in targets.iter().enumerate() {
-                    let mine = format!("the user's own {}\n", rel.display()).into_bytes();
-                    for beside_output in [true, false] {
-                        let dir = base.with_extension(format!("{k}-{beside_output}"));
+                    let line = format!("the user's own {}\n", rel.display()).into_bytes();
+                    // Replaced beside the output, planted in an empty directory, or
+                    // a line appended to what ant wrote (records.jsonl grows by lines).
+                    let ours = std::fs::read(base.join(rel)).ok();
+                    let appended = ours.map(|b| [b, line.clone()].concat());
+                    let modes = [
+                        (true, Some(line.clone())),
+                        (false, Some(line.clone())),
+                        (true, appended),
+                    ];
+                    for (m, (beside_output, mine)) in modes.into_iter().enumerate() {
+                        let Some(mine) = mine else { continue };
+                        let dir = base.with_extension(format!("{k}-{m}"));
                         if beside_output {
                             copy_dir(&base, &dir);
                         }
@@ -542,5 +552,5 @@ fn every_directory_output_keeps_every_file_ant_did_not_write() {
             }
         }
     }
-    assert!(cases >= 40, "{cases} cases");
+    assert!(cases >= 80, "{cases} cases");
 }

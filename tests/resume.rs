@@ -379,8 +379,8 @@ fn resume_refuses_data_that_changed() {
         assert_eq!(e.trim().lines().count(), 1, "{e}");
         assert!(
             e.contains(file.to_str().unwrap())
-                && e.contains("changed since the run started")
-                && e.contains(&format!("its {what} samples")),
+                && e.contains("than when the run started")
+                && e.contains(&format!("gives other {what} samples")),
             "{e}"
         );
         std::fs::write(file, &text).unwrap();

@@ -506,3 +506,59 @@ fn eval_and_prune_on_a_changed_file_say_so() {
         "{e}"
     );
 }
+
+/// Found by session 19's hostile pass: matching a header's names took time quadratic in
+/// the column count (8,000 columns: 20 s to predict 12 rows; 100,000: over 11 minutes).
+/// A table of 100,000 named columns (16 rows) trains, evaluates and predicts (each run is killed
+/// after 120 s, which only a regression reaches).
+#[test]
+fn a_table_of_100000_named_columns_is_read_in_linear_time() {
+    let t = tempfile::tempdir().unwrap();
+    let n = 100_000;
+    let mut text: String = (0..n).map(|j| format!("c{j},")).collect();
+    text.push_str("y\n");
+    for r in 0..16 {
+        let row: String = (0..n).map(|j| format!("{},", (j + r) % 3)).collect();
+        text.push_str(&format!("{row}{}\n", r % 2));
+    }
+    let data = t.path().join("wide.csv");
+    std::fs::write(&data, text).unwrap();
+    let model = t.path().join("m");
+    let (d, m) = (data.to_str().unwrap(), model.to_str().unwrap());
+    let runs: [Vec<&str>; 3] = [
+        vec![
+            "train",
+            "--preset",
+            "tabular",
+            "--target",
+            "y",
+            "--task",
+            "classification",
+            "--width",
+            "4",
+            "--epochs-node",
+            "1",
+            "--refine-epochs",
+            "1",
+            "--max-depth",
+            "1",
+            "--test-fraction",
+            "0.25",
+            "--data",
+            d,
+            "--out",
+            m,
+        ],
+        vec!["eval", "--model", m, "--data", d],
+        vec!["predict", "--model", m, "--input", d],
+    ];
+    for args in runs {
+        let o = common::ant_bounded(&args, 120);
+        assert!(
+            o.status.success(),
+            "ant {}: {}",
+            args[0],
+            String::from_utf8_lossy(&o.stderr)
+        );
+    }
+}

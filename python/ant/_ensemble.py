@@ -12,6 +12,10 @@ from ant import _ant
 from ant._estimators import ANTClassifier, ANTRegressor
 from ant._member import fit_member
 
+# The most members an ensemble may have: `ant train --ensemble` and `ensemble.json` allow
+# no more.
+MAX_MEMBERS = 1000
+
 
 class _ANTEnsembleBase(BaseEstimator):
     def __init__(self, estimator=None, n_members=8, backend="sequential"):
@@ -34,8 +38,11 @@ class _ANTEnsembleBase(BaseEstimator):
 
     def _fit_members(self, X, y, callback):
         n = self.n_members
-        if isinstance(n, bool) or not isinstance(n, (int, np.integer)) or n < 1:
-            raise ValueError(f"n_members must be an integer >= 1, got {n!r}")
+        if isinstance(n, bool) or not isinstance(n, (int, np.integer)) or not 1 <= n <= MAX_MEMBERS:
+            raise ValueError(
+                f"n_members must be an integer from 1 to {MAX_MEMBERS} (as the CLI's "
+                f"--ensemble; an ensemble saves at most that many), got {n!r}"
+            )
         est = self._member_estimator()
         if self.backend == "ray":
             from ant.ray import fit_members

@@ -143,3 +143,14 @@ def test_unfitted_estimators_say_so(iris):
         ant.ANTClassifier().predict(iris[0])
     with pytest.raises(NotFittedError):
         ant.ANTRegressor().save("/nonexistent")
+
+
+def test_an_ensemble_of_more_members_than_can_be_saved_is_refused_before_fitting(iris):
+    """Found by session 19's hostile pass: n_members=10**6 trained for hours, and 1001
+    trained every member before `save` refused them (the CLI refuses --ensemble 1001 at
+    once)."""
+    X, y = iris
+    for n in (1001, 10**6):
+        ens = ant.ANTEnsembleClassifier(ant.ANTClassifier(**SMALL), n_members=n)
+        with pytest.raises(ValueError, match="from 1 to 1000"):
+            ens.fit(X, y)

@@ -147,7 +147,7 @@ pub(crate) struct TrainArgs {
     #[arg(long)]
     pub(crate) test_data: Option<PathBuf>,
     /// Seeded fraction of the file held out as the test set when it has none.
-    #[arg(long, default_value_t = ant::run::DEFAULT_TEST_FRACTION)]
+    #[arg(long, default_value_t = ant::run::DEFAULT_TEST_FRACTION, conflicts_with = "test_data")]
     pub(crate) test_fraction: f64,
 }
 

@@ -152,7 +152,7 @@ fn plot_model(a: &PlotArgs, model: &Ant, test: Option<&ant::Dataset>, out: &Path
     if a.width < 100 {
         return Err(AntError::param("--width must be at least 100"));
     }
-    let bytes = render_tree(model, test, format, a.width, a.bins.max(1));
+    let bytes = render_tree(model, test, format, a.width, a.bins);
     let bytes = match &a.data {
         Some(d) => bytes.map_err(of_file(d))?,
         None => bytes?,
@@ -190,7 +190,7 @@ fn inspect(a: InspectArgs) -> Result<()> {
 
 fn curves(a: CurvesArgs) -> Result<()> {
     use ant::viz::{Format, render_curves};
-    let format = Format::choose(a.format.as_deref(), &a.out)?;
+    let format = Format::choose_picture(a.format.as_deref(), &a.out)?;
     if a.width < 300 {
         return Err(AntError::param("--width must be at least 300"));
     }

@@ -18,9 +18,12 @@ pub(crate) fn name_key(name: &str) -> String {
 /// A training file's header (on line `line`) must name each column once: a model reads
 /// later tables by these names.
 pub(crate) fn check_unique(header: &[String], line: usize, path: &Path) -> Result<()> {
-    let keys: Vec<String> = header.iter().map(|n| name_key(n)).collect();
-    let twice =
-        (1..keys.len()).find_map(|j| keys[..j].iter().position(|k| *k == keys[j]).map(|i| (i, j)));
+    // A map, not a scan per name: tables may have millions of columns.
+    let mut first_at = std::collections::HashMap::with_capacity(header.len());
+    let twice = header
+        .iter()
+        .enumerate()
+        .find_map(|(j, n)| first_at.insert(name_key(n), j).map(|i| (i, j)));
     let Some((i, j)) = twice else {
         return Ok(());
     };
@@ -47,7 +50,12 @@ pub(crate) fn by_names(
 ) -> Result<Table> {
     let first: Vec<String> = t.row(0).map(name_key).collect();
     let first: Vec<&str> = first.iter().map(String::as_str).collect();
-    let find = |name: &str| first.iter().position(|c| *c == name_key(name));
+    // Maps, not a scan per name: tables may have millions of columns.
+    let mut at = std::collections::HashMap::with_capacity(first.len());
+    for (j, c) in first.iter().enumerate().rev() {
+        at.insert(*c, j);
+    }
+    let find = |name: &str| at.get(name_key(name).as_str()).copied();
     let wanted: Vec<(usize, &String)> = names
         .iter()
         .enumerate()
@@ -58,7 +66,8 @@ pub(crate) fn by_names(
         .filter(|(_, n)| find(n).is_none())
         .map(|(_, n)| quoted(n))
         .collect();
-    let known = |c: &str| names.iter().any(|n| name_key(n) == c);
+    let name_keys: std::collections::HashSet<String> = names.iter().map(|n| name_key(n)).collect();
+    let known = |c: &str| name_keys.contains(c);
     let extra: Vec<String> = first
         .iter()
         .filter(|c| !known(c))

@@ -199,6 +199,21 @@ pub fn read_table(path: &Path, opts: &CsvOptions) -> Result<Table> {
     parse_bytes(&read_maybe_gz(path)?, path, opts)
 }
 
+/// Refuses a table whose reading would not fit in the memory the process may have,
+/// before reading it. Reading costs, beside the file's bytes: its cells' text, 4 bytes
+/// per cell (where each ends) and 4 per row (its line), then 4 bytes per cell as f32
+/// and up to 8 per row of targets; cells are counted from the separators.
+pub(crate) fn check_table_fits(bytes: &[u8], path: &Path) -> Result<()> {
+    let separators = bytes
+        .iter()
+        .filter(|&&b| matches!(b, b',' | b';' | b'\t' | b' ' | b'\n'))
+        .count() as u64;
+    let rows = bytes.iter().filter(|&&b| b == b'\n').count() as u64 + 1;
+    let need = bytes.len() as u64 + 8 * (separators + 1) + 12 * rows;
+    let what = format!("reading its {} MiB as a table", bytes.len() >> 20);
+    crate::os::check_file_fits(need, path, &what)
+}
+
 /// Parses a file's (gunzipped) bytes, which must be UTF-8 text; `path` only names the
 /// file in errors.
 pub(crate) fn parse_bytes(bytes: &[u8], path: &Path, opts: &CsvOptions) -> Result<Table> {

@@ -40,6 +40,40 @@ pub struct TargetSpec {
 }
 
 impl TargetSpec {
+    /// What a model's `tree.json` says of its table must be possible for a model of
+    /// `features` inputs: the target's index among the columns, as many columns as the
+    /// features and the target, a header of that many names, each once.
+    pub(crate) fn check(&self, features: usize) -> std::result::Result<(), String> {
+        let n = self.n_columns.unwrap_or(features + 1);
+        if n != features + 1 {
+            return Err(format!(
+                "provenance.target: {n} columns, but the model takes {features} features and a target"
+            ));
+        }
+        if let Some(i) = self.index.filter(|&i| i >= n) {
+            return Err(format!(
+                "provenance.target: index {i} is beyond its {n} columns"
+            ));
+        }
+        let Some(names) = &self.columns else {
+            return Ok(());
+        };
+        if names.len() != n {
+            let k = names.len();
+            return Err(format!(
+                "provenance.target: {k} column names for {n} columns"
+            ));
+        }
+        let mut seen = std::collections::HashSet::with_capacity(n);
+        match names
+            .iter()
+            .find(|c| !seen.insert(super::columns::name_key(c)))
+        {
+            Some(twice) => Err(format!("provenance.target names {} twice", quoted(twice))),
+            None => Ok(()),
+        }
+    }
+
     /// A header-less table of `features` feature columns with the target last (as
     /// scikit-learn writes them): how a model fitted on rows in memory reads files.
     pub fn last_of(features: usize, task: TaskKind) -> TargetSpec {
@@ -87,7 +121,7 @@ pub struct Tabular {
 
 /// Parses the table; an empty one is an error.
 fn table(bytes: &[u8], path: &Path, spec: &TargetSpec) -> Result<Table> {
-    check_table_fits(bytes, path)?;
+    super::csv::check_table_fits(bytes, path)?;
     let t = parse_bytes(bytes, path, &spec.options())?;
     if t.n_rows() == 0 {
         let skipped = if spec.skip_rows > 0 {
@@ -98,21 +132,6 @@ fn table(bytes: &[u8], path: &Path, spec: &TargetSpec) -> Result<Table> {
         return Err(AntError::data(path, format!("contains no rows{skipped}")));
     }
     Ok(t)
-}
-
-/// Refuses a table whose reading would not fit in the memory the process may have,
-/// before reading it. Reading costs, beside the file's bytes: its cells' text, 4 bytes
-/// per cell (where each ends) and 4 per row (its line), then 4 bytes per cell as f32
-/// and up to 8 per row of targets; cells are counted from the separators.
-fn check_table_fits(bytes: &[u8], path: &Path) -> Result<()> {
-    let separators = bytes
-        .iter()
-        .filter(|&&b| matches!(b, b',' | b';' | b'\t' | b' ' | b'\n'))
-        .count() as u64;
-    let rows = bytes.iter().filter(|&&b| b == b'\n').count() as u64 + 1;
-    let need = bytes.len() as u64 + 8 * (separators + 1) + 12 * rows;
-    let what = format!("reading its {} MiB as a table", bytes.len() >> 20);
-    crate::os::check_file_fits(need, path, &what)
 }
 
 /// Finds the target column: by name in a header row, else as a 0-based index.

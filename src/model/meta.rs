@@ -114,7 +114,7 @@ impl ModelMeta {
         if n.x_std.iter().chain(&n.y_std).any(|s| *s <= 0.0) {
             return Err("normalisation: a standard deviation is not positive".into());
         }
-        check_scales(n)?;
+        n.check_scales()?;
         for leaf in topology.leaves() {
             let node = &topology.nodes[leaf];
             let out = node.module().out_shape(topology.shape_at(leaf));
@@ -127,6 +127,9 @@ impl ModelMeta {
             }
         }
         crate::data::check_class_names(self.class_names.as_deref(), task)?;
+        if let (Some(t), Shape::Flat { d }) = (&self.provenance.target, topology.input) {
+            t.check(d)?;
+        }
         if let TestSplit::Fraction { fraction, .. } = self.provenance.test_split
             && !(fraction > 0.0 && fraction < 1.0)
         {
@@ -138,51 +141,4 @@ impl ModelMeta {
         }
         Ok(())
     }
-}
-
-/// Below this a standard deviation is no divisor: training divides by any spread f32
-/// holds as a normal number (features in tiny units are real), so a smaller one was
-/// edited in.
-const MIN_STD: f32 = f32::MIN_POSITIVE;
-/// Beyond this a scale or offset leaves no room in f32 for the values it produces.
-const MAX_SCALE: f32 = 1e36;
-/// The largest input offset, in standard deviations, that normalisation can leave
-/// finite for the network to compute on.
-const MAX_OFFSET: f32 = 1e30;
-
-/// Every scale and offset of the normalisation is fit for its use: inputs become
-/// `(x - x_mean) / x_std`, outputs `v * y_std + y_mean`, all in f32.
-fn check_scales(n: &Normalisation) -> std::result::Result<(), String> {
-    let columns = [
-        ("x_mean", &n.x_mean, None),
-        ("x_std", &n.x_std, Some(MIN_STD)),
-        ("y_mean", &n.y_mean, None),
-        ("y_std", &n.y_std, Some(MIN_STD)),
-    ];
-    for (name, v, min) in columns {
-        for (j, &x) in v.iter().enumerate() {
-            if min.is_some_and(|m| x < m) {
-                let m = min.unwrap_or_default();
-                return Err(format!(
-                    "normalisation {name}[{j}] is {x:e}, too small to divide by (at least {m:e})"
-                ));
-            }
-            if x.abs() > MAX_SCALE {
-                return Err(format!(
-                    "normalisation {name}[{j}] is {x:e}, beyond ±{MAX_SCALE:e}: the values it \
-                     scales would overflow f32"
-                ));
-            }
-        }
-    }
-    for (j, (m, s)) in n.x_mean.iter().zip(&n.x_std).enumerate() {
-        if (m / s).abs() > MAX_OFFSET {
-            return Err(format!(
-                "normalisation x_mean[{j}] is {m:e} with x_std {s:e}: normalised inputs near \
-                 {:e} overflow the network's f32",
-                m / s
-            ));
-        }
-    }
-    Ok(())
 }

@@ -38,20 +38,24 @@ impl Ant {
         use crate::data::detect::{FileFormat, Input, detect};
         use crate::spec::Shape;
         let input = self.tree().topology.input;
-        let found = match detect(path).ok()? {
-            Input::Dir(_) | Input::File(FileFormat::Idx | FileFormat::CifarBatch, ..) => "images",
-            Input::File(FileFormat::Text, ..) => "a table (delimited text)",
-            Input::File(FileFormat::Mat, ..) => "a MAT-file",
+        // A directory is read as images (IDX or CIFAR-10), whatever it holds.
+        let (found, images) = match detect(path).ok()? {
+            Input::Dir(_) => ("is a directory (data directories hold images)", true),
+            Input::File(FileFormat::Idx | FileFormat::CifarBatch, ..) => ("holds images", true),
+            Input::File(FileFormat::Text, ..) => ("holds a table (delimited text)", false),
+            Input::File(FileFormat::Mat, ..) => ("holds a MAT-file", false),
         };
         let wants = match input {
-            Shape::Image { c, h, w } if found != "images" => {
+            Shape::Image { c, h, w } if !images => {
                 format!("{c}x{h}x{w} images (an IDX or CIFAR-10 directory)")
             }
-            Shape::Flat { d } if found == "images" => format!("rows of {d} numeric features"),
+            Shape::Flat { d } if images => {
+                format!("rows of {d} numeric features: give a table file")
+            }
             _ => return None,
         };
         let msg = format!(
-            "holds {found}, and the model (preset {}, trained on {}) reads {wants}",
+            "{found}, and the model (preset {}, trained on {}) reads {wants}",
             self.meta().preset,
             self.meta().provenance.data
         );

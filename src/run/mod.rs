@@ -324,6 +324,10 @@ impl Run {
                         && let Ok(records) = crate::persist::read_bounded(&saved, MAX_RECORDS_BYTES)
                     {
                         crate::manifest::write(&out, RECORDS_FILE, &records)?;
+                    } else if out.join(RECORDS_FILE).is_file() {
+                        // The diverged run's own records stay, stamped whole: no run
+                        // appends to them any more.
+                        crate::manifest::stamp_log(&out, RECORDS_FILE)?;
                     }
                     remove_dir_atomic(&ckdir)?;
                     // No run goes on here: its lock says nothing any more.
@@ -460,7 +464,7 @@ fn check_same_data(
     Err(AntError::data(
         file.cwd.join(path),
         format!(
-            "changed since the run started (checksum of its {what} samples {was}, now {is}): resuming would not continue that run; restore the data, or start a new run (delete {})",
+            "gives other {what} samples than when the run started (checksum {was}, now {is}): the file changed, or the settings in checkpoint/run.json that pick its rows (--seed, --train-limit, --test-fraction) did; resuming would not continue that run; restore them, or start a new run (delete {})",
             out.join(CHECKPOINT_DIR).display()
         ),
     ))
@@ -590,7 +594,13 @@ fn load(spec: &RunSpec, cwd: &Path) -> Result<(Source, Dataset)> {
         Some(m) => m.rows(&train),
         None => train,
     };
-    crate::train::check_training_data(&cfg, &train)?;
+    let input = crate::train::check_training_data(&cfg, &train)?;
+    // Checked here too, to name the file: a model that would not load is never trained.
+    let norm = crate::normalise::Normalisation::from_data(&train, input, cfg.image_norm);
+    norm.check_scales().map_err(|why| {
+        let msg = format!("its values cannot be standardised in f32 ({why}); rescale them");
+        AntError::data(cwd.join(&d.path), msg)
+    })?;
     if let Some(start) = crate::model::start_model(&cfg.params(), &Device::flex())? {
         crate::train::check_start(&start, &cfg, &train)?;
     }

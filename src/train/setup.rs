@@ -164,6 +164,10 @@ pub(crate) fn train(
         let task = task_of(data);
         let (provenance, train, valid) = validation_rows(&cfg, data, observer);
         let norm = Normalisation::from_data(&train, input, cfg.image_norm);
+        // A model that would not load is never trained.
+        norm.check_scales().map_err(|why| {
+            AntError::param(format!("the data cannot be standardised in f32: {why}"))
+        })?;
         let metric = MetricCtx {
             task,
             y_std: norm.y_std.clone(),

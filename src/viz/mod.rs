@@ -55,6 +55,20 @@ impl Format {
 
     /// `explicit` if given, else the extension of `out`.
     pub fn choose(explicit: Option<&str>, out: &Path) -> Result<Format> {
+        Self::choose_among(explicit, out, "svg, png or dot")
+    }
+
+    /// [`Format::choose`] for a picture that is no graph (training curves): svg or png.
+    pub fn choose_picture(explicit: Option<&str>, out: &Path) -> Result<Format> {
+        match Self::choose_among(explicit, out, "svg or png")? {
+            Format::Dot => Err(AntError::param(
+                "curves are drawn as svg or png, not dot (by --format or the extension of --out)",
+            )),
+            f => Ok(f),
+        }
+    }
+
+    fn choose_among(explicit: Option<&str>, out: &Path, which: &str) -> Result<Format> {
         let name = match explicit {
             Some(f) => f.to_string(),
             None => out
@@ -65,7 +79,7 @@ impl Format {
         };
         Format::parse(&name).ok_or_else(|| {
             AntError::param(format!(
-                "unknown picture format {name:?} (use svg, png or dot, by --format or the extension of --out)"
+                "unknown picture format {name:?} (use {which}, by --format or the extension of --out)"
             ))
         })
     }
@@ -79,8 +93,8 @@ pub(crate) fn model_stats(
     data: &Dataset,
     bins: usize,
 ) -> Result<Vec<stats::NodeStats>> {
-    if bins > MAX_BINS {
-        let reason = format!("must be at most {MAX_BINS}, got {bins}");
+    if bins == 0 || bins > MAX_BINS {
+        let reason = format!("must be from 1 to {MAX_BINS}, got {bins}");
         return Err(AntError::invalid("bins", reason));
     }
     let reach = model.node_reach_per_sample(data)?;
