@@ -8,6 +8,7 @@ import inspect
 import json
 import math
 import os
+import unicodedata
 
 import numpy as np
 import scipy.sparse as sp
@@ -101,6 +102,7 @@ class _ANTBase(BaseEstimator):
             X, y = validate_data(self, X, y, **kwargs, **(y_kwargs or {}))
         if reset:
             self.input_shape_ = (X.shape[1],)
+            _check_unique_names(getattr(self, "feature_names_in_", None))
         return X, y
 
     def _image_inputs(self, X, y, *, reset, y_kwargs):
@@ -148,14 +150,16 @@ class _ANTBase(BaseEstimator):
             self.__dict__.update(before)
             raise
 
-    def _record(self, labels=None, y_2d=False):
+    def _record(self, labels=None, y_2d=False, dtype=None):
         """What a model directory keeps of this fit beyond the model (``pickle`` keeps it
-        all): the labels' kind, the DataFrame's column names, a 2-D ``y``."""
+        all): the labels' kind and NumPy dtype, the DataFrame's column names, a 2-D
+        ``y``."""
         names = getattr(self, "feature_names_in_", None)
         return {
             "labels": labels,
             "feature_names": None if names is None else [str(n) for n in names],
             "y_2d": bool(y_2d),
+            "dtype": dtype,
         }
 
     def _set_model(self, model):
@@ -233,6 +237,22 @@ class _ANTBase(BaseEstimator):
         return values
 
 
+def _check_unique_names(names):
+    """A DataFrame's column names, compared as ``ant`` compares a table's header (trimmed,
+    in Unicode's NFC), must each be given once: a saved model reads tables by them."""
+    if names is None:
+        return
+    seen = {}
+    for j, name in enumerate(names):
+        key = unicodedata.normalize("NFC", str(name).strip())
+        if key in seen:
+            raise ValueError(
+                f"X names the column {str(name)!r} twice (columns {seen[key]} and {j}, the same "
+                "name in Unicode's NFC): a saved model reads tables by these names"
+            )
+        seen[key] = j
+
+
 def _label_kind(classes):
     """How class names (text in ``tree.json``) read back: the labels' kind."""
     kind = np.asarray(classes).dtype.kind
@@ -278,7 +298,7 @@ class ANTClassifier(ClassifierMixin, _ANTBase):
             [str(c) for c in classes],
             member,
             dispatcher(callback, classification=True),
-            json.dumps(self._record(labels=_label_kind(classes))),
+            json.dumps(self._record(labels=_label_kind(classes), dtype=np.asarray(classes).dtype.str if np.asarray(classes).dtype.kind != "O" else "object")),
         )
         self.classes_ = classes
         self._set_model(model)

@@ -34,6 +34,19 @@ def _classes(names, n_classes, kind=None):
         return np.array(names)
 
 
+def _classes_of_dtype(names, dtype):
+    """``classes_`` from their names in the labels' own NumPy dtype (uint8, float32,
+    object, ...): they read back as they went in. Integers go through Python's ints, so
+    uint64's top values hold."""
+    if dtype.kind == "b":
+        return np.array([n == "True" for n in names], dtype=dtype)
+    if dtype.kind in "iu":
+        return np.array([int(n) for n in names], dtype=dtype)
+    if dtype.kind == "f":
+        return np.array([float(n) for n in names], dtype=dtype)
+    return np.array(names, dtype=dtype)
+
+
 def estimator_from_model(model, device, params=None):
     """The fitted ``ANTClassifier`` / ``ANTRegressor`` of a loaded ``_ant.Model``, with
     the parameters it was trained with (``params`` overrides some)."""
@@ -46,6 +59,8 @@ def estimator_from_model(model, device, params=None):
     if summary["task"] == "classification":
         est = ANTClassifier(**kwargs, device=device)
         est.classes_ = _classes(meta["class_names"], summary["outputs"], record.get("labels"))
+        if record.get("dtype") is not None and meta["class_names"] is not None:
+            est.classes_ = _classes_of_dtype(meta["class_names"], np.dtype(record["dtype"]))
     else:
         est = ANTRegressor(**kwargs, device=device)
         est.n_outputs_ = summary["outputs"]

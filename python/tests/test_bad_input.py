@@ -154,3 +154,14 @@ def test_an_ensemble_of_more_members_than_can_be_saved_is_refused_before_fitting
         ens = ant.ANTEnsembleClassifier(ant.ANTClassifier(**SMALL), n_members=n)
         with pytest.raises(ValueError, match="from 1 to 1000"):
             ens.fit(X, y)
+
+
+def test_column_names_equal_in_nfc_are_refused(iris):
+    """Found by session 19's hostile pass: DataFrame columns 'café' (composed) and
+    'cafe' + combining accent trained and saved, then `ant eval` refused every table for
+    the model; the CLI refuses such a header at training."""
+    pd = pytest.importorskip("pandas")
+    X, y = iris
+    df = pd.DataFrame(X[:, :2], columns=["caf\u00e9", "cafe\u0301"])
+    with pytest.raises(ValueError, match="twice"):
+        ant.ANTClassifier(**SMALL).fit(df, y)

@@ -213,8 +213,19 @@ def test_save_never_replaces_a_file_ant_did_not_write(fitted, iris, tmp_path, na
 
 @pytest.mark.parametrize(
     "labels",
-    [np.array([False, True]), np.array(["01", "02", "03"]), np.array([1.0, 2.0, 3.0])],
-    ids=["bool", "text-digits", "float"],
+    [
+        np.array([False, True]),
+        np.array(["01", "02", "03"]),
+        np.array([1.0, 2.0, 3.0]),
+        # Found by session 19's hostile pass: dtypes changed (uint8 -> int64, float32 ->
+        # float64, object -> <U), and uint64's top value came back as a float.
+        np.array([2**64 - 1, 0, 1], dtype=np.uint64),
+        np.array([0, 1, 2], dtype=np.uint8),
+        np.array([-1, 0, 1], dtype=np.int8),
+        np.array([-1.0, 1.0, 3.0], dtype=np.float32),
+        np.array(["setosa", "versi", "virg"], dtype=object),
+    ],
+    ids=["bool", "text-digits", "float", "uint64-top", "uint8", "int8", "float32", "object"],
 )
 def test_labels_come_back_as_they_went_in(iris, tmp_path, labels):
     """Issue 41 (r): bool labels came back as 'False'/'True', and '01', '02', '03' as
@@ -225,7 +236,7 @@ def test_labels_come_back_as_they_went_in(iris, tmp_path, labels):
     clf.save(tmp_path / "m")
     back = ant.load(tmp_path / "m")
     assert list(back.classes_) == list(clf.classes_)
-    assert back.classes_.dtype.kind == clf.classes_.dtype.kind
+    assert back.classes_.dtype == clf.classes_.dtype
     assert back.score(X, y) == clf.score(X, y)
 
 

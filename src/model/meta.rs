@@ -47,6 +47,10 @@ pub struct EstimatorRecord {
     /// Regression targets were given as `(n, outputs)`, one output included.
     #[serde(default)]
     pub y_2d: bool,
+    /// The labels' NumPy dtype (`uint8`, `float32`, `object`, ...), so that they read
+    /// back as they went in (classifiers fitted from Python).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub dtype: Option<String>,
 }
 
 /// The kind of a classifier's labels: how its class names read back.
