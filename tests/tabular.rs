@@ -562,3 +562,29 @@ fn a_table_of_100000_named_columns_is_read_in_linear_time() {
         );
     }
 }
+
+/// Found by session 19's hostile pass: labels 'café' typed composed and decomposed were
+/// two classes (and `ant predict` headed two columns 'p_café'). Labels compare in NFC,
+/// as column names do.
+#[test]
+fn labels_equal_in_nfc_are_one_class() {
+    let t = tempfile::tempdir().unwrap();
+    let rows: String = (0..40)
+        .map(|i| {
+            let label = match i % 3 {
+                0 => "caf\u{e9}",
+                1 => "cafe\u{301}",
+                _ => "x",
+            };
+            format!("{},{},{label}\n", i % 5, i % 3)
+        })
+        .collect();
+    let data = t.path().join("l.csv");
+    std::fs::write(&data, format!("a,b,y\n{rows}")).unwrap();
+    let spec = TargetSpec::new("y", TaskKind::Classification);
+    let src = load_source(&data, None, 0.2, 0, Some(&spec)).unwrap();
+    assert_eq!(
+        src.class_names.as_deref(),
+        Some(&["caf\u{e9}".to_string(), "x".to_string()][..])
+    );
+}

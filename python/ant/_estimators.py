@@ -96,6 +96,7 @@ class _ANTBase(BaseEstimator):
         if _is_images(X):
             return self._image_inputs(X, y, reset=reset, y_kwargs=y_kwargs or {})
         kwargs = dict(dtype=_DTYPES, reset=reset)
+        X = self._by_feature_names(X, reset)
         if y is None and not reset:
             X = validate_data(self, X, **kwargs)
         else:
@@ -104,6 +105,17 @@ class _ANTBase(BaseEstimator):
             self.input_shape_ = (X.shape[1],)
             _check_unique_names(getattr(self, "feature_names_in_", None))
         return X, y
+
+    def _by_feature_names(self, X, reset):
+        """A DataFrame whose columns are the fitted names in another order, put in their
+        order: a model reads its columns by name, as ``ant`` reads a table's."""
+        names = getattr(self, "feature_names_in_", None)
+        columns = getattr(X, "columns", None)
+        if reset or names is None or columns is None or list(columns) == list(names):
+            return X
+        if sorted(map(str, columns)) == sorted(map(str, names)) and len(set(map(str, columns))) == len(columns):
+            return X[list(names)]
+        return X
 
     def _image_inputs(self, X, y, *, reset, y_kwargs):
         X = check_array(X, allow_nd=True, dtype=_DTYPES, estimator=self)
@@ -237,9 +249,10 @@ class _ANTBase(BaseEstimator):
         return values
 
 
-def _check_unique_names(names):
-    """A DataFrame's column names, compared as ``ant`` compares a table's header (trimmed,
-    in Unicode's NFC), must each be given once: a saved model reads tables by them."""
+def _check_unique_names(names, what="X names the column"):
+    """Names compared as ``ant`` compares a table's header and labels (trimmed, in
+    Unicode's NFC) must each be given once: a saved model reads tables by its column
+    names, and ``ant predict`` heads a column per class."""
     if names is None:
         return
     seen = {}
@@ -247,8 +260,8 @@ def _check_unique_names(names):
         key = unicodedata.normalize("NFC", str(name).strip())
         if key in seen:
             raise ValueError(
-                f"X names the column {str(name)!r} twice (columns {seen[key]} and {j}, the same "
-                "name in Unicode's NFC): a saved model reads tables by these names"
+                f"{what} {str(name)!r} twice ({seen[key]} and {j}, the same name in "
+                "Unicode's NFC): ant reads tables and writes predictions by these names"
             )
         seen[key] = j
 
@@ -288,6 +301,7 @@ class ANTClassifier(ClassifierMixin, _ANTBase):
         X, y = self._inputs(X, y, reset=True)
         check_classification_targets(y)
         classes, labels = np.unique(y, return_inverse=True)
+        _check_unique_names([c for c in classes if isinstance(c, str)], what="y has the label")
         if len(classes) < 2:
             raise ValueError(f"y has only one class ({classes[0]!r}): a classifier needs samples of at least 2 classes")
         model = _ant.fit_classifier(

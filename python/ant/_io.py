@@ -65,8 +65,15 @@ def estimator_from_model(model, device, params=None):
         est = ANTRegressor(**kwargs, device=device)
         est.n_outputs_ = summary["outputs"]
         est._y_ndim = 2 if record.get("y_2d") else 1
+    target = (meta.get("provenance") or {}).get("target") or {}
     if record.get("feature_names") is not None:
         est.feature_names_in_ = np.array(record["feature_names"], dtype=object)
+    elif target.get("columns") is not None and target.get("index") is not None:
+        # A model of a headed table (`ant train --target`): its features are the header's
+        # other columns, which DataFrames are then matched by, as the CLI reads tables.
+        columns = list(target["columns"])
+        del columns[target["index"]]
+        est.feature_names_in_ = np.array(columns, dtype=object)
     est.input_shape_ = tuple(summary["input_shape"])
     est.n_features_in_ = math.prod(est.input_shape_)
     est._set_model(model)

@@ -257,3 +257,34 @@ def test_a_2d_target_and_feature_names_come_back(tmp_path):
     back = ant.load(tmp_path / "f")
     assert list(back.feature_names_in_) == ["a", "b", "c"]
     assert back.predict(frame).shape == (120,)
+
+
+def test_a_cli_model_reads_dataframes_by_column_name(iris, tmp_path):
+    """Found by session 19's hostile pass: a model of a headed table (`ant train`)
+    loaded in Python had no `feature_names_in_`, so a DataFrame with its columns in
+    another order was read by position and gave other probabilities; the CLI reads a
+    table's columns by name."""
+    pd = pytest.importorskip("pandas")
+    X, y = iris
+    names = ["sl", "sw", "pl", "pw"]
+    rows = "".join(",".join(map(str, x)) + f",c{t}\n" for x, t in zip(X, y))
+    (tmp_path / "t.csv").write_text(",".join(names) + ",species\n" + rows)
+    run_cli(
+        "train", "--preset", "tabular", "--target", "species", "--task", "classification",
+        "--epochs-node", "2", "--refine-epochs", "1", "--max-depth", "1", "--width", "8",
+        "--data", tmp_path / "t.csv", "--out", tmp_path / "m",
+    )
+    back = ant.load(tmp_path / "m")
+    assert list(back.feature_names_in_) == names
+    df = pd.DataFrame(X, columns=names)
+    shuffled = df[["pw", "sl", "pl", "sw"]]
+    assert same_bits(back.predict_proba(shuffled), back.predict_proba(df))
+
+
+def test_labels_equal_in_nfc_are_refused(iris):
+    """Found by session 19's hostile pass: labels 'café' composed and decomposed became
+    two classes, and `ant predict` then headed two columns 'p_café'."""
+    X, y = iris
+    labels = np.array(["caf\u00e9", "cafe\u0301", "x"], dtype=object)[y]
+    with pytest.raises(ValueError, match="twice"):
+        ant.ANTClassifier(**SMALL).fit(X, labels)

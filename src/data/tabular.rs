@@ -234,12 +234,13 @@ fn features(
 }
 
 /// The class key of a label cell: numbers in canonical form (so `1` and `1.0` agree),
-/// other text trimmed.
+/// other text trimmed and in NFC.
 fn label_key(cell: &str) -> String {
     let t = cell.trim();
     match t.parse::<f64>() {
         Ok(v) if v.is_finite() => format!("{v}"),
-        _ => t.to_string(),
+        // In NFC, as column names: 'café' typed composed or decomposed is one class.
+        _ => super::columns::name_key(t),
     }
 }
 
