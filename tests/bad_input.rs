@@ -883,6 +883,13 @@ fn an_impossible_table_description_in_tree_json_is_refused_by_every_command() {
     }
 }
 
+/// `train` on a table whose target column is `y`, holding `task`'s targets.
+fn train_y(data: &Path, task: &str, extra: &[&str]) -> Output {
+    let mut args = vec!["--preset", "tabular", "--target", "y", "--task", task];
+    args.extend_from_slice(extra);
+    train(data, &args)
+}
+
 /// Found by session 19's hostile pass: training on values whose mean f32 scaling cannot
 /// hold (targets near 1.5e36) saved a model that no command could load. Such data is
 /// refused before training, naming the file; and a few conflicting or empty settings
@@ -895,17 +902,7 @@ fn a_model_that_could_not_load_is_never_trained_and_settings_that_conflict_are_r
         .map(|i| format!("{},{}e36\n", i % 7, 1 + i % 3))
         .collect();
     std::fs::write(&data, format!("a,y\n{rows}")).unwrap();
-    let o = train(
-        &data,
-        &[
-            "--preset",
-            "tabular",
-            "--target",
-            "y",
-            "--task",
-            "regression",
-        ],
-    );
+    let o = train_y(&data, "regression", &[]);
     assert_clean_error(&o, &[s(&data), "cannot be standardised in f32", "y_mean"]);
     let m = tiny_model();
     let d = m.parent().unwrap().join("train.csv");
@@ -924,20 +921,10 @@ fn a_model_that_could_not_load_is_never_trained_and_settings_that_conflict_are_r
     let svg = t.path().join("c.pdf");
     let o = ant(&["curves", "--run", s(m), "--out", s(&svg)]);
     assert_clean_error(&o, &["unknown picture format", "use svg or png"]);
-    let o = train(
+    let o = train_y(
         &d,
-        &[
-            "--preset",
-            "tabular",
-            "--target",
-            "y",
-            "--task",
-            "classification",
-            "--test-data",
-            s(&d),
-            "--test-fraction",
-            "0.3",
-        ],
+        "classification",
+        &["--test-data", s(&d), "--test-fraction", "0.3"],
     );
     let e = common::stderr(&o);
     assert!(
