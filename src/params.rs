@@ -20,6 +20,9 @@ use crate::preset::{Ablation, Preset};
 /// The widest FC transformer [`AntParams::check`] accepts: wider ones would not fit in
 /// memory (the allocation would abort the process) long before they helped.
 pub(crate) const MAX_WIDTH: usize = 16_384;
+/// The most epochs a growth candidate or refinement may run (the paper's longest
+/// schedule is a few hundred).
+pub(crate) const MAX_EPOCHS: usize = 100_000;
 
 /// The defaults `--help` shows (those that depend on the preset are options left unset).
 #[cfg(feature = "cli")]
@@ -360,6 +363,14 @@ impl AntParams {
         for (name, v) in at_least_1 {
             if v == 0 {
                 return Err(AntError::invalid(name, "must be at least 1"));
+            }
+        }
+        // A count of epochs past any run's length is a typo, not a schedule: refused
+        // rather than trained until the machine is switched off.
+        for (name, v) in [("epochs_node", c.epochs_node), ("refine_epochs", c.refine_epochs.unwrap_or(0))] {
+            if v > MAX_EPOCHS {
+                let reason = format!("must be at most {MAX_EPOCHS}, got {v}");
+                return Err(AntError::invalid(name, reason));
             }
         }
         if c.width > MAX_WIDTH {
