@@ -17,11 +17,11 @@
 //! by its content as before ([`legacy_foreign`]), and the first write adopts the files.
 
 use std::collections::BTreeMap;
-use std::io::Read;
 use std::path::Path;
 
 use serde::{Deserialize, Serialize};
 
+use crate::data::{md5_hex, md5_of_first};
 use crate::error::{AntError, Result};
 use crate::file_names::*;
 use crate::persist::{read_bounded, write_atomic};
@@ -246,29 +246,8 @@ fn owns(m: &Manifest, dir: &Path, name: &str) -> bool {
     meta.is_file()
         && stamps.iter().any(|s| {
             let fits = s.len == meta.len() || (growing && s.len <= meta.len());
-            fits && md5_of_prefix(&path, s.len).is_ok_and(|h| h == s.md5)
+            fits && md5_of_first(&path, s.len).is_ok_and(|h| h == s.md5)
         })
-}
-
-/// The MD5 of the first `len` bytes of the file `path`, read as a stream.
-fn md5_of_prefix(path: &Path, len: u64) -> std::io::Result<String> {
-    use md5::{Digest, Md5};
-    let mut file = std::fs::File::open(path)?.take(len);
-    let mut hasher = Md5::new();
-    let mut buf = vec![0u8; 1 << 16];
-    loop {
-        let n = file.read(&mut buf)?;
-        if n == 0 {
-            break;
-        }
-        hasher.update(&buf[..n]);
-    }
-    Ok(format!("{:x}", hasher.finalize()))
-}
-
-fn md5_hex(bytes: &[u8]) -> String {
-    use md5::{Digest, Md5};
-    format!("{:x}", Md5::digest(bytes))
 }
 
 /// The entries of `dir` under the names of files `ant` writes, sorted.
@@ -318,10 +297,7 @@ pub(crate) fn weights_match_name(path: &Path) -> bool {
         .and_then(|n| n.strip_suffix(".safetensors"))
         .map(str::to_ascii_lowercase);
     let Some(id) = id else { return false };
-    let Ok(len) = std::fs::metadata(path).map(|m| m.len()) else {
-        return false;
-    };
-    md5_of_prefix(path, len).is_ok_and(|h| h.starts_with(&id))
+    md5_of_first(path, u64::MAX).is_ok_and(|h| h.starts_with(&id))
 }
 
 /// Whether `bytes` are a run file as `ant` starts every run with: its spec and the

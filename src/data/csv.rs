@@ -199,21 +199,6 @@ pub fn read_table(path: &Path, opts: &CsvOptions) -> Result<Table> {
     parse_bytes(&read_maybe_gz(path)?, path, opts)
 }
 
-/// Refuses a table whose reading would not fit in the memory the process may have,
-/// before reading it. Reading costs, beside the file's bytes: its cells' text, 4 bytes
-/// per cell (where each ends) and 4 per row (its line), then 4 bytes per cell as f32
-/// and up to 8 per row of targets; cells are counted from the separators.
-pub(crate) fn check_table_fits(bytes: &[u8], path: &Path) -> Result<()> {
-    let separators = bytes
-        .iter()
-        .filter(|&&b| matches!(b, b',' | b';' | b'\t' | b' ' | b'\n'))
-        .count() as u64;
-    let rows = bytes.iter().filter(|&&b| b == b'\n').count() as u64 + 1;
-    let need = bytes.len() as u64 + 8 * (separators + 1) + 12 * rows;
-    let what = format!("reading its {} MiB as a table", bytes.len() >> 20);
-    crate::os::check_file_fits(need, path, &what)
-}
-
 /// Parses a file's (gunzipped) bytes, which must be UTF-8 text; `path` only names the
 /// file in errors.
 pub(crate) fn parse_bytes(bytes: &[u8], path: &Path, opts: &CsvOptions) -> Result<Table> {
@@ -239,6 +224,7 @@ pub(crate) fn parse_table(text: &str, path: &Path, opts: &CsvOptions) -> Result<
     // Reserved whole (counted from the separators: at least as many as there are):
     // growing by doubling would need up to twice the memory.
     let (n_cells, n_lines) = count_cells(text, delimiter);
+    check_fits(text.len(), n_cells, n_lines, path)?;
     let mut cells = Cells {
         text: String::with_capacity(text.len()),
         ends: Vec::with_capacity(n_cells),
@@ -292,6 +278,16 @@ pub(crate) fn parse_table(text: &str, path: &Path, opts: &CsvOptions) -> Result<
         line_numbers,
         delimiter,
     })
+}
+
+/// Refuses a table whose reading would not fit in the memory the process may have,
+/// before reading it. Reading costs, beside the file's text: its cells' text, 4 bytes
+/// per cell (where each ends) and 4 per line (its number), then 4 bytes per cell as f32
+/// and up to 8 per row of targets.
+fn check_fits(text: usize, cells: usize, lines: usize, path: &Path) -> Result<()> {
+    let need = text as u64 + 8 * cells as u64 + 12 * lines as u64;
+    let what = format!("reading its {} MiB as a table", text >> 20);
+    crate::os::check_file_fits(need, path, &what)
 }
 
 /// At least as many cells and lines as `text` holds split by `delimiter`: its

@@ -118,12 +118,18 @@ pub(crate) fn ranges(sorted: &[usize]) -> String {
 
 /// Hex MD5 of the raw bytes of `path` (not decompressed).
 pub(crate) fn file_md5(path: &Path) -> Result<String> {
+    md5_of_first(path, u64::MAX).map_err(|e| AntError::io(path, e))
+}
+
+/// Hex MD5 of the first `len` bytes of the file `path` (all of a shorter one), read as
+/// a stream.
+pub(crate) fn md5_of_first(path: &Path, len: u64) -> std::io::Result<String> {
     use md5::{Digest, Md5};
-    let mut file = std::fs::File::open(path).map_err(|e| AntError::io(path, e))?;
+    let mut file = std::fs::File::open(path)?.take(len);
     let mut hasher = Md5::new();
     let mut buf = vec![0u8; 1 << 16];
     loop {
-        let n = file.read(&mut buf).map_err(|e| AntError::io(path, e))?;
+        let n = file.read(&mut buf)?;
         if n == 0 {
             break;
         }

@@ -89,7 +89,10 @@ impl Ant {
         let json = self.tree_json(&weights)?;
         let written = crate::manifest::write(dir, &weights.file, &bytes)
             .and_then(|()| crate::manifest::write(dir, TREE_FILE, &json));
-        let switched = read_bounded(&dir.join(TREE_FILE), MAX_TREE_BYTES).is_ok_and(|t| t == json);
+        // A write that failed may have come after the switch (the manifest's record of
+        // it): tree.json itself says.
+        let switched = written.is_ok()
+            || read_bounded(&dir.join(TREE_FILE), MAX_TREE_BYTES).is_ok_and(|t| t == json);
         if !switched {
             // The old model stays, alone: the new weights file (ant's own, just
             // written) goes.
