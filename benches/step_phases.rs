@@ -10,8 +10,10 @@
 //!     ANT_DEVICE=cuda cargo bench --features torch --bench step_phases
 //!
 //! Settings (environment): `ANT_DEVICE` (cpu, torch, cuda, cuda:N); `ANT_PHASE_BATCHES`
-//! (default `16,512`); `ANT_PHASE_PARTS` (`phases,ops`); `ANT_PHASE_TREES` (`W1,W2`);
-//! `ANT_PHASE_SECONDS` (time spent measuring each row, default 2; at least 3 calls);
+//! (default `16,512`); `ANT_PHASE_PARTS` (`phases,ops`; `convs`: the presets'
+//! convolutions and the GFLOP/s they achieve, `ANT_PHASE_LAYER=mnist-a:1:28` (tree, input
+//! channels, input side) picking one, `ANT_CONV_LAYOUT` (`grid`, `exact`, `rows`) forcing
+//! the layout); `ANT_PHASE_TREES` (`W1,W2`); `ANT_PHASE_SECONDS` (time spent measuring each row, default 2; at least 3 calls);
 //! `ANT_PHASE_REPS` (exactly this many calls per row after one warm-up call, e.g. to
 //! count kernels per step under `nsys`); `ANT_PHASE_CLOCK` (`wall`, default, or `cpu`:
 //! the process's CPU time, for one-thread runs on a loaded machine).
@@ -277,6 +279,64 @@ fn ops(timer: &Timer, base: &Device, b: usize) {
     });
 }
 
+/// The convolutions of the presets' one-path trees (`--baseline cnn`) at their shapes,
+/// forward and backward, with the rate each achieves (useful arithmetic: 2 FLOPs per
+/// multiply-add at each output position; backward twice the forward, once for the first
+/// layer, whose input needs no gradient).
+fn convs(timer: &Timer, base: &Device, b: usize) {
+    let dev = &base.clone().autodiff();
+    // (tree, c_in, c_out, kernel, input side)
+    let layers = [
+        ("mnist-a", 1, 40, 5, 28),
+        ("mnist-a", 40, 40, 5, 12),
+        ("mnist-a", 40, 40, 5, 8),
+        ("mnist-b", 1, 40, 3, 28),
+        ("mnist-b", 40, 40, 3, 13),
+        ("mnist-b", 40, 40, 3, 11),
+        ("mnist-b", 40, 40, 3, 4),
+        ("mnist-c", 1, 5, 5, 28),
+        ("mnist-c", 5, 5, 5, 12),
+        ("mnist-c", 5, 5, 5, 8),
+    ];
+    let only = std::env::var("ANT_PHASE_LAYER").ok();
+    for (tree, ci, co, k, side) in layers {
+        if only
+            .as_ref()
+            .is_some_and(|o| *o != format!("{tree}:{ci}:{side}"))
+        {
+            continue;
+        }
+        let spec = LayerSpec::Conv {
+            c_in: ci,
+            c_out: co,
+            k,
+            pad: 0,
+        };
+        let c = block(vec![spec], dev);
+        let x = input([b, ci, side, side], ci > 1, dev);
+        let out = side + 1 - k;
+        let flops = 2.0 * (b * co * ci * k * k * out * out) as f64;
+        let ([f, bw], n) = timer.run(|| {
+            let t = now();
+            let s = c.forward(image(&x)).into_flat().sum();
+            sync(dev);
+            let tf = ms(t);
+            let t = now();
+            drop(s.backward());
+            sync(dev);
+            [tf, ms(t)]
+        });
+        let back = if ci > 1 { 2.0 } else { 1.0 };
+        let rate = |ms: f64, f: f64| f / ms / 1e6;
+        println!(
+            "| {tree} | conv{k} {ci}->{co} on {side}x{side} | {b} | {f:.2} | {bw:.2} | {:.1} | {:.1} | {:.1} | {n} |",
+            rate(f, flops),
+            rate(bw, back * flops),
+            rate(f + bw, (1.0 + back) * flops),
+        );
+    }
+}
+
 fn main() {
     // As criterion passes `--bench`: nothing to parse.
     ant::malloc::keep_large_buffers();
@@ -315,6 +375,18 @@ fn main() {
                     other => panic!("ANT_PHASE_TREES: W1 or W2, not {other}"),
                 }
             }
+        }
+    }
+    if parts.iter().any(|p| p == "convs") {
+        println!();
+        println!("## the presets' convolutions, ant on {device} (GFLOP/s of useful arithmetic)");
+        println!();
+        println!(
+            "| tree | layer | batch | forward ms | backward ms | forward GFLOP/s | backward GFLOP/s | both GFLOP/s | calls |"
+        );
+        println!("|---|---|---|---|---|---|---|---|---|");
+        for &b in &batches {
+            convs(&timer, &base, b);
         }
     }
     if parts.iter().any(|p| p == "ops") {

@@ -1,8 +1,9 @@
 //! The 2-D convolutions of ANTs (stride 1, symmetric zero padding) on the CPU by
 //! unrolling the input: forward and all three gradients as gemms, in one of two layouts.
 //!
-//! - [`grid`]: every tap unrolled (im2col), a few samples per gemm, output positions on
-//!   the padded input's grid, so the gemms do `wp / wo` times the arithmetic needed.
+//! - [`patches`]: every tap unrolled (im2col), a few samples per gemm, the output
+//!   positions on the padded input's grid (the gemms do `wp / wo` times the arithmetic
+//!   needed, the copies are long runs) or exactly the output's (copies of `wo` floats).
 //! - [`rows`]: only the kernel's columns unrolled, one sample and one kernel row per
 //!   gemm, no arithmetic wasted. Faster wherever `c · kw` fills a gemm: W2's 40-channel
 //!   convolutions take 0.55x the grid's time forward and 0.6-0.75x backward.
@@ -13,8 +14,10 @@
 //!
 //! Plain slices in and out: the tensors are `conv.rs`'s business.
 
-mod grid;
+mod patches;
 mod rows;
+
+use patches::Positions;
 
 use rayon::prelude::*;
 
@@ -44,10 +47,30 @@ pub struct ConvGradients {
 /// Groups of samples run in parallel, whatever the number of threads.
 const GROUPS: usize = 16;
 
+/// The three ways of unrolling; `ANT_CONV_LAYOUT` (`grid`, `exact`, `rows`) forces one,
+/// for benchmarks.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+enum Layout {
+    Grid,
+    Exact,
+    Rows,
+}
+
+/// The layout `ANT_CONV_LAYOUT` forces, if any (read once: every convolution asks).
+fn forced_layout() -> Option<Layout> {
+    static FORCED: std::sync::OnceLock<Option<Layout>> = std::sync::OnceLock::new();
+    *FORCED.get_or_init(|| match std::env::var("ANT_CONV_LAYOUT").as_deref() {
+        Ok("grid") => Some(Layout::Grid),
+        Ok("exact") => Some(Layout::Exact),
+        Ok("rows") => Some(Layout::Rows),
+        _ => None,
+    })
+}
+
 /// How a convolution is unrolled, with the weight as its gemms read it.
 enum Unrolled<'a> {
-    /// [`grid`]: the weight as given, `[o, c·kh·kw]`.
-    Grid(&'a [f32]),
+    /// [`patches`]: the weight as given, `[o, c·kh·kw]`, and the positions unrolled.
+    Patches(&'a [f32], Positions),
     /// [`rows`]: the weight as `kh` matrices `[o, c·kw]`.
     Rows(Vec<f32>),
 }
@@ -71,25 +94,42 @@ impl ConvShape {
         self.hp() >= self.kh && self.wp() >= self.kw && self.kh * self.kw > 0
     }
 
-    /// Samples per group: [`GROUPS`] groups at most, each a whole number of
-    /// [`grid`]'s chunks.
-    fn group(&self) -> usize {
-        let per = self.chunk();
+    /// Samples per group: [`GROUPS`] groups at most, each a whole number of the
+    /// layout's chunks.
+    fn group(&self, unrolled: &Unrolled) -> usize {
+        let per = match unrolled {
+            Unrolled::Patches(_, pos) => self.chunk(*pos),
+            Unrolled::Rows(_) => 1,
+        };
         self.n.div_ceil(per).div_ceil(GROUPS).max(1) * per
     }
 
-    /// The layout for this shape, as measured (one thread, batch 512, W2's and the
-    /// presets' shapes): [`rows`] where its per-sample gemms are big enough, that is an
-    /// output plane of 32 positions or more and `c · kw` of 16 or more, or a single input
-    /// channel (its weight gradient: 0.65x the grid's time on MNIST's first convolution);
-    /// [`grid`] otherwise (at best even on 4x4 output planes; 1.5x the time for the weight
-    /// gradient of a 3x3 kernel on 3 channels).
-    fn unrolled<'a>(&self, weight: &'a [f32]) -> Unrolled<'a> {
-        let (ho, wo) = self.out_hw();
-        if (self.c == 1 || self.c * self.kw >= 16) && ho * wo >= 32 {
-            Unrolled::Rows(self.weight_by_rows(weight))
-        } else {
-            Unrolled::Grid(weight)
+    /// The layout for this shape, as measured (`ANT_PHASE_PARTS=convs cargo bench --bench
+    /// step_phases` with `ANT_CONV_LAYOUT` forcing each; 2 threads, batch 512, the
+    /// presets' shapes; docs/guide/benchmarks.md):
+    /// - a single input channel on a plane of 32 positions or more (the data's layer):
+    ///   [`patches`], exact positions, a sample per gemm (0.7-0.8x the time of the
+    ///   others: its outputs, the biggest tensors of a step, are written and read once);
+    /// - [`rows`] where its per-sample gemms are big enough: an output plane of 16
+    ///   positions or more and `c · kw · ho · wo` of 1024 or more (mnist-a's 40 channels
+    ///   on 4x4 outputs: 0.7x the grid's time);
+    /// - [`patches`] on the grid otherwise (2x2 outputs of 40 channels, 4x4 of 5).
+    fn layout(&self) -> Layout {
+        let l = self.out_hw().0 * self.out_hw().1;
+        match forced_layout() {
+            Some(forced) => forced,
+            None if self.c == 1 && l >= 32 => Layout::Exact,
+            None if l >= 16 && self.c * self.kw * l >= 1024 => Layout::Rows,
+            None => Layout::Grid,
+        }
+    }
+
+    /// The weight as `layout`'s gemms read it.
+    fn unrolled<'a>(&self, weight: &'a [f32], layout: Layout) -> Unrolled<'a> {
+        match layout {
+            Layout::Grid => Unrolled::Patches(weight, Positions::Grid),
+            Layout::Exact => Unrolled::Patches(weight, Positions::Exact),
+            Layout::Rows => Unrolled::Rows(self.weight_by_rows(weight)),
         }
     }
 
@@ -221,18 +261,43 @@ fn sized(v: &mut Vec<f32>, len: usize) -> &mut [f32] {
 
 /// The convolution of `x` by `weight` plus `bias`, `[n, o, ho, wo]`.
 pub fn conv2d(s: &ConvShape, x: &[f32], weight: &[f32], bias: &[f32]) -> Vec<f32> {
+    conv2d_in(s.layout(), s, x, weight, bias)
+}
+
+/// [`conv2d`] in the given layout.
+fn conv2d_in(layout: Layout, s: &ConvShape, x: &[f32], weight: &[f32], bias: &[f32]) -> Vec<f32> {
     assert!(s.valid() && x.len() == s.n * s.c * s.h * s.w && weight.len() == s.o * s.taps());
     assert_eq!(bias.len(), s.o);
     let (ho, wo) = s.out_hw();
-    let (l, group, unrolled) = (ho * wo, s.group(), s.unrolled(weight));
-    let mut out = vec![0f32; s.n * s.o * l];
-    out.par_chunks_mut(group * s.o * l).enumerate().for_each(|(gi, out)| {
+    let unrolled = s.unrolled(weight, layout);
+    let (l, group) = (ho * wo, s.group(&unrolled));
+    // Each group's outputs start as the bias, written once in the group's thread, where
+    // its gemms then add: no zeroing pass over the whole output first.
+    let len = s.n * s.o * l;
+    let mut out = Vec::with_capacity(len);
+    out.spare_capacity_mut()[..len].par_chunks_mut(group * s.o * l).enumerate().for_each(|(gi, out)| {
+        let out = filled_with_bias(out, bias, l);
         with_scratch(|sc| match &unrolled {
-            Unrolled::Grid(w) => grid::forward(s, x, w, bias, gi * group, out, sc),
-            Unrolled::Rows(w) => rows::forward(s, x, w, bias, gi * group, out, sc),
+            Unrolled::Patches(w, pos) => patches::forward(s, *pos, x, w, gi * group, out, sc),
+            Unrolled::Rows(w) => rows::forward(s, x, w, gi * group, out, sc),
         })
     });
+    // SAFETY: the groups' chunks cover the first `len` elements, and each was written by
+    // `filled_with_bias`.
+    unsafe { out.set_len(len) };
     out
+}
+
+/// `out`'s planes of `l` positions, written with their channel's bias in turn.
+fn filled_with_bias<'a>(out: &'a mut [std::mem::MaybeUninit<f32>], bias: &[f32], l: usize) -> &'a mut [f32] {
+    for (plane, &b) in out.chunks_exact_mut(l).zip(bias.iter().cycle()) {
+        for v in plane {
+            v.write(b);
+        }
+    }
+    // SAFETY: every element was written just above (the planes tile `out`: its length is
+    // a whole number of samples), and `MaybeUninit<f32>` has the layout of `f32`.
+    unsafe { &mut *(out as *mut [std::mem::MaybeUninit<f32>] as *mut [f32]) }
 }
 
 /// The gradients of [`conv2d`] for the output gradient `grad`, each only where `need`
@@ -242,16 +307,28 @@ pub fn conv2d_grads(
     x: &[f32],
     weight: &[f32],
     grad: &[f32],
+    need: [bool; 3],
+) -> ConvGradients {
+    conv2d_grads_in(s.layout(), s, x, weight, grad, need)
+}
+
+/// [`conv2d_grads`] in the given layout.
+fn conv2d_grads_in(
+    layout: Layout,
+    s: &ConvShape,
+    x: &[f32],
+    weight: &[f32],
+    grad: &[f32],
     [need_x, need_w, need_b]: [bool; 3],
 ) -> ConvGradients {
     assert!(s.valid() && x.len() == s.n * s.c * s.h * s.w && weight.len() == s.o * s.taps());
     let (ho, wo) = s.out_hw();
     assert_eq!(grad.len(), s.n * s.o * ho * wo);
-    let group = s.group();
     let mut dx = need_x.then(|| vec![0f32; x.len()]);
     let mut dw = None;
     if need_x || need_w {
-        let unrolled = s.unrolled(weight);
+        let unrolled = s.unrolled(weight, layout);
+        let group = s.group(&unrolled);
         // Each group's slice of the input's gradient, if asked.
         let dx_parts: Vec<Option<&mut [f32]>> = match dx.as_deref_mut() {
             Some(dx) => dx.chunks_mut(group * s.c * s.h * s.w).map(Some).collect(),
@@ -263,7 +340,7 @@ pub fn conv2d_grads(
             .map(|(gi, dx)| {
                 let samples = (gi * group, group);
                 with_scratch(|sc| match &unrolled {
-                    Unrolled::Grid(w) => grid::grads(s, (x, w, grad), samples, dx, need_w, sc),
+                    Unrolled::Patches(w, pos) => patches::grads(s, *pos, (x, w, grad), samples, dx, need_w, sc),
                     Unrolled::Rows(w) => rows::grads(s, (x, w, grad), samples, dx, need_w, sc),
                 })
             })
@@ -275,7 +352,7 @@ pub fn conv2d_grads(
         });
         dw = need_w.then(|| match (sum, &unrolled) {
             (None, _) => vec![0f32; weight.len()],
-            (Some(w), Unrolled::Grid(_)) => w,
+            (Some(w), Unrolled::Patches(..)) => w,
             (Some(w), Unrolled::Rows(_)) => s.weight_from_rows(&w),
         });
     }
@@ -307,34 +384,129 @@ fn lane_sum(v: &[f32]) -> f32 {
 
 #[cfg(test)]
 mod tests {
-    use super::{ConvShape, Unrolled, conv2d, conv2d_grads};
+    use super::{ConvShape, Layout, conv2d_grads_in, conv2d_in};
+
+    const LAYOUTS: [Layout; 3] = [Layout::Grid, Layout::Exact, Layout::Rows];
+
+    fn data(n: usize, k: usize) -> Vec<f32> {
+        (0..n).map(|i| ((i * k + 11) % 23) as f32 / 11.0 - 1.0).collect()
+    }
+
+    /// The definition, summed in f64: the output, then the input's, weight's and bias's
+    /// gradients for the output gradient `g`.
+    fn reference(s: &ConvShape, x: &[f32], w: &[f32], b: &[f32], g: &[f32]) -> [Vec<f32>; 4] {
+        let (ho, wo) = s.out_hw();
+        let mut out = vec![0f64; s.n * s.o * ho * wo];
+        let (mut dx, mut dw, mut db) = (vec![0f64; x.len()], vec![0f64; w.len()], vec![0f64; s.o]);
+        for (bi, oc, y, xo) in output_positions(s.n, s.o, ho, wo) {
+            let at = ((bi * s.o + oc) * ho + y) * wo + xo;
+            let gv = g[at] as f64;
+            out[at] += b[oc] as f64;
+            db[oc] += gv;
+            for (ch, i, j) in (0..s.c).flat_map(|ch| (0..s.kh).flat_map(move |i| (0..s.kw).map(move |j| (ch, i, j)))) {
+                let (yy, xx) = ((y + i) as isize - s.pad[0] as isize, (xo + j) as isize - s.pad[1] as isize);
+                if yy < 0 || xx < 0 || yy >= s.h as isize || xx >= s.w as isize {
+                    continue;
+                }
+                let xi = ((bi * s.c + ch) * s.h + yy as usize) * s.w + xx as usize;
+                let wi = ((oc * s.c + ch) * s.kh + i) * s.kw + j;
+                out[at] += w[wi] as f64 * x[xi] as f64;
+                dx[xi] += w[wi] as f64 * gv;
+                dw[wi] += x[xi] as f64 * gv;
+            }
+        }
+        [out, dx, dw, db].map(|v| v.into_iter().map(|v| v as f32).collect())
+    }
+
+    /// Every (sample, output channel, row, column).
+    fn output_positions(n: usize, o: usize, ho: usize, wo: usize) -> impl Iterator<Item = (usize, usize, usize, usize)> {
+        (0..n).flat_map(move |b| (0..o).flat_map(move |oc| (0..ho).flat_map(move |y| (0..wo).map(move |x| (b, oc, y, x)))))
+    }
+
+    fn close(a: &[f32], b: &[f32], what: &str) {
+        assert_eq!(a.len(), b.len(), "{what}");
+        let scale = b.iter().fold(1e-3f32, |m, v| m.max(v.abs()));
+        for (i, (x, y)) in a.iter().zip(b).enumerate() {
+            assert!((x - y).abs() <= 1e-5 * scale, "{what}[{i}]: {x} vs {y}");
+        }
+    }
+
+    /// Each layout's output and gradients equal the definition up to f32 rounding, on a
+    /// single channel and on several, square and oblong kernels, padding alike and not
+    /// on both axes, outputs from 1x1 to 24x24, and batches of several chunks with a
+    /// short last one.
+    #[test]
+    fn every_layout_computes_the_definition() {
+        let shapes = [
+            ConvShape { n: 3, c: 1, h: 28, w: 28, o: 4, kh: 5, kw: 5, pad: [0, 0] },
+            ConvShape { n: 5, c: 3, h: 8, w: 8, o: 6, kh: 5, kw: 5, pad: [0, 0] },
+            ConvShape { n: 4, c: 2, h: 7, w: 10, o: 3, kh: 3, kw: 4, pad: [1, 2] },
+            ConvShape { n: 2, c: 4, h: 4, w: 4, o: 5, kh: 3, kw: 3, pad: [0, 0] },
+            ConvShape { n: 3, c: 2, h: 5, w: 5, o: 2, kh: 5, kw: 5, pad: [0, 0] },
+            ConvShape { n: 37, c: 12, h: 12, w: 12, o: 7, kh: 5, kw: 5, pad: [2, 2] },
+        ];
+        for s in shapes {
+            let (ho, wo) = s.out_hw();
+            let (x, w) = (data(s.n * s.c * s.h * s.w, 37), data(s.o * s.taps(), 5));
+            let (b, g) = (data(s.o, 3), data(s.n * s.o * ho * wo, 13));
+            let want = reference(&s, &x, &w, &b, &g);
+            for layout in LAYOUTS {
+                let what = format!("{layout:?} {s:?}");
+                close(&conv2d_in(layout, &s, &x, &w, &b), &want[0], &format!("output {what}"));
+                let got = conv2d_grads_in(layout, &s, &x, &w, &g, [true; 3]);
+                close(&got.x.unwrap(), &want[1], &format!("input gradient {what}"));
+                close(&got.weight.unwrap(), &want[2], &format!("weight gradient {what}"));
+                close(&got.bias.unwrap(), &want[3], &format!("bias gradient {what}"));
+                // The first convolution of a tree asks for the weight's gradient alone.
+                let alone = conv2d_grads_in(layout, &s, &x, &w, &g, [false, true, false]);
+                assert!(alone.x.is_none() && alone.bias.is_none(), "{what}");
+                close(&alone.weight.unwrap(), &want[2], &format!("weight gradient alone {what}"));
+            }
+        }
+    }
 
     /// The output and the three gradients are the same bit for bit on one thread and on
-    /// four, in both layouts: groups follow the shapes, and the groups' partial weight
+    /// four, in every layout: groups follow the shapes, and the groups' partial weight
     /// gradients are summed in order (a run's results do not depend on the machine).
     #[test]
     fn results_do_not_depend_on_the_thread_count() {
-        // 4 channels of 5x5 taps are unrolled by rows, 2 on the grid.
-        for (c, by_rows) in [(4, true), (2, false)] {
-            let s = ConvShape { n: 131, c, h: 12, w: 12, o: 6, kh: 5, kw: 5, pad: [2, 2] };
-            let (ho, wo) = s.out_hw();
-            let data = |n: usize, k: usize| -> Vec<f32> {
-                (0..n).map(|i| ((i * k + 11) % 23) as f32 / 11.0 - 1.0).collect()
-            };
-            let x = data(s.n * s.c * s.h * s.w, 37);
-            let w = data(s.o * s.c * s.kh * s.kw, 5);
-            let g = data(s.n * s.o * ho * wo, 13);
-            assert_eq!(matches!(s.unrolled(&w), Unrolled::Rows(_)), by_rows);
+        let s = ConvShape { n: 131, c: 4, h: 12, w: 12, o: 6, kh: 5, kw: 5, pad: [2, 2] };
+        let (ho, wo) = s.out_hw();
+        let x = data(s.n * s.c * s.h * s.w, 37);
+        let w = data(s.o * s.c * s.kh * s.kw, 5);
+        let g = data(s.n * s.o * ho * wo, 13);
+        for layout in LAYOUTS {
             let run = |threads: usize| {
                 let pool = rayon::ThreadPoolBuilder::new().num_threads(threads).build().unwrap();
                 pool.install(|| {
-                    let out = conv2d(&s, &x, &w, &[0.5; 6]);
-                    let grads = conv2d_grads(&s, &x, &w, &g, [true; 3]);
+                    let out = conv2d_in(layout, &s, &x, &w, &[0.5; 6]);
+                    let grads = conv2d_grads_in(layout, &s, &x, &w, &g, [true; 3]);
                     (out, grads.x.unwrap(), grads.weight.unwrap(), grads.bias.unwrap())
                 })
             };
-            assert!(s.n.div_ceil(s.group()) > 1, "several groups");
-            assert_eq!(run(1), run(4), "{c} channels");
+            assert!(s.n.div_ceil(s.group(&s.unrolled(&w, layout))) > 1, "several groups");
+            assert_eq!(run(1), run(4), "{layout:?}");
+        }
+    }
+
+    /// The presets' convolutions get the layouts measured fastest for them
+    /// (docs/guide/benchmarks.md).
+    #[test]
+    fn the_presets_convolutions_get_their_measured_layouts() {
+        let conv = |c: usize, o: usize, k: usize, side: usize| ConvShape { n: 512, c, h: side, w: side, o, kh: k, kw: k, pad: [0, 0] };
+        let cases = [
+            (conv(1, 40, 5, 28), Layout::Exact),  // mnist-a, W2: the data's layer
+            (conv(40, 40, 5, 12), Layout::Rows),  // mnist-a: 8x8 out
+            (conv(40, 40, 5, 8), Layout::Rows),   // mnist-a: 4x4 out
+            (conv(1, 40, 3, 28), Layout::Exact),  // mnist-b
+            (conv(40, 40, 3, 13), Layout::Rows),  // mnist-b
+            (conv(40, 40, 3, 4), Layout::Grid),   // mnist-b: 2x2 out
+            (conv(1, 5, 5, 28), Layout::Exact),   // mnist-c
+            (conv(5, 5, 5, 12), Layout::Rows),    // mnist-c: 8x8 out
+            (conv(5, 5, 5, 8), Layout::Grid),     // mnist-c: 4x4 out
+        ];
+        for (s, layout) in cases {
+            assert_eq!(s.layout(), layout, "{s:?}");
         }
     }
 }

@@ -99,18 +99,16 @@ fn add_short(dst: &mut [f32], src: &[f32]) {
     }
 }
 
-/// The outputs `out` of the group of samples from `first` (as many as `out` holds);
-/// `wr`: the weight in [`ConvShape::weight_by_rows`]'s layout.
-pub(super) fn forward(s: &ConvShape, x: &[f32], wr: &[f32], bias: &[f32], first: usize, out: &mut [f32], sc: &mut Scratch) {
+/// The convolution of the group of samples from `first` added to `out` (as many as
+/// `out` holds, each holding its bias); `wr`: the weight in
+/// [`ConvShape::weight_by_rows`]'s layout.
+pub(super) fn forward(s: &ConvShape, x: &[f32], wr: &[f32], first: usize, out: &mut [f32], sc: &mut Scratch) {
     let (ho, wo) = s.out_hw();
     let (hpwo, ckw, l) = (s.hp() * wo, s.row_taps(), ho * wo);
     for (b, out) in out.chunks_exact_mut(s.o * l).enumerate() {
         let xp = s.padded(x, first + b, 1, &mut sc.padded);
         let u = sized(&mut sc.cols, ckw * hpwo);
         s.unroll_rows(xp, u);
-        for (oc, plane) in out.chunks_exact_mut(l).enumerate() {
-            plane.fill(bias[oc]);
-        }
         for i in 0..s.kh {
             // outᵀ [positions, o] += U_iᵀ [positions, c·kw] · W_iᵀ [c·kw, o]
             let w_i = Mat::row_major(&wr[i * s.o * ckw..][..s.o * ckw], s.o, ckw);
