@@ -17,11 +17,12 @@
 //! by its content as before ([`legacy_foreign`]), and the first write adopts the files.
 
 use std::collections::BTreeMap;
+use std::io::Seek;
 use std::path::Path;
 
 use serde::{Deserialize, Serialize};
 
-use crate::data::{md5_hex, md5_of_first};
+use crate::data::{md5_hex, md5_of_first, md5_of_first_read};
 use crate::error::{AntError, Result};
 use crate::file_names::*;
 use crate::persist::{read_bounded, write_atomic};
@@ -51,6 +52,11 @@ impl Stamp {
 #[derive(Debug, Serialize, Deserialize)]
 struct Manifest {
     format: String,
+    /// Counts the manifest's saves: a look at the directory beside a writer knows its
+    /// manifest did not change only if this did not (the same bytes again, a file put
+    /// back as it was, prove nothing).
+    #[serde(default)]
+    generation: u64,
     files: BTreeMap<String, Vec<Stamp>>,
 }
 
@@ -72,10 +78,31 @@ pub(crate) fn foreign(dir: &Path) -> Result<Vec<String>> {
     if !dir.is_dir() {
         return Ok(Vec::new());
     }
+    // A command writing here records a file's new bytes before it writes them and
+    // settles the record after, so a look taken while the manifest stayed the same sees
+    // files and manifest agree; one it changed under is taken again.
+    let manifest = || read_bounded(&dir.join(MANIFEST_FILE), MAX_MANIFEST_BYTES).ok();
+    for _ in 0..LOOKS {
+        let before = manifest();
+        let found = foreign_now(dir)?;
+        if found.is_empty() || manifest() == before {
+            return Ok(found);
+        }
+    }
+    foreign_now(dir)
+}
+
+/// How many times [`foreign`] looks at a directory whose manifest changes meanwhile.
+const LOOKS: usize = 50;
+
+/// [`foreign`] from one look at the directory.
+fn foreign_now(dir: &Path) -> Result<Vec<String>> {
+    let has = |name: &str| std::fs::symlink_metadata(dir.join(name)).is_ok();
     let mut foreign = match read(dir) {
+        // Looked for again when not proven: one removed since it was listed is no one's.
         Ok(Some(m)) => stamped_present(dir)?
             .into_iter()
-            .filter(|n| !owns(&m, dir, n))
+            .filter(|n| !owns(&m, dir, n) && has(n))
             .collect(),
         Ok(None) => legacy_foreign(dir)?,
         // A manifest `ant` did not write proves nothing.
@@ -83,14 +110,17 @@ pub(crate) fn foreign(dir: &Path) -> Result<Vec<String>> {
             .chain(stamped_present(dir)?)
             .collect(),
     };
-    let has = |name: &str| std::fs::symlink_metadata(dir.join(name)).is_ok();
     let reads = |name: &str, ok: fn(&[u8]) -> bool| {
         read_bounded(&dir.join(name), 256 << 20).is_ok_and(|b| ok(&b))
     };
-    if has(CHECKPOINT_DIR) && !reads(&format!("{CHECKPOINT_DIR}/{RUN_FILE}"), is_run_file) {
+    // Each is looked for again after a failed read: a run that finished meanwhile
+    // removed its checkpoints and its lock, which are then no one's.
+    let run = format!("{CHECKPOINT_DIR}/{RUN_FILE}");
+    if has(CHECKPOINT_DIR) && !reads(&run, is_run_file) && has(CHECKPOINT_DIR) {
         foreign.push(CHECKPOINT_DIR.to_string());
     }
-    if has(LOCK_FILE) && !reads(LOCK_FILE, |b| b.starts_with(LOCK_TEXT.as_bytes())) {
+    let lock_text = |b: &[u8]| b.starts_with(LOCK_TEXT.as_bytes());
+    if has(LOCK_FILE) && !reads(LOCK_FILE, lock_text) && has(LOCK_FILE) {
         foreign.push(LOCK_FILE.to_string());
     }
     foreign.sort();
@@ -107,7 +137,7 @@ pub(crate) fn write(dir: &Path, name: &str, bytes: &[u8]) -> Result<()> {
     let stamps = m.files.entry(name.to_string()).or_default();
     if !stamps.contains(&new) {
         stamps.push(new.clone());
-        save(dir, &m)?;
+        save(dir, &mut m)?;
     }
     write_atomic(&dir.join(name), bytes)?;
     settle(dir, &mut m, name, vec![new])
@@ -123,7 +153,7 @@ pub(crate) fn remove(dir: &Path, name: &str) -> Result<()> {
     refuse_foreign(&m, dir, name)?;
     crate::persist::remove_file(&dir.join(name))?;
     m.files.remove(name);
-    save(dir, &m)
+    save(dir, &mut m)
 }
 
 /// Records the log `name` in `dir` as it is now (its lines appended since the last
@@ -141,6 +171,7 @@ pub(crate) fn stamp_log(dir: &Path, name: &str) -> Result<()> {
 pub(crate) fn of_files(files: &[(&str, &[u8])]) -> Result<Vec<u8>> {
     let m = Manifest {
         format: FORMAT.to_string(),
+        generation: 1,
         files: files
             .iter()
             .map(|(name, bytes)| (name.to_string(), vec![Stamp::of(bytes)]))
@@ -203,6 +234,7 @@ fn open(dir: &Path) -> Result<Manifest> {
     }
     Ok(Manifest {
         format: FORMAT.to_string(),
+        generation: 0,
         files,
     })
 }
@@ -213,7 +245,8 @@ fn settle(dir: &Path, m: &mut Manifest, name: &str, stamps: Vec<Stamp>) -> Resul
     save(dir, m)
 }
 
-fn save(dir: &Path, m: &Manifest) -> Result<()> {
+fn save(dir: &Path, m: &mut Manifest) -> Result<()> {
+    m.generation += 1;
     let json = serde_json::to_vec_pretty(m).map_err(|e| AntError::model(e.to_string()))?;
     write_atomic(&dir.join(MANIFEST_FILE), &json)
 }
@@ -243,10 +276,19 @@ fn owns(m: &Manifest, dir: &Path, name: &str) -> bool {
     // Lines appended since the last stamp are the run's only while a run is under way
     // (its checkpoints are there); once it finished, they are someone else's.
     let growing = is_log(name) && dir.join(CHECKPOINT_DIR).is_dir();
+    // Length and bytes from one opened file: a command replacing it meanwhile renames
+    // another in, and length of one with bytes of the other proves nothing.
+    let Ok(mut file) = std::fs::File::open(&path) else {
+        return false;
+    };
+    let Ok(len) = file.metadata().map(|m| m.len()) else {
+        return false;
+    };
     meta.is_file()
         && stamps.iter().any(|s| {
-            let fits = s.len == meta.len() || (growing && s.len <= meta.len());
-            fits && md5_of_first(&path, s.len).is_ok_and(|h| h == s.md5)
+            let fits = s.len == len || (growing && s.len <= len);
+            fits && file.seek(std::io::SeekFrom::Start(0)).is_ok()
+                && md5_of_first_read(&file, s.len).is_ok_and(|h| h == s.md5)
         })
 }
 
@@ -324,6 +366,36 @@ fn format_is(bytes: &[u8], format: &str) -> bool {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    /// What another command sees while one replaces files: only `ant`'s files, at every
+    /// moment (the look is taken again when the manifest changed under it, even back to
+    /// the same files).
+    #[test]
+    fn a_look_beside_a_writer_finds_nothing_foreign() {
+        let d = tempfile::tempdir().unwrap();
+        let dir = d.path();
+        write(dir, PRUNE_FILE, b"{}").unwrap();
+        let done = std::sync::atomic::AtomicBool::new(false);
+        let looks = std::thread::scope(|s| {
+            s.spawn(|| {
+                // As `prune` into one directory: the old summary removed, the report
+                // replaced, a summary of the same bytes written again.
+                for i in 0..400 {
+                    remove(dir, PRUNE_FILE).unwrap();
+                    write(dir, REPORT_FILE, format!("{{\"i\":{i}}}").as_bytes()).unwrap();
+                    write(dir, PRUNE_FILE, b"{}").unwrap();
+                }
+                done.store(true, std::sync::atomic::Ordering::SeqCst);
+            });
+            let mut looks = 0;
+            while !done.load(std::sync::atomic::Ordering::SeqCst) {
+                assert_eq!(foreign(dir).unwrap(), Vec::<String>::new(), "look {looks}");
+                looks += 1;
+            }
+            looks
+        });
+        assert!(looks > 10, "{looks} looks while the files were written");
+    }
 
     #[test]
     fn only_files_whose_bytes_the_manifest_names_are_replaced_or_removed() {

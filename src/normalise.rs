@@ -75,20 +75,25 @@ impl Normalisation {
 
     /// Inputs of shape `shape` (row-major samples), normalised.
     pub fn apply_x(&self, x: &[f32], shape: Shape) -> Vec<f32> {
+        let mut out = x.to_vec();
+        self.apply_x_in_place(&mut out, shape);
+        out
+    }
+
+    /// [`Self::apply_x`] on the inputs where they are (a training set is not copied).
+    pub fn apply_x_in_place(&self, x: &mut [f32], shape: Shape) {
         match shape {
             Shape::Image { c, h, w } => {
                 let hw = h * w;
-                let mut out = x.to_vec();
-                for s in out.chunks_mut(c * hw) {
+                for s in x.chunks_mut(c * hw) {
                     for (ch, plane) in s.chunks_mut(hw).enumerate() {
                         plane
                             .iter_mut()
                             .for_each(|v| *v = (*v - self.x_mean[ch]) / self.x_std[ch]);
                     }
                 }
-                out
             }
-            Shape::Flat { d } => standardise(x, d, &self.x_mean, &self.x_std),
+            Shape::Flat { d } => standardise_in_place(x, d, &self.x_mean, &self.x_std),
         }
     }
 }
@@ -125,12 +130,17 @@ fn divisor(std: f64, mean: f64) -> f32 {
 
 pub(crate) fn standardise(v: &[f32], d: usize, mean: &[f32], std: &[f32]) -> Vec<f32> {
     let mut out = v.to_vec();
-    for row in out.chunks_mut(d) {
+    standardise_in_place(&mut out, d, mean, std);
+    out
+}
+
+/// [`standardise`] where the values are.
+fn standardise_in_place(v: &mut [f32], d: usize, mean: &[f32], std: &[f32]) {
+    for row in v.chunks_mut(d) {
         row.iter_mut()
             .enumerate()
             .for_each(|(j, x)| *x = (*x - mean[j]) / std[j]);
     }
-    out
 }
 
 /// Below this a standard deviation is no divisor: training divides by any spread f32

@@ -42,8 +42,8 @@ fn sets(data: &Dataset, task: Task) -> Sets {
     let norm = Normalisation::from_data(&tr, input, ant::ImageNorm::Mean);
     let dev = Device::flex();
     Sets {
-        train: to_device(&tr, &norm, input, &dev),
-        valid: to_device(&va, &norm, input, &dev),
+        train: to_device(tr, &norm, input, &dev),
+        valid: to_device(va, &norm, input, &dev),
         metric: MetricCtx {
             task,
             y_std: norm.y_std.clone(),

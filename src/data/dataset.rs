@@ -56,6 +56,22 @@ impl Targets {
     }
 }
 
+/// Keeps rows `rows` (strictly ascending, each `width` long) of a row-major buffer, in
+/// place: row `rows[k]` moves down to row `k` (never up, so no row is overwritten
+/// before it moves).
+fn keep_rows<T: Copy>(data: &mut Vec<T>, width: usize, rows: &[usize]) {
+    assert!(
+        rows.windows(2).all(|w| w[0] < w[1]),
+        "rows kept in ascending order"
+    );
+    for (k, &r) in rows.iter().enumerate() {
+        if k != r {
+            data.copy_within(r * width..(r + 1) * width, k * width);
+        }
+    }
+    data.truncate(rows.len() * width);
+}
+
 /// Copies rows `indices` (each `width` long) of a row-major buffer, in that order.
 fn gather_rows<T: Copy>(data: &[T], width: usize, indices: &[usize]) -> Vec<T> {
     let mut out = Vec::with_capacity(indices.len() * width);
@@ -157,6 +173,19 @@ impl Dataset {
 
     /// The given samples, in the given order (repeats allowed). Panics on an index
     /// out of range.
+    /// The samples `held` copied out, and the samples `kept` (ascending) where they
+    /// are: a split that copies only its smaller part.
+    pub(crate) fn split_rows(mut self, kept: &[usize], held: &[usize]) -> (Dataset, Dataset) {
+        let held = self.subset(held);
+        let width = self.sample_len();
+        keep_rows(&mut self.x, width, kept);
+        match &mut self.targets {
+            Targets::Classes { labels, .. } => keep_rows(labels, 1, kept),
+            Targets::Values { values, dim } => keep_rows(values, *dim, kept),
+        }
+        (self, held)
+    }
+
     pub(crate) fn subset(&self, indices: &[usize]) -> Dataset {
         Dataset {
             x: gather_rows(&self.x, self.sample_len(), indices),
@@ -177,13 +206,18 @@ impl Dataset {
     /// `Dataset::validation_split`); returns `(head, tail)`.
     ///
     /// Panics unless `fraction` is in `[0, 1]`.
+    #[cfg(any(test, feature = "internals"))]
     #[cfg_attr(feature = "internals", visibility::make(pub))]
     pub(crate) fn split_tail(&self, fraction: f64) -> (Dataset, Dataset) {
+        let (head, tail) = self.tail_rows(fraction);
+        (self.subset(&head), self.subset(&tail))
+    }
+
+    /// The rows of [`Self::split_tail`]'s two parts.
+    pub(crate) fn tail_rows(&self, fraction: f64) -> (Vec<usize>, Vec<usize>) {
         let n = self.len();
         let cut = n - fraction_count(fraction, n);
-        let head: Vec<usize> = (0..cut).collect();
-        let tail: Vec<usize> = (cut..n).collect();
-        (self.subset(&head), self.subset(&tail))
+        ((0..cut).collect(), (cut..n).collect())
     }
 
     /// Holds out `round(fraction * len())` samples chosen by a ChaCha8 permutation
@@ -210,12 +244,24 @@ impl Dataset {
     /// come from a ChaCha8 stream of `seed` other than [`Dataset::seeded_split`]'s.
     ///
     /// Panics unless `fraction` is in `[0, 1]`.
+    #[cfg(test)]
     pub(crate) fn validation_split(
         &self,
         fraction: f64,
         seed: u64,
         stratified: bool,
     ) -> (Dataset, Dataset) {
+        let (rest, held) = self.validation_rows(fraction, seed, stratified);
+        (self.subset(&rest), self.subset(&held))
+    }
+
+    /// The rows of [`Self::validation_split`]'s two parts, each ascending.
+    pub(crate) fn validation_rows(
+        &self,
+        fraction: f64,
+        seed: u64,
+        stratified: bool,
+    ) -> (Vec<usize>, Vec<usize>) {
         let n = self.len();
         let mut rng = ChaCha8Rng::seed_from_u64(seed);
         rng.set_stream(VALID_STREAM);
@@ -245,7 +291,7 @@ impl Dataset {
         let mut is_held = vec![false; n];
         held.iter().for_each(|&i| is_held[i] = true);
         let rest: Vec<usize> = (0..n).filter(|&i| !is_held[i]).collect();
-        (self.subset(&rest), self.subset(&held))
+        (rest, held)
     }
 
     /// Hex MD5 of the samples (shape, inputs and targets, in order): the same samples,

@@ -124,8 +124,13 @@ pub(crate) fn file_md5(path: &Path) -> Result<String> {
 /// Hex MD5 of the first `len` bytes of the file `path` (all of a shorter one), read as
 /// a stream.
 pub(crate) fn md5_of_first(path: &Path, len: u64) -> std::io::Result<String> {
+    md5_of_first_read(std::fs::File::open(path)?, len)
+}
+
+/// [`md5_of_first`] of what `reader` reads from where it stands.
+pub(crate) fn md5_of_first_read(reader: impl Read, len: u64) -> std::io::Result<String> {
     use md5::{Digest, Md5};
-    let mut file = std::fs::File::open(path)?.take(len);
+    let mut file = reader.take(len);
     let mut hasher = Md5::new();
     let mut buf = vec![0u8; 1 << 16];
     loop {

@@ -21,6 +21,38 @@ pub struct Source {
     pub target: Option<TargetSpec>,
 }
 
+/// A source whose training samples a run took to keep apart ([`Source::into_parts`]):
+/// its test samples and what provenance records of it.
+pub struct TestSide {
+    pub test: Dataset,
+    pub split: TestSplit,
+    pub class_names: Option<Vec<String>>,
+    pub target: Option<TargetSpec>,
+}
+
+impl Source {
+    /// The training samples, and the rest: moved, not copied (a data set can be most of
+    /// a run's memory).
+    pub fn into_parts(self) -> (Dataset, TestSide) {
+        let Source {
+            train,
+            test,
+            split,
+            class_names,
+            target,
+        } = self;
+        (
+            train,
+            TestSide {
+                test,
+                split,
+                class_names,
+                target,
+            },
+        )
+    }
+}
+
 /// The samples of one file or directory.
 struct Loaded {
     all: Dataset,

@@ -88,12 +88,16 @@ impl ValidSplit {
     /// `(training rows, validation rows)` of `data`, as training made them.
     #[cfg_attr(feature = "internals", visibility::make(pub))]
     pub(crate) fn apply(&self, data: &Dataset) -> (Dataset, Dataset) {
+        let (train, valid) = self.rows(data);
+        (data.subset(&train), data.subset(&valid))
+    }
+
+    /// The rows of [`Self::apply`]'s two parts, without copying them.
+    pub(crate) fn rows(&self, data: &Dataset) -> (Vec<usize>, Vec<usize>) {
         match *self {
-            ValidSplit::Tail { fraction } => data.split_tail(fraction),
-            ValidSplit::Stratified { fraction, seed } => {
-                data.validation_split(fraction, seed, true)
-            }
-            ValidSplit::Shuffled { fraction, seed } => data.validation_split(fraction, seed, false),
+            ValidSplit::Tail { fraction } => data.tail_rows(fraction),
+            ValidSplit::Stratified { fraction, seed } => data.validation_rows(fraction, seed, true),
+            ValidSplit::Shuffled { fraction, seed } => data.validation_rows(fraction, seed, false),
         }
     }
 }

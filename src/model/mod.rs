@@ -93,6 +93,7 @@ impl Ant {
         observer: &mut dyn Observer,
     ) -> Result<Ant> {
         let start = start_model(&params, device)?;
+        let data = std::borrow::Cow::Borrowed(data);
         Self::from_training(crate::train::train(
             params, data, device, observer, None, start,
         )?)
@@ -109,14 +110,16 @@ impl Ant {
         observer: &mut dyn Observer,
         checkpoints: &Checkpoints,
     ) -> Result<Ant> {
+        let data = std::borrow::Cow::Borrowed(data);
         Ok(Self::fit_stages(params, data, device, observer, checkpoints)?.0)
     }
 
     /// [`Ant::fit_checkpointed`], also returning the tree as growth left it, before
-    /// refinement (`None` for a baseline), as a model of its own.
+    /// refinement (`None` for a baseline), as a model of its own. Data given by value is
+    /// dropped as soon as training has split it (a run's data set is most of its memory).
     pub(crate) fn fit_stages(
         params: AntParams,
-        data: &Dataset,
+        data: std::borrow::Cow<'_, Dataset>,
         device: &Device,
         observer: &mut dyn Observer,
         checkpoints: &Checkpoints,

@@ -7,7 +7,7 @@ use serde::{Deserialize, Serialize};
 
 use super::RunSpec;
 use crate::data::Dataset;
-use crate::data::source::Source;
+use crate::data::source::TestSide;
 
 /// `run.json`: the spec, and the directory relative paths in it start from.
 #[derive(Serialize, Deserialize)]
@@ -37,7 +37,7 @@ pub struct DataChecksums {
 impl DataChecksums {
     /// The checksums of the run `spec` (relative paths from `cwd`) on the rows it loaded.
     pub(crate) fn of_run(
-        source: &Source,
+        source: &TestSide,
         train: &Dataset,
         spec: &RunSpec,
         cwd: &std::path::Path,
@@ -54,7 +54,7 @@ impl DataChecksums {
         }
     }
 
-    pub(crate) fn of(source: &Source, train: &Dataset) -> DataChecksums {
+    pub(crate) fn of(source: &TestSide, train: &Dataset) -> DataChecksums {
         let train = match &source.class_names {
             Some(names) => {
                 let named = format!("{} {names:?}", train.checksum());

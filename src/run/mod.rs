@@ -22,7 +22,7 @@ use burn::prelude::Device;
 use serde::{Deserialize, Serialize};
 
 use crate::data::Dataset;
-use crate::data::source::{Source, load_source};
+use crate::data::source::{TestSide, load_source};
 use crate::data::split::Member;
 use crate::data::tabular::TargetSpec;
 use crate::error::{AntError, Result};
@@ -97,7 +97,7 @@ pub struct Run {
     /// Locked while the run lives: a second run into the same directory is refused.
     _lock: File,
     spec: RunSpec,
-    source: Source,
+    source: TestSide,
     train: Dataset,
     checkpoints: Checkpoints,
     resumed: bool,
@@ -133,8 +133,7 @@ impl Run {
         check_not_an_input(out, &spec, &cwd)?;
         // A directory in use is refused first: its checkpoints are that run's.
         let held = if out.is_dir() {
-            crate::outputs::check_nothing_foreign(out)?;
-            Some(lock(out)?)
+            Some(lock_checked(out, false)?)
         } else {
             None
         };
@@ -313,7 +312,9 @@ impl Run {
             observer.warning(&msg);
         }
         let res = (|| {
-            let fitted = Ant::fit_stages(spec.params, &train, device, observer, &checkpoints);
+            // The run's data goes to training by value: it is dropped once split.
+            let data = std::borrow::Cow::Owned(train);
+            let fitted = Ant::fit_stages(spec.params, data, device, observer, &checkpoints);
             let (mut model, mut grown) = match fitted {
                 // Resuming would diverge the same way: nothing there is worth keeping.
                 Err(e @ AntError::Diverged { .. }) => {
@@ -485,10 +486,10 @@ impl DirLock {
     /// The lock of `dir` (made if missing): at once, or an error that another command
     /// holds it; with `wait`, once the command holding it lets go.
     pub fn take(dir: &Path, wait: bool) -> Result<DirLock> {
-        crate::outputs::check_nothing_foreign(dir)?;
         let made = !dir.exists();
         std::fs::create_dir_all(dir).map_err(|e| AntError::io(dir, e))?;
-        let file = if wait { lock_waiting(dir)? } else { lock(dir)? };
+        // Refused, a directory this made stays: another command may be writing it.
+        let file = lock_checked(dir, wait)?;
         Ok(DirLock {
             dir: dir.to_path_buf(),
             _file: file,
@@ -508,17 +509,39 @@ impl Drop for DirLock {
     }
 }
 
-/// [`lock`], waiting for a command that holds it to end.
-fn lock_waiting(out: &Path) -> Result<File> {
+/// [`lock`] (waiting for a command that holds it to end, with `wait`), then the files
+/// `ant` did not write refused ([`crate::outputs::check_nothing_foreign`]). Checked with
+/// the lock held, before `run.lock` is written: a command writing the directory holds
+/// it, and a check beside it could see a file it has written but not yet recorded.
+fn lock_checked(out: &Path, wait: bool) -> Result<File> {
     #[cfg(unix)]
     {
         let file = File::open(out).map_err(|e| AntError::io(out, e))?;
-        file.lock().map_err(|e| AntError::io(out, e))?;
+        match wait {
+            true => file.lock().map_err(|e| AntError::io(out, e))?,
+            false => match file.try_lock() {
+                Ok(()) => {}
+                Err(std::fs::TryLockError::WouldBlock) => return Err(held_by_another(out)),
+                Err(std::fs::TryLockError::Error(e)) => return Err(AntError::io(out, e)),
+            },
+        }
+        crate::outputs::check_nothing_foreign(out)?;
         write_lock_text(out)?;
         Ok(file)
     }
     #[cfg(not(unix))]
-    lock(out)
+    {
+        crate::outputs::check_nothing_foreign(out)?;
+        lock(out)
+    }
+}
+
+/// The refusal of a directory whose lock another command holds.
+fn held_by_another(out: &Path) -> AntError {
+    AntError::data(
+        out,
+        "another run is using this directory (it holds the directory's lock: see its run.lock)",
+    )
 }
 
 /// Says in `run.lock` who holds the directory's lock.
@@ -555,10 +578,7 @@ fn lock(out: &Path) -> Result<File> {
     }
     match held {
         Ok(()) => Ok(file),
-        Err(std::fs::TryLockError::WouldBlock) => Err(AntError::data(
-            out,
-            "another run is using this directory (it holds the directory's lock: see its run.lock)",
-        )),
+        Err(std::fs::TryLockError::WouldBlock) => Err(held_by_another(out)),
         Err(std::fs::TryLockError::Error(e)) => Err(AntError::io(&path, e)),
     }
 }
@@ -566,7 +586,7 @@ fn lock(out: &Path) -> Result<File> {
 /// Check the parameters, then read the data (paths relative to `cwd`) and check that
 /// training can start on it: what would stop training before its first epoch stops
 /// it here, before anything is written.
-fn load(spec: &RunSpec, cwd: &Path) -> Result<(Source, Dataset)> {
+fn load(spec: &RunSpec, cwd: &Path) -> Result<(TestSide, Dataset)> {
     let cfg = spec.params.clone().check()?;
     let d = &spec.data;
     if d.train_limit == Some(0) {
@@ -575,20 +595,21 @@ fn load(spec: &RunSpec, cwd: &Path) -> Result<(Source, Dataset)> {
     let test_data = d.test_data.as_ref().map(|p| cwd.join(p));
     // Every member of an ensemble is tested on the ensemble's test split.
     let seed = spec.member.map_or(spec.params.seed, |m| m.run_seed);
-    let mut source = load_source(
+    let (all, mut source) = load_source(
         &cwd.join(&d.path),
         test_data.as_deref(),
         d.test_fraction,
         seed,
         d.target.as_ref(),
-    )?;
+    )?
+    .into_parts();
     // Provenance names the test file as it was given.
     if let (TestSplit::File { path }, Some(given)) = (&mut source.split, &d.test_data) {
         *path = given.display().to_string();
     }
     let train = match d.train_limit {
-        Some(n) => source.train.take_first(n),
-        None => source.train.clone(),
+        Some(n) => all.take_first(n),
+        None => all,
     };
     let train = match spec.member {
         Some(m) => m.rows(&train),

@@ -83,10 +83,13 @@ impl DeviceSet {
     }
 }
 
-/// Normalise `data` and put it on `device`.
-pub fn to_device(data: &Dataset, norm: &Normalisation, input: Shape, device: &Device) -> DeviceSet {
+/// Normalise `data` and put it on `device` (its samples normalised where they are and
+/// handed over: no copy on the CPU).
+pub fn to_device(data: Dataset, norm: &Normalisation, input: Shape, device: &Device) -> DeviceSet {
     let n = data.len();
-    let x = Repr::from_vec(norm.apply_x(&data.x, input), n, input, device);
+    let mut x = data.x;
+    norm.apply_x_in_place(&mut x, input);
+    let x = Repr::from_vec(x, n, input, device);
     let y = match &data.targets {
         Targets::Classes { labels, .. } => {
             let v: Vec<i64> = labels.iter().map(|&l| l as i64).collect();

@@ -70,7 +70,7 @@ pub(crate) fn check_training_data(cfg: &TrainConfig, data: &Dataset) -> Result<S
 /// would train on nothing or validate on nothing.
 fn check_split_sizes(cfg: &TrainConfig, data: &Dataset) -> Result<()> {
     let rule = ValidSplit::for_training(cfg.valid_rows, cfg.valid_fraction, cfg.seed, data);
-    let (train, valid) = rule.apply(data);
+    let (train, valid) = rule.rows(data);
     let (need_train, need_valid, unit) = match &data.targets {
         Targets::Classes { n_classes, .. } => (*n_classes, *n_classes, "one per class"),
         Targets::Values { .. } => (2, 1, "regression"),
@@ -106,19 +106,22 @@ pub(crate) fn check_start(start: &StartModel, cfg: &TrainConfig, data: &Dataset)
 /// The training split on the device, with augmentation when asked for.
 fn training_set(
     cfg: &TrainConfig,
-    train: &Dataset,
+    train: Dataset,
     norm: &Normalisation,
     input: Shape,
     device: &Device,
 ) -> DeviceSet {
+    let augmenter = match (cfg.augment().crop(), input) {
+        (Some(crop), Shape::Image { c, h, w }) => {
+            let x = norm.apply_x(&train.x, input);
+            // black padding, normalised: the authors' code pads the raw image
+            let fill = (0..c).map(|ch| -norm.x_mean[ch] / norm.x_std[ch]).collect();
+            Some(Augmenter::new(x, [c, h, w], crop, fill, cfg.seed ^ 0xA5A5))
+        }
+        _ => None,
+    };
     let mut set = to_device(train, norm, input, device);
-    if let (Some(crop), Shape::Image { c, h, w }) = (cfg.augment().crop(), input) {
-        let x = norm.apply_x(&train.x, input);
-        // black padding, normalised: the authors' code pads the raw image
-        let fill = (0..c).map(|ch| -norm.x_mean[ch] / norm.x_std[ch]).collect();
-        let aug = Augmenter::new(x, [c, h, w], crop, fill, cfg.seed ^ 0xA5A5);
-        set.augment = Some(Arc::new(aug));
-    }
+    set.augment = augmenter.map(Arc::new);
     set
 }
 
@@ -149,19 +152,20 @@ pub(crate) struct Trained {
 }
 
 /// Checks `params` and `data`, holds out the validation rows, then grows and refines
-/// an ANT (or trains the baseline) on `device`, checkpointing into `checkpoints`.
+/// an ANT (or trains the baseline) on `device`, checkpointing into `checkpoints`. Data
+/// given by value is dropped once split: the split's rows are all training holds.
 pub(crate) fn train(
     params: AntParams,
-    data: &Dataset,
+    data: std::borrow::Cow<'_, Dataset>,
     device: &Device,
     observer: &mut dyn Observer,
     checkpoints: Option<&Checkpoints>,
     start: Option<StartModel>,
 ) -> Result<Trained> {
         let cfg = params.check()?;
-        let input = check_training_data(&cfg, data)?;
+        let input = check_training_data(&cfg, &data)?;
         let _draws = crate::device::hold_draws_for_training(observer)?;
-        let task = task_of(data);
+        let task = task_of(&data);
         let (provenance, train, valid) = validation_rows(&cfg, data, observer);
         let norm = Normalisation::from_data(&train, input, cfg.image_norm);
         // A model that would not load is never trained.
@@ -173,12 +177,13 @@ pub(crate) fn train(
             y_std: norm.y_std.clone(),
         };
         let base = device.clone().without_autodiff();
-        let tset = training_set(&cfg, &train, &norm, input, &base);
-        let vset = to_device(&valid, &norm, input, &base);
+        // The split's rows go to the device by value: no host copy outlives this.
+        let tset = training_set(&cfg, train, &norm, input, &base);
+        let vset = to_device(valid, &norm, input, &base);
         let ad = base.clone().autodiff();
-        let pretrained = match &start {
-            Some(cnn) => Some(Pretrained::new(cnn, &cfg, (input, task), &data.checksum())?),
-            None => None,
+        let pretrained = match (&start, &provenance.train_checksum) {
+            (Some(cnn), Some(sum)) => Some(Pretrained::new(cnn, &cfg, (input, task), sum)?),
+            _ => None,
         };
         crate::device::seed_draws(cfg.seed);
         let data = GrowthData {
@@ -232,18 +237,23 @@ pub(crate) fn train(
 
 /// The training and validation rows training splits `data` into, and the provenance
 /// that records how; a validation set without some of the classes is warned about.
+/// Data given by value is split where it is: only the validation rows are copied.
 fn validation_rows(
     cfg: &TrainConfig,
-    data: &Dataset,
+    data: std::borrow::Cow<'_, Dataset>,
     observer: &mut dyn Observer,
 ) -> (Provenance, Dataset, Dataset) {
-    let rule = ValidSplit::for_training(cfg.valid_rows, cfg.valid_fraction, cfg.seed, data);
-    let (train, valid) = rule.apply(data);
+    let rule = ValidSplit::for_training(cfg.valid_rows, cfg.valid_fraction, cfg.seed, &data);
+    let (train_rows, valid_rows) = rule.rows(&data);
+    let provenance = Provenance::library(&data, train_rows.len(), valid_rows.len(), rule);
+    let (train, valid) = match data {
+        std::borrow::Cow::Owned(d) => d.split_rows(&train_rows, &valid_rows),
+        std::borrow::Cow::Borrowed(d) => (d.subset(&train_rows), d.subset(&valid_rows)),
+    };
     if let Some(msg) = missing_classes_warning(&train, &valid, "validation", None) {
         tracing::warn!("{msg}");
         observer.warning(&msg);
     }
-    let provenance = Provenance::library(data, train.len(), valid.len(), rule);
     (provenance, train, valid)
 }
 
