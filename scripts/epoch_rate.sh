@@ -16,7 +16,7 @@ set -euo pipefail
 cd "$(dirname "$0")/.."
 export RAYON_NUM_THREADS="${RAYON_NUM_THREADS:-2}"
 cargo build --release --quiet --bin ant --example gemm_rate
-ant=target/release/ant
+ant=${ANT_BIN:-target/release/ant}  # ANT_BIN: another build, to compare
 # The machine's rate: the best of three runs (each the best of 10) before the epochs and
 # three after them: on a shared machine it moves by 20% between runs.
 gemm_best() { for _ in 1 2 3; do target/release/examples/gemm_rate; done | sort -g | tail -1; }

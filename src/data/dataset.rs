@@ -70,6 +70,8 @@ fn keep_rows<T: Copy>(data: &mut Vec<T>, width: usize, rows: &[usize]) {
         }
     }
     data.truncate(rows.len() * width);
+    // Shrinking gives the tail back where it lies (glibc splits the block in place).
+    data.shrink_to_fit();
 }
 
 /// Copies rows `indices` (each `width` long) of a row-major buffer, in that order.

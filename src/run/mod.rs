@@ -608,7 +608,11 @@ fn load(spec: &RunSpec, cwd: &Path) -> Result<(TestSide, Dataset)> {
         *path = given.display().to_string();
     }
     let train = match d.train_limit {
-        Some(n) => all.take_first(n),
+        // The first rows kept where they are: a data set is not copied to limit it.
+        Some(n) => {
+            let first: Vec<usize> = (0..n.min(all.len())).collect();
+            all.split_rows(&first, &[]).0
+        }
         None => all,
     };
     let train = match spec.member {
