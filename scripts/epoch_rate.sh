@@ -60,7 +60,7 @@ gemm=$(printf '%s\n%s\n' "$gemm" "$(gemm_best)" | sort -g | tail -1)
 echo "machine: $(grep -m1 'model name' /proc/cpuinfo | cut -d: -f2- | xargs), $(grep -q avx512f /proc/cpuinfo && echo AVX-512 || echo AVX2 only), $RAYON_NUM_THREADS threads"
 echo "matrix multiply 2048^3: gemm $gemm GFLOP/s, PyTorch $torch GFLOP/s"
 echo
-echo "| tree | params | MFLOP per image | s per epoch | achieved GFLOP/s | of gemm's rate | peak RSS MB (images as f32: 188 MB) |"
+echo "| tree | params | MFLOP per image | s per epoch | achieved GFLOP/s | of gemm's rate | peak RSS MiB (images as f32: 179 MiB) |"
 echo "|---|---|---|---|---|---|---|"
 python3 - "$gemm" "$tmp/rows" <<'PY'
 import json, sys
