@@ -443,12 +443,8 @@ mod tests {
     }
 
     fn close(a: &[f32], b: &[f32], what: &str) {
-        assert_eq!(a.len(), b.len(), "{what}");
-        let scale = b.iter().fold(1e-3f32, |m, v| m.max(v.abs()));
-        for (i, (x, y)) in a.iter().zip(b).enumerate() {
-            // Sums over up to 30,000 products, in other orders: f32 rounding.
-            assert!((x - y).abs() <= 1e-4 * scale, "{what}[{i}]: {x} vs {y}");
-        }
+        // Sums over up to 30,000 products, in other orders: f32 rounding.
+        crate::ops::assert_close(a, b, 1e-4, what);
     }
 
     /// Output and gradients (input, weight, bias) equal burn's `Conv2d` up to rounding,

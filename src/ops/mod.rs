@@ -41,3 +41,14 @@ pub(crate) fn libtorch_is_cuda(device: &Device) -> Option<bool> {
         None
     }
 }
+
+/// Asserts `a` equals `b` within `tol` times `b`'s largest magnitude (at least 1e-3):
+/// sums of the same products in another order differ by f32 rounding.
+#[cfg(test)]
+fn assert_close(a: &[f32], b: &[f32], tol: f32, what: &str) {
+    assert_eq!(a.len(), b.len(), "{what}");
+    let scale = b.iter().fold(1e-3f32, |m, v| m.max(v.abs()));
+    for (i, (x, y)) in a.iter().zip(b).enumerate() {
+        assert!((x - y).abs() <= tol * scale, "{what}[{i}]: {x} vs {y}");
+    }
+}

@@ -424,11 +424,7 @@ mod tests {
     }
 
     fn close(a: &[f32], b: &[f32], what: &str) {
-        assert_eq!(a.len(), b.len(), "{what}");
-        let scale = b.iter().fold(1e-3f32, |m, v| m.max(v.abs()));
-        for (i, (x, y)) in a.iter().zip(b).enumerate() {
-            assert!((x - y).abs() <= 1e-5 * scale, "{what}[{i}]: {x} vs {y}");
-        }
+        crate::ops::assert_close(a, b, 1e-5, what);
     }
 
     /// Each layout's output and gradients equal the definition up to f32 rounding, on a
