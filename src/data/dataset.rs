@@ -173,8 +173,6 @@ impl Dataset {
         }
     }
 
-    /// The given samples, in the given order (repeats allowed). Panics on an index
-    /// out of range.
     /// The samples `held` copied out, and the samples `kept` (ascending) where they
     /// are: a split that copies only its smaller part.
     pub(crate) fn split_rows(mut self, kept: &[usize], held: &[usize]) -> (Dataset, Dataset) {
@@ -188,6 +186,8 @@ impl Dataset {
         (self, held)
     }
 
+    /// The given samples, in the given order (repeats allowed). Panics on an index
+    /// out of range.
     pub(crate) fn subset(&self, indices: &[usize]) -> Dataset {
         Dataset {
             x: gather_rows(&self.x, self.sample_len(), indices),
