@@ -9,8 +9,8 @@ use ant::modules::{Block, Repr};
 use ant::observe::Stage;
 use ant::spec::{BlockSpec, LayerSpec, Shape};
 use ant::train::{
-    Batch, CachedObjective, DeepenCandidate, DeviceSet, LeafCache, MetricCtx, Objective,
-    SplitCandidate,
+    Batch, CachedObjective, DeepenCandidate, DeviceSet, LazyLeafCache, LeafCache, MetricCtx,
+    Objective, SplitCandidate,
 };
 use ant::tree::reach_probs;
 use ant::tree::{Topology, TreeModules, TreeView};
@@ -228,8 +228,9 @@ fn cached_local_optimisation_equals_full_tree() {
             task,
             16,
         );
+        let train = LazyLeafCache::ready(cache.clone());
         let obj = CachedObjective {
-            train: &cache,
+            train: &train,
             valid: &cache,
             metric: &metric,
             chunk: 16,
@@ -322,8 +323,14 @@ fn live_objective_equals_cached_without_augmentation() {
         modules: &frozen,
     };
     let cache = LeafCache::compute(view, &set, 3, task, 7);
+    // The training inputs are run through the tree when a batch first needs them, once.
+    let runs = std::cell::Cell::new(0);
+    let lazy = LazyLeafCache::new(n, || {
+        runs.set(runs.get() + 1);
+        LeafCache::compute(view, &set, 3, task, 7)
+    });
     let cached = CachedObjective {
-        train: &cache,
+        train: &lazy,
         valid: &cache,
         metric: &metric,
         chunk: 7,
@@ -345,7 +352,16 @@ fn live_objective_equals_cached_without_augmentation() {
     };
     let idx = [4usize, 9, 1, 22, 17];
     let batch = Batch::upload(&idx, &ad);
+    assert_eq!(Objective::<SplitCandidate>::n_train(&cached), n);
+    Objective::<SplitCandidate>::validate(&cached, &c.valid());
+    assert_eq!(
+        runs.get(),
+        0,
+        "validation and the row count need no training inputs"
+    );
     let (a, b) = (cached.batch_loss(&c, &batch), live.batch_loss(&c, &batch));
+    cached.batch_loss(&c, &batch);
+    assert_eq!(runs.get(), 1, "computed once, by the first batch");
     assert_close(&to_vec(a.clone()), &to_vec(b.clone()), "loss");
     let w = c.router.linears[0].weight.val();
     assert_close(
@@ -381,8 +397,9 @@ fn router_penalties_make_a_split_partition_its_samples() {
             left: Block::init(&fc(2, 2), &ad),
             right: Block::init(&fc(2, 2), &ad),
         };
+        let train = LazyLeafCache::ready(cache.clone());
         let obj = CachedObjective {
-            train: &cache,
+            train: &train,
             valid: &cache,
             metric: &metric,
             chunk: 256,
@@ -428,4 +445,41 @@ fn router_penalties_make_a_split_partition_its_samples() {
         (left1 - 0.5).abs() < (left0 - 0.5).abs(),
         "{left1} vs {left0}"
     );
+}
+
+/// Bytes the allocator has handed out and not had back (heap and mappings).
+#[cfg(all(target_os = "linux", target_env = "gnu"))]
+fn heap_in_use() -> usize {
+    // SAFETY: mallinfo2 only reads the allocator's counters.
+    let m = unsafe { libc::mallinfo2() };
+    m.uordblks + m.hblkhd
+}
+
+/// Scoring a trained candidate row by row (the acceptance rule's paired gains) runs it
+/// without autodiff: a tracked forward pass that no backward consumes would keep every
+/// chunk's activations alive until the next training step.
+#[cfg(all(target_os = "linux", target_env = "gnu"))]
+#[test]
+fn scoring_a_candidate_row_by_row_keeps_no_activations() {
+    use ant::train::row_log_lik;
+    let _rng = rng_lock();
+    let ad = Device::flex().autodiff();
+    let (n, d, wide) = (4096, 32, 1024);
+    let set = DeviceSet::new(
+        flat(uniform(n, d, 5), n, d, &Device::flex()),
+        classes((0..n as i64).map(|i| i % 3).collect(), &Device::flex()),
+        n,
+    );
+    let cache = LeafCache::for_root(&set);
+    let c = DeepenCandidate {
+        transformer: Some(Block::init(&fc_tanh(d, wide), &ad)),
+        solver: Block::init(&fc(wide, 3), &ad),
+    };
+    row_log_lik(&c, &cache, 512); // warm up the allocator's free lists
+    let before = heap_in_use();
+    let ll = row_log_lik(&c, &cache, 512);
+    let kept = heap_in_use().saturating_sub(before);
+    assert_eq!(ll.len(), n);
+    // Kept activations: 8 chunks of two [512, 1024] f32 tensors, 32 MiB.
+    assert!(kept < 4 << 20, "{kept} bytes still held after scoring");
 }

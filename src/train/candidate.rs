@@ -164,6 +164,10 @@ impl LeafCache {
 /// The full tree's log-likelihood of every row of `valid` with `model` at the leaf
 /// (for the paired acceptance rule).
 pub fn row_log_lik<C: Candidate>(model: &C, valid: &LeafCache, chunk: usize) -> Vec<f32> {
+    // Without autodiff: a tracked forward pass that no backward consumes keeps every
+    // chunk's activations in the graph until the next training step (gigabytes on a
+    // wide tree's validation rows).
+    let model = model.valid();
     let mut out = Vec::with_capacity(valid.n);
     for (s, len) in chunks(valid.n, chunk) {
         let b = valid.narrow(s, len);
@@ -283,20 +287,48 @@ impl<C: Candidate> Objective<C> for LiveObjective<'_> {
         b.loss(model, self.router_reg)
     }
     fn validate(&self, model: &C) -> (f64, f64) {
-        let cached = CachedObjective {
-            train: self.valid,
-            valid: self.valid,
-            metric: self.metric,
-            chunk: self.chunk,
-            router_reg: self.router_reg,
-        };
-        cached.validate(model)
+        validate_cached(model, self.valid, self.metric, self.chunk)
+    }
+}
+
+/// A leaf's training inputs, run through the frozen tree the first time a candidate
+/// needs them: a resumed run replays its finished candidates without training them, so
+/// replay never runs the tree over every training row.
+pub struct LazyLeafCache<'a> {
+    cache: std::cell::OnceCell<LeafCache>,
+    compute: Box<dyn Fn() -> LeafCache + 'a>,
+    /// Rows, known without computing them.
+    pub n: usize,
+}
+
+impl<'a> LazyLeafCache<'a> {
+    /// The inputs `compute` makes, for `n` rows.
+    pub fn new(n: usize, compute: impl Fn() -> LeafCache + 'a) -> Self {
+        LazyLeafCache {
+            cache: std::cell::OnceCell::new(),
+            compute: Box::new(compute),
+            n,
+        }
+    }
+
+    /// Inputs computed already.
+    pub fn ready(cache: LeafCache) -> Self {
+        let n = cache.n;
+        LazyLeafCache {
+            cache: std::cell::OnceCell::from(cache),
+            compute: Box::new(|| unreachable!("computed already")),
+            n,
+        }
+    }
+
+    pub fn get(&self) -> &LeafCache {
+        self.cache.get_or_init(|| (self.compute)())
     }
 }
 
 /// Trains a candidate against cached train / validation inputs.
 pub struct CachedObjective<'a> {
-    pub train: &'a LeafCache,
+    pub train: &'a LazyLeafCache<'a>,
     pub valid: &'a LeafCache,
     pub metric: &'a MetricCtx,
     pub chunk: usize,
@@ -309,20 +341,30 @@ impl<C: Candidate> Objective<C> for CachedObjective<'_> {
         self.train.n
     }
     fn device(&self) -> Device {
-        self.train.y.device()
+        self.valid.y.device()
     }
     fn batch_loss(&self, model: &C, batch: &Batch) -> Tensor<1> {
-        let b = self.train.select(batch.on_device.clone());
+        let b = self.train.get().select(batch.on_device.clone());
         b.loss(model, self.router_reg)
     }
     fn validate(&self, model: &C) -> (f64, f64) {
-        let mut totals = Totals::new(self.metric);
-        for (s, len) in chunks(self.valid.n, self.chunk) {
-            let b = self.valid.narrow(s, len);
-            let ll = b.combine(model.local_log_lik(b.h.clone(), &b.y));
-            let pred = b.combine_pred(model.local_pred(b.h.clone(), self.metric.task));
-            totals.add(ll, pred, &b.y);
-        }
-        totals.finish()
+        validate_cached(model, self.valid, self.metric, self.chunk)
     }
+}
+
+/// Validation (NLL, metric) of the tree with `model` at the leaf, on cached inputs.
+fn validate_cached<C: Candidate>(
+    model: &C,
+    valid: &LeafCache,
+    metric: &MetricCtx,
+    chunk: usize,
+) -> (f64, f64) {
+    let mut totals = Totals::new(metric);
+    for (s, len) in chunks(valid.n, chunk) {
+        let b = valid.narrow(s, len);
+        let ll = b.combine(model.local_log_lik(b.h.clone(), &b.y));
+        let pred = b.combine_pred(model.local_pred(b.h.clone(), metric.task));
+        totals.add(ll, pred, &b.y);
+    }
+    totals.finish()
 }

@@ -8,8 +8,8 @@ use burn::prelude::*;
 
 use super::accept::{Accept, Gain};
 use super::candidate::{
-    CachedObjective, Candidate, DeepenCandidate, LeafCache, LiveObjective, SplitCandidate,
-    row_log_lik,
+    CachedObjective, Candidate, DeepenCandidate, LazyLeafCache, LeafCache, LiveObjective,
+    SplitCandidate, row_log_lik,
 };
 use super::checkpoint::Checkpoints;
 use super::device_set::DeviceSet;
@@ -130,7 +130,7 @@ struct LeafData<'a> {
 /// images are augmented (new inputs every epoch), the frozen tree run on each batch.
 #[derive(Clone, Copy)]
 enum TrainData<'a> {
-    Cached(&'a LeafCache),
+    Cached(&'a LazyLeafCache<'a>),
     Live {
         frozen: Option<TreeView<'a>>,
         set: &'a DeviceSet,
@@ -139,7 +139,7 @@ enum TrainData<'a> {
 
 impl<'a> TrainData<'a> {
     /// The cache when there is one, else the frozen tree (`None`: the root) on `set`.
-    fn new(cache: Option<&'a LeafCache>, frozen: Option<TreeView<'a>>, set: &'a DeviceSet) -> Self {
+    fn new(cache: Option<&'a LazyLeafCache<'a>>, frozen: Option<TreeView<'a>>, set: &'a DeviceSet) -> Self {
         cache.map_or(TrainData::Live { frozen, set }, TrainData::Cached)
     }
 }
@@ -219,7 +219,10 @@ pub fn train_root(
         solver: data.new_solver(root_shape, &root_solver),
     };
     let vc = LeafCache::for_root(valid);
-    let tc = train.augment.is_none().then(|| LeafCache::for_root(train));
+    let tc = train
+        .augment
+        .is_none()
+        .then(|| LazyLeafCache::new(train.n, || LeafCache::for_root(train)));
     let at = LeafData {
         node: 0,
         shape: input,
@@ -308,10 +311,11 @@ impl Ctx<'_> {
         };
         let vc = LeafCache::compute(view, valid, leaf, task, EVAL_CHUNK);
         // Without augmentation the training inputs never change: cache them once.
-        let tc = train
-            .augment
-            .is_none()
-            .then(|| LeafCache::compute(view, train, leaf, task, EVAL_CHUNK));
+        let tc = train.augment.is_none().then(|| {
+            LazyLeafCache::new(train.n, move || {
+                LeafCache::compute(view, train, leaf, task, EVAL_CHUNK)
+            })
+        });
         let at = LeafData {
             node: leaf,
             shape: topo.shape_at(leaf),
@@ -413,7 +417,7 @@ impl Ctx<'_> {
         let train = self.data.train;
         let n = train.n.min(2048);
         match at.train {
-            TrainData::Cached(c) => c.h.narrow(0, n),
+            TrainData::Cached(c) => c.get().h.narrow(0, n),
             TrainData::Live { .. } => {
                 let rows: Vec<usize> = (0..n).collect();
                 let b = train.batch(&Batch::upload(&rows, &train.y.device()));

@@ -19,7 +19,8 @@ mod state;
 pub use accept::{Accept, Gain};
 pub use augment::{Augment, Augmenter};
 pub use candidate::{
-    CachedObjective, Candidate, DeepenCandidate, LeafCache, LiveObjective, SplitCandidate,
+    CachedObjective, Candidate, DeepenCandidate, LazyLeafCache, LeafCache, LiveObjective,
+    SplitCandidate, row_log_lik,
 };
 pub use checkpoint::{Checkpoints, FailedWrite, Start};
 pub use device_set::{DeviceSet, to_device};
