@@ -312,6 +312,7 @@ impl<'a> LazyLeafCache<'a> {
     }
 
     /// Inputs computed already.
+    #[cfg(any(test, feature = "internals"))]
     pub fn ready(cache: LeafCache) -> Self {
         let n = cache.n;
         LazyLeafCache {
