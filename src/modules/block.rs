@@ -272,6 +272,10 @@ impl Block {
                 (LayerSpec::Relu, Repr::Image(t)) if layers.next_if_eq(&&LayerSpec::MaxPool2).is_some() => {
                     Repr::Image(ops::relu(ops::max_pool2x2(t)))
                 }
+                // A router's ReLU and global average pooling: one op, one pass each way.
+                (LayerSpec::Relu, Repr::Image(t)) if layers.next_if_eq(&&LayerSpec::Gap).is_some() => {
+                    Repr::Flat(ops::relu_gap(t))
+                }
                 (LayerSpec::Conv { .. }, Repr::Image(t)) => {
                     ci += 1;
                     Repr::Image(ops::conv2d(&self.convs[ci - 1], t))

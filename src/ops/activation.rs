@@ -22,7 +22,7 @@ use burn::backend::autodiff::ops::{Backward, Ops, OpsKind};
 use burn::backend::flex::FlexTensor;
 use burn::backend::ops::FloatTensorOps;
 use burn::backend::tensor::FloatTensor;
-use burn::backend::{Autodiff, Backend, Dispatch, Flex, backend_extension};
+use burn::backend::{Autodiff, Backend, Dispatch, Flex, TensorMetadata, backend_extension};
 use burn::prelude::*;
 use burn::tensor::{DType, activation};
 use rayon::prelude::*;
@@ -48,6 +48,12 @@ pub trait FusedOps: Backend {
     /// Log-softmax along `dim`.
     fn fused_log_softmax(x: FloatTensor<Self>, dim: usize) -> FloatTensor<Self> {
         Self::log_softmax(x, dim)
+    }
+
+    /// The mean over each plane of `max(x, 0)`: `[B,C,H,W]` -> `[B,C]` (a router's
+    /// ReLU and global average pooling).
+    fn fused_relu_gap(x: FloatTensor<Self>) -> FloatTensor<Self> {
+        relu_gap_by_ops::<Self>(x)
     }
 
     /// `log Σ exp(x)` along `dim`, kept as a dimension of size 1 (max-shifted).
@@ -86,6 +92,12 @@ pub trait FusedGrads: FusedOps {
         Self::float_sub(grad, Self::float_mul(Self::float_exp(output), total))
     }
 
+    /// The input gradient of [`FusedOps::fused_relu_gap`], from its input: each plane's
+    /// `g / (H·W)` where `x > 0`, else 0.
+    fn relu_gap_grad(x: FloatTensor<Self>, grad: FloatTensor<Self>) -> FloatTensor<Self> {
+        relu_gap_grad_by_ops::<Self>(x, grad)
+    }
+
     /// Log-sum-exp's input gradient, from its input and output: `g · exp(x − out)`.
     fn logsumexp_grad(
         x: FloatTensor<Self>,
@@ -97,6 +109,18 @@ pub trait FusedGrads: FusedOps {
 }
 
 impl FusedOps for Flex {
+    fn fused_relu_gap(x: FlexTensor) -> FlexTensor {
+        let [b, c, h, w] = dims4(x.layout().shape());
+        if x.dtype() != DType::F32 {
+            return relu_gap_by_ops::<Flex>(x);
+        }
+        let x = x.to_contiguous();
+        let l = h * w;
+        let planes = x.as_slice::<f32>().expect("f32").par_chunks(l);
+        let out: Vec<f32> = planes.map(|p| positive_sum(p) / l as f32).collect();
+        FlexTensor::from_data(TensorData::new(out, [b, c]))
+    }
+
     fn fused_tanh(x: FlexTensor) -> FlexTensor {
         match x.dtype() {
             DType::F32 => flex_map(&[&x], |[v]| tanh_f32(v)),
@@ -106,6 +130,25 @@ impl FusedOps for Flex {
 }
 
 impl FusedGrads for Flex {
+    fn relu_gap_grad(x: FlexTensor, grad: FlexTensor) -> FlexTensor {
+        let shape = x.layout().shape().clone();
+        let [b, c, h, w] = dims4(&shape);
+        if x.dtype() != DType::F32 || grad.dtype() != DType::F32 {
+            return relu_gap_grad_by_ops::<Flex>(x, grad);
+        }
+        let (x, grad) = (x.to_contiguous(), grad.to_contiguous());
+        let (xs, gs) = (x.as_slice::<f32>().expect("f32"), grad.as_slice::<f32>().expect("f32"));
+        let l = h * w;
+        let mut out = vec![0f32; b * c * l];
+        out.par_chunks_mut(l).zip(xs.par_chunks(l)).zip(gs.par_iter()).for_each(|((o, x), g)| {
+            let g = g / l as f32;
+            for (o, x) in o.iter_mut().zip(x) {
+                *o = if *x > 0.0 { g } else { 0.0 };
+            }
+        });
+        FlexTensor::from_data(TensorData::new(out, shape))
+    }
+
     fn tanh_grad(output: FlexTensor, grad: FlexTensor) -> FlexTensor {
         let same = output.layout().shape() == grad.layout().shape();
         match (output.dtype(), grad.dtype(), same) {
@@ -113,6 +156,42 @@ impl FusedGrads for Flex {
             _ => tanh_grad_by_ops::<Flex>(output, grad),
         }
     }
+}
+
+/// The first four sizes of a shape.
+fn dims4(s: &Shape) -> [usize; 4] {
+    [s[0], s[1], s[2], s[3]]
+}
+
+/// [`FusedOps::fused_relu_gap`] by a backend's ops.
+fn relu_gap_by_ops<B: Backend>(x: FloatTensor<B>) -> FloatTensor<B> {
+    let [b, c, h, w] = dims4(&x.shape());
+    let flat = B::float_reshape(B::relu(x), Shape::new([b, c, h * w]));
+    let sum = B::float_reshape(B::float_sum_dim(flat, 2), Shape::new([b, c]));
+    B::float_div_scalar(sum, ((h * w) as f32).into())
+}
+
+/// [`FusedGrads::relu_gap_grad`] by a backend's ops.
+fn relu_gap_grad_by_ops<B: Backend>(x: FloatTensor<B>, grad: FloatTensor<B>) -> FloatTensor<B> {
+    let shape = x.shape();
+    let [b, c, h, w] = dims4(&shape);
+    let g = B::float_div_scalar(grad, ((h * w) as f32).into());
+    let g = B::float_expand(B::float_reshape(g, Shape::new([b, c, 1, 1])), shape);
+    B::relu_backward(B::relu(x), g)
+}
+
+/// The sum of the positive values of `v`, in 16 lanes (which vectorises), then across
+/// them: the same order, so the same bits, whatever the vector width.
+fn positive_sum(v: &[f32]) -> f32 {
+    let mut lanes = [0f32; 16];
+    let chunks = v.chunks_exact(16);
+    let tail: f32 = chunks.remainder().iter().map(|x| x.max(0.0)).sum();
+    for c in chunks {
+        for (a, x) in lanes.iter_mut().zip(c) {
+            *a += x.max(0.0);
+        }
+    }
+    lanes.iter().sum::<f32>() + tail
 }
 
 /// `g · (1 − out²)` by a backend's elementwise ops.
@@ -235,6 +314,18 @@ struct LogSigmoid;
 struct LogSoftmax(usize);
 #[derive(Debug, Clone, Copy)]
 struct LogSumExp(usize);
+#[derive(Debug, Clone, Copy)]
+struct ReluGap;
+
+impl<B: FusedGrads> Unary<B> for ReluGap {
+    type State = FloatTensor<B>;
+    fn forward(self, x: FloatTensor<B>) -> (FloatTensor<B>, Self::State) {
+        (B::fused_relu_gap(x.clone()), x)
+    }
+    fn backward(self, x: Self::State, grad: FloatTensor<B>) -> FloatTensor<B> {
+        B::relu_gap_grad(x, grad)
+    }
+}
 
 impl<B: FusedGrads> Unary<B> for Relu {
     type State = FloatTensor<B>;
@@ -342,6 +433,10 @@ impl<B: FusedGrads, C: CheckpointStrategy> FusedOps for Autodiff<B, C> {
     fn fused_logsumexp(x: FloatTensor<Self>, dim: usize) -> FloatTensor<Self> {
         tracked::<B, C, _>(LogSumExp(dim), x)
     }
+
+    fn fused_relu_gap(x: FloatTensor<Self>) -> FloatTensor<Self> {
+        tracked::<B, C, _>(ReluGap, x)
+    }
 }
 
 /// Whether `t` lives on LibTorch (`torch` or `cuda`), where the fused ops run.
@@ -355,6 +450,13 @@ pub fn relu<const D: usize>(x: Tensor<D>) -> Tensor<D> {
         true => Tensor::from_dispatch(<Dispatch as FusedOps>::fused_relu(x.into_dispatch())),
         false => activation::relu(x),
     }
+}
+
+/// The mean over each plane of `max(x, 0)`: `[B,C,H,W]` -> `[B,C]`, one pass forward
+/// and one backward (burn composes it from a ReLU, a sum and a division, and
+/// differentiates each: five passes over the router's largest tensor).
+pub fn relu_gap(x: Tensor<4>) -> Tensor<2> {
+    Tensor::from_dispatch(<Dispatch as FusedOps>::fused_relu_gap(x.into_dispatch()))
 }
 
 /// `tanh(x)` (on `cpu`, within 4e-7: see [`tanh_f32`]).
@@ -442,6 +544,33 @@ mod tests {
         let (by, bg) = value_and_grad(&device, activation::tanh);
         close(&fy, &by, "tanh value on flex");
         close(&fg, &bg, "tanh gradient on flex");
+    }
+
+    /// A router's fused ReLU and global average pooling gives burn's ReLU then mean, value
+    /// and input gradient, with and without autodiff, on planes of 1 to 37 positions
+    /// (zeros, negatives and ties among them).
+    #[test]
+    fn relu_gap_is_relu_then_the_planes_mean() {
+        for (device, [b, c, h, w]) in [Device::flex().autodiff(), Device::flex()]
+            .into_iter()
+            .flat_map(|d| [[2, 3, 4, 5], [1, 2, 1, 1], [3, 1, 1, 37]].map(|s| (d.clone(), s)))
+        {
+            let n = b * c * h * w;
+            let v: Vec<f32> = (0..n).map(|i| ((i * 7 + 3) % 11) as f32 - 5.0).collect();
+            let x = Tensor::<4>::from_data(TensorData::new(v, [b, c, h, w]), &device);
+            let by_burn = |x: Tensor<4>| activation::relu(x).mean_dim(3).mean_dim(2).reshape([b, c]);
+            let what = format!("[{b}, {c}, {h}, {w}] on {device:?}");
+            close(&to_vec(super::relu_gap(x.clone())), &to_vec(by_burn(x.clone())), &what);
+            if device.is_autodiff() {
+                let wts = Tensor::<2>::from_data(TensorData::new((0..b * c).map(|i| i as f32 - 1.5).collect(), [b, c]), &device);
+                let grad = |f: &dyn Fn(Tensor<4>) -> Tensor<2>| {
+                    let x = x.clone().require_grad();
+                    let g = (f(x.clone()) * wts.clone()).sum().backward();
+                    to_vec(x.grad(&g).expect("a gradient"))
+                };
+                close(&grad(&super::relu_gap), &grad(&by_burn), &format!("gradient {what}"));
+            }
+        }
     }
 
     /// On LibTorch (and on GPU 0 with `ANT_TEST_CUDA`), each fused op gives burn's values

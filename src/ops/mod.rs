@@ -16,7 +16,7 @@ mod cpu_conv;
 #[cfg(feature = "torch")]
 mod libtorch;
 
-pub use activation::{log_sigmoid, log_softmax, logsumexp_rows, relu, tanh};
+pub use activation::{log_sigmoid, log_softmax, logsumexp_rows, relu, relu_gap, tanh};
 pub use conv::{conv2d, max_pool2x2};
 #[cfg(feature = "torch")]
 pub(crate) use libtorch::cuda_device_count;
