@@ -548,10 +548,15 @@ mod tests {
 
     /// A router's fused ReLU and global average pooling gives burn's ReLU then mean, value
     /// and input gradient, with and without autodiff, on planes of 1 to 37 positions
-    /// (zeros, negatives and ties among them).
+    /// (zeros, negatives and ties among them); on LibTorch too with `torch`.
     #[test]
+    #[allow(deprecated)]
     fn relu_gap_is_relu_then_the_planes_mean() {
-        for (device, [b, c, h, w]) in [Device::flex().autodiff(), Device::flex()]
+        #[allow(unused_mut)]
+        let mut devices = vec![Device::flex().autodiff(), Device::flex()];
+        #[cfg(feature = "torch")]
+        devices.extend([Device::libtorch().autodiff(), Device::libtorch()]);
+        for (device, [b, c, h, w]) in devices
             .into_iter()
             .flat_map(|d| [[2, 3, 4, 5], [1, 2, 1, 1], [3, 1, 1, 37]].map(|s| (d.clone(), s)))
         {
