@@ -27,6 +27,8 @@ use burn::prelude::*;
 use burn::tensor::{DType, activation};
 use rayon::prelude::*;
 
+use super::{dims4, lane_sum};
+
 /// The forward ops, as one burn backend extension (their defaults are burn's).
 #[backend_extension(Flex, LibTorch: cfg(feature = "torch"), Autodiff)]
 pub trait FusedOps: Backend {
@@ -118,7 +120,7 @@ impl FusedOps for Flex {
         let l = h * w;
         let planes = x.as_slice::<f32>().expect("f32").par_chunks(l);
         let planes = planes.with_min_len(planes_per_task(l));
-        let out: Vec<f32> = planes.map(|p| positive_sum(p) / l as f32).collect();
+        let out: Vec<f32> = planes.map(|p| lane_sum(p, |v| v.max(0.0)) / l as f32).collect();
         FlexTensor::from_data(TensorData::new(out, [b, c]))
     }
 
@@ -160,11 +162,6 @@ impl FusedGrads for Flex {
     }
 }
 
-/// The first four sizes of a shape.
-fn dims4(s: &Shape) -> [usize; 4] {
-    [s[0], s[1], s[2], s[3]]
-}
-
 /// [`FusedOps::fused_relu_gap`] by a backend's ops.
 fn relu_gap_by_ops<B: Backend>(x: FloatTensor<B>) -> FloatTensor<B> {
     let [b, c, h, w] = dims4(&x.shape());
@@ -186,20 +183,6 @@ fn relu_gap_grad_by_ops<B: Backend>(x: FloatTensor<B>, grad: FloatTensor<B>) -> 
 /// costs more than it saves: a router's 8x8 planes are 20,480 at batch 512).
 fn planes_per_task(l: usize) -> usize {
     (1 << 14) / l.max(1) + 1
-}
-
-/// The sum of the positive values of `v`, in 16 lanes (which vectorises), then across
-/// them: the same order, so the same bits, whatever the vector width.
-fn positive_sum(v: &[f32]) -> f32 {
-    let mut lanes = [0f32; 16];
-    let chunks = v.chunks_exact(16);
-    let tail: f32 = chunks.remainder().iter().map(|x| x.max(0.0)).sum();
-    for c in chunks {
-        for (a, x) in lanes.iter_mut().zip(c) {
-            *a += x.max(0.0);
-        }
-    }
-    lanes.iter().sum::<f32>() + tail
 }
 
 /// `g · (1 − out²)` by a backend's elementwise ops.

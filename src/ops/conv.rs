@@ -30,10 +30,10 @@ use burn::backend::{
 use burn::nn::PaddingConfig2d;
 use burn::nn::conv::Conv2d;
 use burn::prelude::*;
-use burn::tensor::{DType, IntDType, Shape, TensorData};
+use burn::tensor::{DType, IntDType, TensorData};
 use rayon::prelude::*;
 
-use super::cpu_conv;
+use super::{cpu_conv, dims4};
 
 /// Convolutions with [`ConvGrads`] as their backward pass, and 2×2 max-pooling.
 #[backend_extension(Flex, LibTorch: cfg(feature = "torch"), Autodiff)]
@@ -276,10 +276,6 @@ fn pool_plane(plane: &[f32], w: usize, out: &mut [f32], mut ix: Option<&mut [i64
             }
         }
     }
-}
-
-fn dims4(s: &Shape) -> [usize; 4] {
-    [s[0], s[1], s[2], s[3]]
 }
 
 impl<B: ConvGrads, C: CheckpointStrategy> GemmConv for Autodiff<B, C> {

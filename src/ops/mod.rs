@@ -42,6 +42,25 @@ pub(crate) fn libtorch_is_cuda(device: &Device) -> Option<bool> {
     }
 }
 
+/// The first four sizes of a shape.
+fn dims4(s: &burn::tensor::Shape) -> [usize; 4] {
+    [s[0], s[1], s[2], s[3]]
+}
+
+/// The sum of `f` over `v` in 16 lanes (which vectorises), then across them: the same
+/// order, so the same bits, whatever the vector width.
+fn lane_sum(v: &[f32], f: impl Fn(f32) -> f32) -> f32 {
+    let mut lanes = [0f32; 16];
+    let chunks = v.chunks_exact(16);
+    let tail: f32 = chunks.remainder().iter().map(|&x| f(x)).sum();
+    for c in chunks {
+        for (a, &x) in lanes.iter_mut().zip(c) {
+            *a += f(x);
+        }
+    }
+    lanes.iter().sum::<f32>() + tail
+}
+
 /// Asserts `a` equals `b` within `tol` times `b`'s largest magnitude (at least 1e-3):
 /// sums of the same products in another order differ by f32 rounding.
 #[cfg(test)]

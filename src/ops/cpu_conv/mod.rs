@@ -21,6 +21,8 @@ use patches::Positions;
 
 use rayon::prelude::*;
 
+use super::lane_sum;
+
 /// One convolution: input `[n, c, h, w]`, weight `[o, c, kh, kw]`, stride 1, `pad`
 /// zeros on both sides of each axis; output `[n, o, ho, wo]`.
 #[derive(Clone, Debug)]
@@ -365,21 +367,8 @@ fn bias_grad(s: &ConvShape, grad: &[f32]) -> Vec<f32> {
     let l = ho * wo;
     (0..s.o)
         .into_par_iter()
-        .map(|oc| (0..s.n).map(|b| lane_sum(&grad[(b * s.o + oc) * l..][..l])).sum::<f32>())
+        .map(|oc| (0..s.n).map(|b| lane_sum(&grad[(b * s.o + oc) * l..][..l], |v| v)).sum::<f32>())
         .collect()
-}
-
-/// A sum in 16 lanes (which vectorises), then across them.
-fn lane_sum(v: &[f32]) -> f32 {
-    let mut lanes = [0f32; 16];
-    let chunks = v.chunks_exact(16);
-    let tail: f32 = chunks.remainder().iter().sum();
-    for c in chunks {
-        for (a, x) in lanes.iter_mut().zip(c) {
-            *a += x;
-        }
-    }
-    lanes.iter().sum::<f32>() + tail
 }
 
 #[cfg(test)]
