@@ -6,7 +6,8 @@
 # backward) plus 1 for each validation image, over the epoch's seconds) beside the
 # machine's 2-thread matrix-multiply rate (`gemm`, the crate ant's kernels use; and
 # PyTorch's where python3 has torch), measured in the same run, and the run's peak RSS
-# beside the training images' f32 size.
+# beside the training images' f32 size; where torch runs, PyTorch's own epoch of the same
+# one-path tree (scripts/torch_epoch.py) and its share of PyTorch's matrix-multiply rate.
 #
 #     bash scripts/epoch_rate.sh [PRESET|RUN_DIR ...]   # default: mnist-a mnist-b mnist-c
 #
@@ -41,9 +42,11 @@ for what in "${@:-mnist-a mnist-b mnist-c}"; do
             --baseline cnn --refine-epochs 2 --patience 100 --out "$dir" >/dev/null 2>&1
         rss=$(( $(cat "$tmp/$w.rss") / 1024 ))
     fi
-    python3 - "$dir" "$ant" "$rss" "$w" >>"$tmp/rows" <<'PY'
+    # PyTorch's epoch of the same one-path tree (scripts/torch_epoch.py), where it runs.
+    tsec=$( [ "$torch" != "-" ] && python3 scripts/torch_epoch.py "$dir" 54000 6000 "$RAYON_NUM_THREADS" 2>/dev/null || echo "-")
+    python3 - "$dir" "$ant" "$rss" "$w" "$tsec" >>"$tmp/rows" <<'PY'
 import json, subprocess, sys
-d, ant, rss, name = sys.argv[1:]
+d, ant, rss, name, tsec = sys.argv[1:]
 ev = json.loads(subprocess.run([ant, "eval", "--model", d, "--data", "data/mnist", "--json"], check=True, capture_output=True).stdout)
 tree = json.load(open(f"{d}/tree.json"))
 p = tree["provenance"]
@@ -51,8 +54,10 @@ recs = [json.loads(l) for l in open(f"{d}/records.jsonl") if l.strip()]
 refine = [r["seconds"] for r in recs if r["phase"] in ("refine", "baseline")]
 sec = min(refine[1:] or refine)  # the first epoch warms up
 f = ev["flops_multi_path"]
+work = f * (3 * p["n_train"] + p["n_valid"])
+torch = {"torch_sec": float(tsec), "torch_rate": f * (3 * 54000 + 6000) / float(tsec) / 1e9} if tsec != "-" else {}
 print(json.dumps({"name": name, "params": ev["params_total"], "flops": f, "sec": sec,
-                  "rate": f * (3 * p["n_train"] + p["n_valid"]) / sec / 1e9, "rss": rss}))
+                  "rate": work / sec / 1e9, "rss": rss, **torch}))
 PY
   done
 done
@@ -60,12 +65,15 @@ gemm=$(printf '%s\n%s\n' "$gemm" "$(gemm_best)" | sort -g | tail -1)
 echo "machine: $(grep -m1 'model name' /proc/cpuinfo | cut -d: -f2- | xargs), $(grep -q avx512f /proc/cpuinfo && echo AVX-512 || echo AVX2 only), $RAYON_NUM_THREADS threads"
 echo "matrix multiply 2048^3: gemm $gemm GFLOP/s, PyTorch $torch GFLOP/s"
 echo
-echo "| tree | params | MFLOP per image | s per epoch | achieved GFLOP/s | of gemm's rate | peak RSS MiB (images as f32: 179 MiB) |"
-echo "|---|---|---|---|---|---|---|"
-python3 - "$gemm" "$tmp/rows" <<'PY'
+echo "| tree | params | MFLOP per image | s per epoch | achieved GFLOP/s | of gemm's rate | of PyTorch's rate | PyTorch's epoch: s, GFLOP/s, of its rate | peak RSS MiB (images as f32: 179 MiB) |"
+echo "|---|---|---|---|---|---|---|---|---|"
+python3 - "$gemm" "$torch" "$tmp/rows" <<'PY'
 import json, sys
-gemm = float(sys.argv[1])
-for line in open(sys.argv[2]):
+gemm, torch = float(sys.argv[1]), sys.argv[2]
+share = lambda rate: f"{100 * rate / float(torch):.0f}%" if torch != "-" else "-"
+for line in open(sys.argv[3]):
     r = json.loads(line)
-    print(f"| {r['name']} | {r['params']:,} | {r['flops']/1e6:.2f} | {r['sec']:.1f} | {r['rate']:.1f} | {100*r['rate']/gemm:.0f}% | {r['rss']} |")
+    peer = f"{r['torch_sec']:.1f}, {r['torch_rate']:.1f}, {share(r['torch_rate'])}" if "torch_sec" in r else "-"
+    print(f"| {r['name']} | {r['params']:,} | {r['flops']/1e6:.2f} | {r['sec']:.1f} | {r['rate']:.1f} | "
+          f"{100*r['rate']/gemm:.0f}% | {share(r['rate'])} | {peer} | {r['rss']} |")
 PY
