@@ -440,7 +440,6 @@ mod tests {
 
     /// A convolution's output and gradients worked out in f64, and beside each value
     /// the sum of its products' magnitudes, which bounds any f32 order's rounding.
-    #[derive(Default)]
     struct Exact {
         out: (Vec<f64>, Vec<f64>),
         x: (Vec<f64>, Vec<f64>),
@@ -506,7 +505,7 @@ mod tests {
     /// exact values up to rounding, for padded, strided and dilated kernels and a batch
     /// split into several chunks.
     #[test]
-    fn matches_burns_convolution() {
+    fn ours_and_burns_convolutions_are_exact_up_to_rounding() {
         for device in devices() {
             convolution_cases(&device);
         }

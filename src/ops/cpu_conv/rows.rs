@@ -138,16 +138,21 @@ pub(super) fn grads(
             let xp = s.padded(x, b, 1, &mut sc.padded);
             s.unroll_rows(xp, u);
             for i in 0..s.kh {
-                // dW_iᵀ [c·kw, o] += U_i [c·kw, positions] · Gᵀ [positions, o]
-                gemm_strided(&mut dw[i * s.o * ckw..][..s.o * ckw], [1, ckw], s.shifted(u, i), g.t(), true);
+                // dW_i [o, c·kw] += G [o, positions] · U_iᵀ [positions, c·kw]: the gemm packs
+                // G and reads U in place (as U_i on the left it packed all of U per row).
+                gemm_strided(&mut dw[i * s.o * ckw..][..s.o * ckw], [ckw, 1], g, s.shifted(u, i).t(), true);
             }
         }
         if let Some(dx) = dx.as_deref_mut() {
-            u.fill(0.0);
+            // Kernel row 0's gemm writes the first `l` columns of each row of dU; the other
+            // rows add onto runs shifted by `wo`, so only the columns after those start at 0.
+            for row in u.chunks_exact_mut(hpwo) {
+                row[l..].fill(0.0);
+            }
             for i in 0..s.kh {
-                // dU_iᵀ [positions, c·kw] += Gᵀ [positions, o] · W_i [o, c·kw]
+                // dU_iᵀ [positions, c·kw] (+)= Gᵀ [positions, o] · W_i [o, c·kw]
                 let w_i = Mat::row_major(&wr[i * s.o * ckw..][..s.o * ckw], s.o, ckw);
-                gemm_strided(&mut u[i * wo..], [1, hpwo], g.t(), w_i, true);
+                gemm_strided(&mut u[i * wo..], [1, hpwo], g.t(), w_i, i > 0);
             }
             let dx = &mut dx[(b - first) * plane..][..plane];
             if s.pad == [0, 0] {
