@@ -60,16 +60,24 @@ impl Repr {
             Repr::Flat(t) => Repr::Flat(t.clone().narrow(0, start, len)),
         }
     }
-    pub fn cat(parts: Vec<Repr>) -> Repr {
-        match parts.first() {
-            Some(Repr::Image(_)) => Repr::Image(Tensor::cat(
-                parts.into_iter().map(|p| p.into_image()).collect(),
-                0,
-            )),
-            _ => Repr::Flat(Tensor::cat(
-                parts.into_iter().map(|p| p.into_flat()).collect(),
-                0,
-            )),
+    /// `n` rows shaped as this part's, their values not yet written (see [`Self::with_rows`]).
+    pub fn uninit_rows(&self, n: usize) -> Repr {
+        match self {
+            Repr::Image(t) => {
+                let [_, c, h, w] = t.dims();
+                Repr::Image(Tensor::empty([n, c, h, w], &t.device()))
+            }
+            Repr::Flat(t) => Repr::Flat(Tensor::empty([n, t.dims()[1]], &t.device())),
+        }
+    }
+    /// These rows with `part` written from row `start`: where the tensor is not shared,
+    /// in place, so that rows gathered part by part never sit in memory twice.
+    pub fn with_rows(self, start: usize, part: Repr) -> Repr {
+        let rows = start..start + part.batch();
+        match (self, part) {
+            (Repr::Image(t), Repr::Image(p)) => Repr::Image(t.slice_assign([rows], p)),
+            (Repr::Flat(t), Repr::Flat(p)) => Repr::Flat(t.slice_assign([rows], p)),
+            _ => unreachable!("rows of one representation"),
         }
     }
     pub fn into_flat(self) -> Tensor<2> {
@@ -78,6 +86,7 @@ impl Repr {
             Repr::Image(t) => t.flatten(1, 3),
         }
     }
+    #[cfg(test)]
     fn into_image(self) -> Tensor<4> {
         match self {
             Repr::Image(t) => t,
