@@ -71,3 +71,51 @@ fn assert_close(a: &[f32], b: &[f32], tol: f32, what: &str) {
         assert!((x - y).abs() <= tol * scale, "{what}[{i}]: {x} vs {y}");
     }
 }
+
+/// A convolution's output and gradients worked out in f64, and beside each value the sum
+/// of its products' magnitudes, which bounds any f32 order's rounding.
+#[cfg(test)]
+struct ExactConv {
+    out: (Vec<f64>, Vec<f64>),
+    x: (Vec<f64>, Vec<f64>),
+    w: (Vec<f64>, Vec<f64>),
+    b: (Vec<f64>, Vec<f64>),
+}
+
+/// The geometry of a test convolution: input shape, c_out, kernel, stride, dilation,
+/// padding (zeros on both sides of each axis).
+#[cfg(test)]
+type ConvCase = ([usize; 4], usize, [usize; 2], [usize; 2], [usize; 2], [usize; 2]);
+
+/// The exact output for input `x`, weight `w` and bias `b`, and the gradients for the
+/// output gradient `dy`: the definition, summed in f64.
+#[cfg(test)]
+fn exact_conv(case: ConvCase, x: &[f32], w: &[f32], b: &[f32], dy: &[f32]) -> ExactConv {
+    let ([_, c_in, h, wd], c_out, k, s, d, p) = case;
+    let out_hw = |len: usize, i: usize| (len + 2 * p[i] - d[i] * (k[i] - 1) - 1) / s[i] + 1;
+    let (oh, ow) = (out_hw(h, 0), out_hw(wd, 1));
+    let zeros = |len: usize| (vec![0f64; len], vec![0f64; len]);
+    let mut e = ExactConv { out: zeros(dy.len()), x: zeros(x.len()), w: zeros(w.len()), b: zeros(b.len()) };
+    let add = |acc: &mut (Vec<f64>, Vec<f64>), at: usize, a: f64, b: f64| {
+        acc.0[at] += a * b;
+        acc.1[at] += (a * b).abs();
+    };
+    for (at, &g) in dy.iter().enumerate() {
+        let (ni, o, r, col) = (at / (c_out * oh * ow), at / (oh * ow) % c_out, at / ow % oh, at % ow);
+        let g = g as f64;
+        add(&mut e.out, at, b[o] as f64, 1.0);
+        add(&mut e.b, o, g, 1.0);
+        for (c, i, j) in (0..c_in).flat_map(|c| (0..k[0]).flat_map(move |i| (0..k[1]).map(move |j| (c, i, j)))) {
+            let (ih, iw) = (r * s[0] + i * d[0], col * s[1] + j * d[1]);
+            if ih < p[0] || iw < p[1] || ih - p[0] >= h || iw - p[1] >= wd {
+                continue;
+            }
+            let xi = ((ni * c_in + c) * h + ih - p[0]) * wd + iw - p[1];
+            let wi = ((o * c_in + c) * k[0] + i) * k[1] + j;
+            add(&mut e.out, at, w[wi] as f64, x[xi] as f64);
+            add(&mut e.w, wi, g, x[xi] as f64);
+            add(&mut e.x, xi, g, w[wi] as f64);
+        }
+    }
+    e
+}

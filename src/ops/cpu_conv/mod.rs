@@ -381,35 +381,12 @@ mod tests {
         (0..n).map(|i| ((i * k + 11) % 23) as f32 / 11.0 - 1.0).collect()
     }
 
-    /// The definition, summed in f64: the output, then the input's, weight's and bias's
-    /// gradients for the output gradient `g`.
+    /// The definition, summed in f64 (`ops::exact_conv`): the output, then the input's,
+    /// weight's and bias's gradients for the output gradient `g`.
     fn reference(s: &ConvShape, x: &[f32], w: &[f32], b: &[f32], g: &[f32]) -> [Vec<f32>; 4] {
-        let (ho, wo) = s.out_hw();
-        let mut out = vec![0f64; s.n * s.o * ho * wo];
-        let (mut dx, mut dw, mut db) = (vec![0f64; x.len()], vec![0f64; w.len()], vec![0f64; s.o]);
-        for (bi, oc, y, xo) in output_positions(s.n, s.o, ho, wo) {
-            let at = ((bi * s.o + oc) * ho + y) * wo + xo;
-            let gv = g[at] as f64;
-            out[at] += b[oc] as f64;
-            db[oc] += gv;
-            for (ch, i, j) in (0..s.c).flat_map(|ch| (0..s.kh).flat_map(move |i| (0..s.kw).map(move |j| (ch, i, j)))) {
-                let (yy, xx) = ((y + i) as isize - s.pad[0] as isize, (xo + j) as isize - s.pad[1] as isize);
-                if yy < 0 || xx < 0 || yy >= s.h as isize || xx >= s.w as isize {
-                    continue;
-                }
-                let xi = ((bi * s.c + ch) * s.h + yy as usize) * s.w + xx as usize;
-                let wi = ((oc * s.c + ch) * s.kh + i) * s.kw + j;
-                out[at] += w[wi] as f64 * x[xi] as f64;
-                dx[xi] += w[wi] as f64 * gv;
-                dw[wi] += x[xi] as f64 * gv;
-            }
-        }
-        [out, dx, dw, db].map(|v| v.into_iter().map(|v| v as f32).collect())
-    }
-
-    /// Every (sample, output channel, row, column).
-    fn output_positions(n: usize, o: usize, ho: usize, wo: usize) -> impl Iterator<Item = (usize, usize, usize, usize)> {
-        (0..n).flat_map(move |b| (0..o).flat_map(move |oc| (0..ho).flat_map(move |y| (0..wo).map(move |x| (b, oc, y, x)))))
+        let case = ([s.n, s.c, s.h, s.w], s.o, [s.kh, s.kw], [1, 1], [1, 1], s.pad);
+        let e = crate::ops::exact_conv(case, x, w, b, g);
+        [e.out, e.x, e.w, e.b].map(|(v, _)| v.into_iter().map(|v| v as f32).collect())
     }
 
     fn close(a: &[f32], b: &[f32], what: &str) {
