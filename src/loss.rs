@@ -30,6 +30,14 @@ impl Target {
             Target::Values(t) => t.device(),
         }
     }
+    /// These targets then `other`'s (of the same kind).
+    pub fn cat(self, other: Target) -> Target {
+        match (self, other) {
+            (Target::Classes(a), Target::Classes(b)) => Target::Classes(Tensor::cat(vec![a, b], 0)),
+            (Target::Values(a), Target::Values(b)) => Target::Values(Tensor::cat(vec![a, b], 0)),
+            _ => unreachable!("targets of one task"),
+        }
+    }
     pub fn narrow(&self, start: usize, len: usize) -> Target {
         match self {
             Target::Classes(t) => Target::Classes(t.clone().narrow(0, start, len)),

@@ -31,6 +31,7 @@ impl Shape {
                 .is_some_and(|n| n <= MAX_SIZE)
     }
     /// Number of scalars per sample.
+    #[cfg_attr(feature = "internals", visibility::make(pub))]
     pub(crate) fn numel(&self) -> usize {
         match *self {
             Shape::Image { c, h, w } => c * h * w,

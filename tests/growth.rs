@@ -24,6 +24,11 @@ struct Sets {
 
 impl Sets {
     fn data<'a>(&'a self, device: &'a Device) -> GrowthData<'a> {
+        self.data_within(device, usize::MAX)
+    }
+
+    /// Growth's data, caching at most `cache_budget` bytes at a leaf.
+    fn data_within<'a>(&'a self, device: &'a Device, cache_budget: usize) -> GrowthData<'a> {
         GrowthData {
             task: self.task,
             train: &self.train,
@@ -32,6 +37,7 @@ impl Sets {
             device,
             checkpoints: None,
             pretrained: None,
+            cache_budget,
         }
     }
 }
@@ -219,6 +225,50 @@ fn save_and_load_give_bit_identical_predictions() {
     // saving over an existing model works and stays loadable
     model.save(dir.path()).unwrap();
     Ant::load(dir.path(), &Device::flex()).unwrap();
+}
+
+/// A row's inputs at a leaf are the same numbers whether they come from growth's cache
+/// or from the frozen tree run on the batch: a budget that caches every row, none, or
+/// some of them grows the same tree, every loss equal to the bit.
+#[test]
+fn the_cache_budget_changes_no_result() {
+    let _rng = rng_lock();
+    let data = classification(uniform(900, 3, 24), 3, 3, |r| {
+        u32::from(r[0] * r[1] > 0.0) + u32::from(r[2] > 0.3)
+    });
+    let s = sets(&data, Task::Classification { classes: 3 });
+    let width = 8;
+    // The valid rows whole, and about half the training rows, at a leaf after one FC.
+    let half = ant::train::cached_row_bytes(width, s.task) * (s.valid.n + s.train.n / 2);
+    let grow_within = |budget: usize| {
+        let ad = Device::flex().autodiff();
+        ad.seed(3);
+        let cfg = AntParams::new(Preset::Tabular)
+            .with_width(width)
+            .with_batch_size(64)
+            .with_epochs_node(4)
+            .with_max_depth(2)
+            .with_seed(5)
+            .check()
+            .unwrap();
+        let mut obs = Collect::default();
+        let root = train_root(&cfg, s.data_within(&ad, budget), s.input, &mut obs).unwrap();
+        grow_from(&cfg, s.data_within(&ad, budget), root, &mut obs).unwrap();
+        let losses: Vec<[f64; 2]> = obs
+            .epochs
+            .iter()
+            .map(|e| [e.train_loss, e.valid_loss])
+            .collect();
+        (format!("{:?}", obs.decisions), losses)
+    };
+    let all = grow_within(usize::MAX);
+    assert!(
+        all.0.contains("Split") || all.0.contains("Deepen"),
+        "growth added nothing: {}",
+        all.0
+    );
+    assert_eq!(grow_within(0), all, "nothing cached");
+    assert_eq!(grow_within(half), all, "half the training rows cached");
 }
 
 #[test]

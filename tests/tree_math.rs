@@ -9,8 +9,8 @@ use ant::modules::{Block, Repr};
 use ant::observe::Stage;
 use ant::spec::{BlockSpec, LayerSpec, Shape};
 use ant::train::{
-    Batch, CachedObjective, DeepenCandidate, DeviceSet, LazyLeafCache, LeafCache, MetricCtx,
-    Objective, SplitCandidate,
+    Batch, DeepenCandidate, DeviceSet, LeafCache, LeafInputs, LeafObjective, MetricCtx, Objective,
+    SplitCandidate,
 };
 use ant::tree::reach_probs;
 use ant::tree::{Topology, TreeModules, TreeView};
@@ -217,19 +217,15 @@ fn cached_local_optimisation_equals_full_tree() {
     );
     let y_ad = classes(idx.iter().map(|&i| labels[i]).collect(), &ad);
 
+    let frozen_valid = frozen.valid();
+    let view = TreeView {
+        topology: &topo,
+        modules: &frozen_valid,
+    };
     for leaf in [2usize, 3] {
-        let cache = LeafCache::compute(
-            TreeView {
-                topology: &topo,
-                modules: &frozen.valid(),
-            },
-            &set,
-            leaf,
-            task,
-            16,
-        );
-        let train = LazyLeafCache::ready(cache.clone());
-        let obj = CachedObjective {
+        let cache = LeafCache::compute(view, &set, leaf, task, 16);
+        let train = LeafInputs::new(Some(view), &set, leaf, task, usize::MAX);
+        let obj = LeafObjective {
             train: &train,
             valid: &cache,
             metric: &metric,
@@ -298,10 +294,12 @@ fn cached_local_optimisation_equals_full_tree() {
     }
 }
 
+/// A batch's inputs are the same numbers, loss and gradient equal to the bit, whether
+/// its rows come from the cache, from the frozen tree run on the batch, or some of each;
+/// the cached rows run through the tree once, when a batch first needs them.
 #[test]
-fn live_objective_equals_cached_without_augmentation() {
+fn leaf_inputs_are_the_same_cached_or_not() {
     let _rng = rng_lock();
-    use ant::train::LiveObjective;
     let ad = Device::flex().autodiff();
     let base = Device::flex();
     let k = 3;
@@ -322,53 +320,45 @@ fn live_objective_equals_cached_without_augmentation() {
         topology: &topo,
         modules: &frozen,
     };
-    let cache = LeafCache::compute(view, &set, 3, task, 7);
-    // The training inputs are run through the tree when a batch first needs them, once.
-    let runs = std::cell::Cell::new(0);
-    let lazy = LazyLeafCache::new(n, || {
-        runs.set(runs.get() + 1);
-        LeafCache::compute(view, &set, 3, task, 7)
-    });
-    let cached = CachedObjective {
-        train: &lazy,
-        valid: &cache,
-        metric: &metric,
-        chunk: 7,
-        router_reg: Default::default(),
-    };
-    let live = LiveObjective {
-        frozen: Some(view),
-        leaf: 3,
-        train: &set,
-        valid: &cache,
-        metric: &metric,
-        chunk: 7,
-        router_reg: Default::default(),
-    };
+    let valid = LeafCache::compute(view, &set, 3, task, 7);
     let c = SplitCandidate {
         router: Block::init(&fc(H, 1), &ad),
         left: Block::init(&fc(H, k), &ad),
         right: Block::init(&fc(H, k), &ad),
     };
-    let idx = [4usize, 9, 1, 22, 17];
+    // Rows 4, 9 and 1 are below 12, rows 22 and 17 above it.
+    let idx = [4usize, 22, 9, 1, 17];
     let batch = Batch::upload(&idx, &ad);
-    assert_eq!(Objective::<SplitCandidate>::n_train(&cached), n);
-    Objective::<SplitCandidate>::validate(&cached, &c.valid());
-    assert_eq!(
-        runs.get(),
-        0,
-        "validation and the row count need no training inputs"
-    );
-    let (a, b) = (cached.batch_loss(&c, &batch), live.batch_loss(&c, &batch));
-    cached.batch_loss(&c, &batch);
-    assert_eq!(runs.get(), 1, "computed once, by the first batch");
-    assert_close(&to_vec(a.clone()), &to_vec(b.clone()), "loss");
-    let w = c.router.linears[0].weight.val();
-    assert_close(
-        &to_vec(w.grad(&a.backward()).unwrap()),
-        &to_vec(w.grad(&b.backward()).unwrap()),
-        "router gradient",
-    );
+    let row = ant::train::cached_row_bytes(topo.shape_at(3).numel(), task);
+    let mut results = vec![];
+    for (budget, cached) in [(usize::MAX, n), (0, 0), (12 * row + row / 2, 12)] {
+        let train = LeafInputs::new(Some(view), &set, 3, task, budget);
+        assert_eq!(train.cached_rows(), cached);
+        let obj = LeafObjective {
+            train: &train,
+            valid: &valid,
+            metric: &metric,
+            chunk: 7,
+            router_reg: Default::default(),
+        };
+        assert_eq!(Objective::<SplitCandidate>::n_train(&obj), n);
+        Objective::<SplitCandidate>::validate(&obj, &c.valid());
+        assert!(
+            !train.computed(),
+            "validation and the row count need no training inputs"
+        );
+        let loss = obj.batch_loss(&c, &batch);
+        assert_eq!(
+            train.computed(),
+            cached > 0,
+            "cached rows run when a batch needs them"
+        );
+        let w = c.router.linears[0].weight.val();
+        let grad = to_vec(w.grad(&loss.clone().backward()).unwrap());
+        results.push((to_vec(loss), grad, to_vec(train.first(20).into_flat())));
+    }
+    assert_eq!(results[1], results[0], "nothing cached");
+    assert_eq!(results[2], results[0], "12 rows cached");
 }
 
 /// The optional router terms make a split's router partition its samples: each decision
@@ -397,8 +387,8 @@ fn router_penalties_make_a_split_partition_its_samples() {
             left: Block::init(&fc(2, 2), &ad),
             right: Block::init(&fc(2, 2), &ad),
         };
-        let train = LazyLeafCache::ready(cache.clone());
-        let obj = CachedObjective {
+        let train = LeafInputs::new(None, &set, 0, Task::Classification { classes: 2 }, 0);
+        let obj = LeafObjective {
             train: &train,
             valid: &cache,
             metric: &metric,

@@ -630,6 +630,8 @@ fn load(spec: &RunSpec, cwd: &Path) -> Result<(TestSide, Dataset)> {
         crate::train::check_start(&start, &cfg, &train)?;
     }
     check_memory(&cfg, &train)?;
+    // A bad budget in the environment is refused before the run writes anything.
+    crate::train::growth_cache_budget(0)?;
     Ok((source, train))
 }
 

@@ -13,7 +13,6 @@ use burn::tensor::activation;
 
 use super::device_set::DeviceSet;
 use super::eval::{MetricCtx, Totals, chunks};
-use super::optimise::{Batch, EpochOnDevice, Objective};
 use crate::loss::{Target, leaf_log_lik, leaf_prediction, logsumexp_rows};
 use crate::ops;
 use crate::tree::router::{RouterReg, balance_penalty, decision_entropy, router_logit};
@@ -102,7 +101,7 @@ impl LeafCache {
         }
     }
 
-    fn select(&self, idx: Tensor<1, Int>) -> LeafCache {
+    pub(super) fn select(&self, idx: Tensor<1, Int>) -> LeafCache {
         let sel = |t: &Option<Tensor<2>>| t.as_ref().map(|t| t.clone().select(0, idx.clone()));
         LeafCache {
             h: self.h.select(idx.clone()),
@@ -111,6 +110,23 @@ impl LeafCache {
             rest_pred: sel(&self.rest_pred),
             y: self.y.select(idx.clone()),
             n: idx.dims()[0],
+        }
+    }
+
+    /// `a`'s rows then `b`'s (inputs at the same leaf of the same tree).
+    pub(super) fn cat(a: LeafCache, b: LeafCache) -> LeafCache {
+        let n = a.n + b.n;
+        let both = |x: Option<Tensor<2>>, y: Option<Tensor<2>>| match (x, y) {
+            (Some(x), Some(y)) => Some(Tensor::cat(vec![x, y], 0)),
+            _ => None,
+        };
+        LeafCache {
+            h: a.h.uninit_rows(n).with_rows(0, a.h).with_rows(a.n, b.h),
+            log_reach: both(a.log_reach, b.log_reach),
+            rest_ll: both(a.rest_ll, b.rest_ll),
+            rest_pred: both(a.rest_pred, b.rest_pred),
+            y: a.y.cat(b.y),
+            n,
         }
     }
 
@@ -140,7 +156,7 @@ impl LeafCache {
 
     /// Mean training loss of `model` on these samples: the full tree's NLL, plus
     /// `balance` times the router's [`balance_penalty`] for a split.
-    fn loss<C: Candidate>(&self, model: &C, reg: RouterReg) -> Tensor<1> {
+    pub(super) fn loss<C: Candidate>(&self, model: &C, reg: RouterReg) -> Tensor<1> {
         let (ll, z) = model.local_terms(self.h.clone(), &self.y);
         let mut loss = self.combine(ll).mean().neg();
         if let Some(z) = z {
@@ -258,109 +274,8 @@ impl Candidate for DeepenCandidate {
     }
 }
 
-/// Trains a candidate when training inputs change every epoch (augmentation): the
-/// frozen tree (modules without autodiff) runs on each batch, but nothing is
-/// back-propagated through it. Validation inputs are fixed, so they stay cached.
-pub struct LiveObjective<'a> {
-    /// The frozen tree; `None` while training the root (the input is its representation).
-    pub frozen: Option<TreeView<'a>>,
-    pub leaf: usize,
-    pub train: &'a DeviceSet,
-    pub valid: &'a LeafCache,
-    pub metric: &'a MetricCtx,
-    pub chunk: usize,
-    /// Extra terms on a split's router in the training loss.
-    pub router_reg: RouterReg,
-}
-
-impl<C: Candidate> Objective<C> for LiveObjective<'_> {
-    fn n_train(&self) -> usize {
-        self.train.n
-    }
-    fn device(&self) -> Device {
-        self.train.y.device()
-    }
-    fn upload_epoch(&self, order: &[usize]) -> EpochOnDevice {
-        self.train.upload_epoch(order)
-    }
-    fn batch_loss(&self, model: &C, batch: &Batch) -> Tensor<1> {
-        let set = self.train.batch(batch);
-        let n = batch.rows.len();
-        let b = match self.frozen {
-            Some(tree) => LeafCache::compute(tree, &set, self.leaf, self.metric.task, n),
-            None => LeafCache::for_root(&set),
-        };
-        b.loss(model, self.router_reg)
-    }
-    fn validate(&self, model: &C) -> (f64, f64) {
-        validate_cached(model, self.valid, self.metric, self.chunk)
-    }
-}
-
-/// A leaf's training inputs, run through the frozen tree the first time a candidate
-/// needs them: a resumed run replays its finished candidates without training them, so
-/// replay never runs the tree over every training row.
-pub struct LazyLeafCache<'a> {
-    cache: std::cell::OnceCell<LeafCache>,
-    compute: Box<dyn Fn() -> LeafCache + 'a>,
-    /// Rows, known without computing them.
-    pub n: usize,
-}
-
-impl<'a> LazyLeafCache<'a> {
-    /// The inputs `compute` makes, for `n` rows.
-    pub fn new(n: usize, compute: impl Fn() -> LeafCache + 'a) -> Self {
-        LazyLeafCache {
-            cache: std::cell::OnceCell::new(),
-            compute: Box::new(compute),
-            n,
-        }
-    }
-
-    /// Inputs computed already.
-    #[cfg(any(test, feature = "internals"))]
-    pub fn ready(cache: LeafCache) -> Self {
-        let n = cache.n;
-        LazyLeafCache {
-            cache: std::cell::OnceCell::from(cache),
-            compute: Box::new(|| unreachable!("computed already")),
-            n,
-        }
-    }
-
-    pub fn get(&self) -> &LeafCache {
-        self.cache.get_or_init(|| (self.compute)())
-    }
-}
-
-/// Trains a candidate against cached train / validation inputs.
-pub struct CachedObjective<'a> {
-    pub train: &'a LazyLeafCache<'a>,
-    pub valid: &'a LeafCache,
-    pub metric: &'a MetricCtx,
-    pub chunk: usize,
-    /// Extra terms on a split's router in the training loss.
-    pub router_reg: RouterReg,
-}
-
-impl<C: Candidate> Objective<C> for CachedObjective<'_> {
-    fn n_train(&self) -> usize {
-        self.train.n
-    }
-    fn device(&self) -> Device {
-        self.valid.y.device()
-    }
-    fn batch_loss(&self, model: &C, batch: &Batch) -> Tensor<1> {
-        let b = self.train.get().select(batch.on_device.clone());
-        b.loss(model, self.router_reg)
-    }
-    fn validate(&self, model: &C) -> (f64, f64) {
-        validate_cached(model, self.valid, self.metric, self.chunk)
-    }
-}
-
 /// Validation (NLL, metric) of the tree with `model` at the leaf, on cached inputs.
-fn validate_cached<C: Candidate>(
+pub(super) fn validate_cached<C: Candidate>(
     model: &C,
     valid: &LeafCache,
     metric: &MetricCtx,

@@ -7,15 +7,13 @@ use burn::module::Module;
 use burn::prelude::*;
 
 use super::accept::{Accept, Gain};
-use super::candidate::{
-    CachedObjective, Candidate, DeepenCandidate, LazyLeafCache, LeafCache, LiveObjective,
-    SplitCandidate, row_log_lik,
-};
+use super::candidate::{Candidate, DeepenCandidate, LeafCache, SplitCandidate, row_log_lik};
+use super::leaf_inputs::{LeafInputs, LeafObjective, cached_row_bytes};
 use super::checkpoint::Checkpoints;
 use super::device_set::DeviceSet;
 use super::pretrained::Pretrained;
 use super::eval::MetricCtx;
-use super::optimise::{Batch, Objective, OptimiseOptions, optimise};
+use super::optimise::{OptimiseOptions, optimise};
 use crate::device::{hold_draws, seed_draws};
 use super::seed::{INIT_DEEPEN, INIT_ROOT, INIT_SPLIT, shuffle_stream, sub_seed};
 use super::state::{Fitted, Select};
@@ -87,33 +85,14 @@ impl Ctx<'_> {
             balance: self.cfg.router_balance,
             confidence: self.cfg.router_confidence,
         };
-        let valid = at.valid;
-        let (cached, live);
-        let obj: &dyn Objective<C> = match at.train {
-            TrainData::Cached(train) => {
-                cached = CachedObjective {
-                    train,
-                    valid,
-                    metric,
-                    chunk,
-                    router_reg,
-                };
-                &cached
-            }
-            TrainData::Live { frozen, set } => {
-                live = LiveObjective {
-                    frozen,
-                    leaf: at.node,
-                    train: set,
-                    valid,
-                    metric,
-                    chunk,
-                    router_reg,
-                };
-                &live
-            }
+        let obj = LeafObjective {
+            train: &at.train,
+            valid: at.valid,
+            metric,
+            chunk,
+            router_reg,
         };
-        optimise(c, obj, &opts, obs, self.data.checkpoints)
+        optimise(c, &obj, &opts, obs, self.data.checkpoints)
     }
 }
 
@@ -122,26 +101,8 @@ struct LeafData<'a> {
     node: usize,
     /// The representation's shape there.
     shape: Shape,
-    train: TrainData<'a>,
+    train: LeafInputs<'a>,
     valid: &'a LeafCache,
-}
-
-/// What a candidate trains on: inputs cached once per growth step, or, when training
-/// images are augmented (new inputs every epoch), the frozen tree run on each batch.
-#[derive(Clone, Copy)]
-enum TrainData<'a> {
-    Cached(&'a LazyLeafCache<'a>),
-    Live {
-        frozen: Option<TreeView<'a>>,
-        set: &'a DeviceSet,
-    },
-}
-
-impl<'a> TrainData<'a> {
-    /// The cache when there is one, else the frozen tree (`None`: the root) on `set`.
-    fn new(cache: Option<&'a LazyLeafCache<'a>>, frozen: Option<TreeView<'a>>, set: &'a DeviceSet) -> Self {
-        cache.map_or(TrainData::Live { frozen, set }, TrainData::Cached)
-    }
 }
 
 /// What growth trains on: the data, how it is scored, and the (autodiff) device that
@@ -157,6 +118,9 @@ pub struct GrowthData<'a> {
     pub checkpoints: Option<&'a Checkpoints>,
     /// The trained CNN new modules start from (`--init-from`), if any.
     pub pretrained: Option<&'a Pretrained>,
+    /// Bytes growth may cache at a leaf (its validation and training rows run through
+    /// the frozen tree); rows beyond it run through the tree on each batch.
+    pub cache_budget: usize,
 }
 
 impl GrowthData<'_> {
@@ -219,14 +183,10 @@ pub fn train_root(
         solver: data.new_solver(root_shape, &root_solver),
     };
     let vc = LeafCache::for_root(valid);
-    let tc = train
-        .augment
-        .is_none()
-        .then(|| LazyLeafCache::new(train.n, || LeafCache::for_root(train)));
     let at = LeafData {
         node: 0,
         shape: input,
-        train: TrainData::new(tc.as_ref(), None, train),
+        train: LeafInputs::new(None, train, 0, task, data.cache_budget),
         valid: &vc,
     };
     let fitted = Ctx { cfg, data }.train_candidate(cand, CandidateKind::Root, &at, obs)?;
@@ -310,16 +270,14 @@ impl Ctx<'_> {
             modules: &frozen,
         };
         let vc = LeafCache::compute(view, valid, leaf, task, EVAL_CHUNK);
-        // Without augmentation the training inputs never change: cache them once.
-        let tc = train.augment.is_none().then(|| {
-            LazyLeafCache::new(train.n, move || {
-                LeafCache::compute(view, train, leaf, task, EVAL_CHUNK)
-            })
-        });
+        // The validation rows are cached whole (scored every epoch); the training rows
+        // get what is left of the budget.
+        let shape = topo.shape_at(leaf);
+        let budget = self.data.cache_budget.saturating_sub(valid.n * cached_row_bytes(shape.numel(), task));
         let at = LeafData {
             node: leaf,
-            shape: topo.shape_at(leaf),
-            train: TrainData::new(tc.as_ref(), Some(view), train),
+            shape,
+            train: LeafInputs::new(Some(view), train, leaf, task, budget),
             valid: &vc,
         };
         let parent = modules.nodes[leaf].solver().expect("growth visits leaves");
@@ -402,7 +360,7 @@ impl Ctx<'_> {
             router = p.router(view.topology.next_pos(at.node), router);
         }
         if self.cfg.router_init == RouterInit::Centred {
-            router = centred(&router, self.leaf_sample(view, at), ROUTER_SPREAD);
+            router = centred(&router, self.leaf_sample(at), ROUTER_SPREAD);
         }
         let c = SplitCandidate {
             router,
@@ -413,17 +371,8 @@ impl Ctx<'_> {
     }
 
     /// Up to 2,048 training representations at the leaf (to centre a router on).
-    fn leaf_sample(&self, view: TreeView<'_>, at: &LeafData<'_>) -> crate::modules::Repr {
-        let train = self.data.train;
-        let n = train.n.min(2048);
-        match at.train {
-            TrainData::Cached(c) => c.get().h.narrow(0, n),
-            TrainData::Live { .. } => {
-                let rows: Vec<usize> = (0..n).collect();
-                let b = train.batch(&Batch::upload(&rows, &train.y.device()));
-                LeafCache::compute(view, &b, at.node, self.data.task, EVAL_CHUNK).h
-            }
-        }
+    fn leaf_sample(&self, at: &LeafData<'_>) -> crate::modules::Repr {
+        at.train.first(2048)
     }
 
     fn train_deepen(

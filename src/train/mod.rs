@@ -10,6 +10,7 @@ mod device_set;
 mod eval;
 mod optimise;
 mod growth;
+mod leaf_inputs;
 mod pretrained;
 mod refine;
 mod seed;
@@ -18,10 +19,8 @@ mod state;
 
 pub use accept::{Accept, Gain};
 pub use augment::{Augment, Augmenter};
-pub use candidate::{
-    CachedObjective, Candidate, DeepenCandidate, LazyLeafCache, LeafCache, LiveObjective,
-    SplitCandidate, row_log_lik,
-};
+pub use candidate::{Candidate, DeepenCandidate, LeafCache, SplitCandidate, row_log_lik};
+pub use leaf_inputs::{CACHE_ENV, LeafInputs, LeafObjective, cached_row_bytes, growth_cache_budget};
 pub use checkpoint::{Checkpoints, FailedWrite, Start};
 pub use device_set::{DeviceSet, to_device};
 pub use eval::{MetricCtx, TreeObjective, chunks, evaluate};

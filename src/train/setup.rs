@@ -6,8 +6,8 @@ use std::sync::Arc;
 use burn::prelude::*;
 
 use super::{
-    Augmenter, Checkpoints, DeviceSet, GrowthData, MetricCtx, Pretrained, StartModel, grow, refine,
-    to_device, train_fixed,
+    Augmenter, Checkpoints, DeviceSet, GrowthData, MetricCtx, Pretrained, StartModel, grow,
+    growth_cache_budget, refine, to_device, train_fixed,
 };
 use crate::data::split::{Provenance, ValidSplit};
 use crate::data::{Dataset, Targets};
@@ -194,6 +194,7 @@ pub(crate) fn train(
             device: &ad,
             checkpoints,
             pretrained: pretrained.as_ref(),
+            cache_budget: growth_cache_budget(tset.n * input.numel() * 4)?,
         };
         if let Some(c) = checkpoints {
             c.track_augmenter(tset.augment.clone());
