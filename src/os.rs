@@ -143,18 +143,42 @@ pub(crate) fn memory_limit() -> Option<(u64, &'static str)> {
     None
 }
 
+/// The memory this machine has (RAM, not swap), or its control group's `memory.max`
+/// where that is less: fixed while a run lasts and when it resumes, unlike what is free.
+pub(crate) fn memory_size() -> Option<u64> {
+    #[cfg(all(target_os = "linux", target_env = "gnu"))]
+    {
+        // SAFETY: sysinfo fills the zeroed struct.
+        let mut si: libc::sysinfo = unsafe { std::mem::zeroed() };
+        let ram = (unsafe { libc::sysinfo(&mut si) } == 0)
+            .then(|| u64::from(si.mem_unit.max(1)).saturating_mul(si.totalram));
+        let cgroup = cgroup_memory_file("memory.max");
+        [ram, cgroup].into_iter().flatten().min()
+    }
+    #[cfg(not(all(target_os = "linux", target_env = "gnu")))]
+    None
+}
+
+/// A number in this process's control group (v2) file `name`; `None` where there is none
+/// (or it says "max").
+#[cfg(all(target_os = "linux", target_env = "gnu"))]
+fn cgroup_memory_file(name: &str) -> Option<u64> {
+    let cgroup = std::fs::read_to_string("/proc/self/cgroup").ok()?;
+    let rel = cgroup.lines().find_map(|l| l.strip_prefix("0::"))?;
+    let dir = std::path::Path::new("/sys/fs/cgroup").join(rel.trim_start_matches('/'));
+    std::fs::read_to_string(dir.join(name))
+        .ok()?
+        .trim()
+        .parse()
+        .ok()
+}
+
 /// What the cgroup (v2) of this process may still use: `memory.max` less
 /// `memory.current`; `None` without a limit.
 #[cfg(all(target_os = "linux", target_env = "gnu"))]
 fn cgroup_memory_left() -> Option<u64> {
-    let cgroup = std::fs::read_to_string("/proc/self/cgroup").ok()?;
-    let rel = cgroup.lines().find_map(|l| l.strip_prefix("0::"))?;
-    let dir = std::path::Path::new("/sys/fs/cgroup").join(rel.trim_start_matches('/'));
-    let read = |name: &str| std::fs::read_to_string(dir.join(name)).ok();
-    let max: u64 = read("memory.max")?.trim().parse().ok()?; // "max": no limit
-    let current: u64 = read("memory.current")
-        .and_then(|c| c.trim().parse().ok())
-        .unwrap_or(0);
+    let max = cgroup_memory_file("memory.max")?;
+    let current = cgroup_memory_file("memory.current").unwrap_or(0);
     Some(max.saturating_sub(current))
 }
 

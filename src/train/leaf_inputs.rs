@@ -1,9 +1,11 @@
 //! What a growth candidate trains on at a leaf: every training row run through the
 //! frozen tree, cached within a memory budget and run again on each batch beyond it.
 //!
-//! The frozen tree's output for a row does not depend on the rows beside it, so a batch
-//! is the same numbers whichever of its rows come from the cache: the budget changes
-//! memory and time, never a result (`tests/tree_math.rs` checks it bit for bit).
+//! A row's inputs are the frozen tree's output either way, equal up to float rounding:
+//! the `gemm` crate picks its blocking and kernel by a product's size, so a layer wider
+//! than 512 inputs can sum a row in another order in a call of 64 rows than in one of
+//! 1,024. A budget that caches every row gives the results it always gave; a smaller
+//! one can change a tree the way another CPU does (`tests/growth.rs`).
 
 use std::cell::OnceCell;
 
@@ -23,21 +25,31 @@ use crate::tree::router::RouterReg;
 pub const CACHE_ENV: &str = "ANT_GROWTH_CACHE_MB";
 
 /// What growth may cache at a leaf (its validation and training rows run through the
-/// frozen tree): [`CACHE_ENV`] when set, else a quarter of the memory this process may
-/// use, or the training inputs' `data_bytes` where that is not known. On mnist-a (54,000
-/// rows of 23 KB after the root's transformer, 6.6 times the images), caching every row
-/// rather than 256 MiB took growth from 738 to 537 s and its peak from 0.79 to 1.74 GB.
+/// frozen tree): [`CACHE_ENV`] when set, else a quarter of the machine's memory (its
+/// RAM or its control group's limit: fixed, so a resumed run caches what it did), or
+/// the training inputs' `data_bytes` where that is not known. On mnist-a (54,000 rows of
+/// 23 KB after the root's transformer, 6.6 times the images), caching every row rather
+/// than 256 MiB took growth from 738 to 537 s and its peak from 0.79 to 1.74 GB.
 pub fn growth_cache_budget(data_bytes: usize) -> crate::error::Result<usize> {
-    if let Ok(v) = std::env::var(CACHE_ENV) {
-        let mb: usize = v.trim().parse().map_err(|_| {
-            crate::error::AntError::param(format!("{CACHE_ENV} must be a whole number of MiB, not {v:?}"))
-        })?;
-        return Ok(mb.saturating_mul(1 << 20));
+    let bad = |v: &str| {
+        crate::error::AntError::param(format!("{CACHE_ENV} must be a whole number of MiB, not {v:?}"))
+    };
+    match std::env::var(CACHE_ENV) {
+        Ok(v) => {
+            let digits = v.trim();
+            if digits.is_empty() || !digits.bytes().all(|b| b.is_ascii_digit()) {
+                return Err(bad(&v));
+            }
+            // More MiB than memory can hold is no limit.
+            let mb = digits.parse::<usize>().unwrap_or(usize::MAX);
+            Ok(mb.saturating_mul(1 << 20))
+        }
+        Err(std::env::VarError::NotUnicode(v)) => Err(bad(&v.to_string_lossy())),
+        Err(std::env::VarError::NotPresent) => Ok(match crate::os::memory_size() {
+            Some(size) => usize::try_from(size / 4).unwrap_or(usize::MAX),
+            None => data_bytes,
+        }),
     }
-    Ok(match crate::os::memory_limit() {
-        Some((limit, _)) => usize::try_from(limit / 4).unwrap_or(usize::MAX),
-        None => data_bytes,
-    })
 }
 
 /// Bytes a cached row of a leaf whose representation has `floats` scalars holds: the
