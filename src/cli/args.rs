@@ -27,7 +27,8 @@ pub(crate) struct Cli {
 pub(crate) enum Cmd {
     /// Grow and refine an ANT, then save it and report test scores.
     #[command(
-        override_usage = "ant train --preset <PRESET> --data <DATA> --out <OUT> [OPTIONS]\n       ant train --resume <DIR>"
+        override_usage = "ant train --preset <PRESET> --data <DATA> --out <OUT> [OPTIONS]\n       ant train --resume <DIR>",
+        after_help = "Environment: ANT_GROWTH_CACHE_MB caps what growth caches at a leaf (default: a quarter of the machine's memory); rows beyond it run through the frozen tree on each batch: less memory, slower growth, results equal up to rounding."
     )]
     Train(Box<TrainArgs>),
     /// Score a saved model on the test set of a data path.
