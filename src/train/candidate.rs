@@ -66,17 +66,12 @@ impl LeafCache {
             let y = set.y.narrow(s, len);
             let (leaves, kept) = tree.forward_leaves(x, Some(leaf));
             let kept = kept.expect("leaf is in the tree");
-            let all = h.take().unwrap_or_else(|| kept.uninit_rows(set.n));
-            h = Some(all.with_rows(s, kept));
+            reach.extend(kept.log_reach);
+            let all = h.take().unwrap_or_else(|| kept.h.uninit_rows(set.n));
+            h = Some(all.with_rows(s, kept.h));
             let mut terms = vec![];
             let mut pred: Option<Tensor<2>> = None;
             for l in leaves {
-                if l.node == leaf {
-                    if let Some(lr) = l.log_reach {
-                        reach.push(lr);
-                    }
-                    continue;
-                }
                 let lr = l.log_reach.expect("a tree with two leaves has routers");
                 terms.push(lr.clone() + leaf_log_lik(l.out.clone(), &y));
                 let p = leaf_prediction(l.out, task) * lr.exp();

@@ -21,6 +21,14 @@ pub struct LeafOutput {
     pub out: Tensor<2>,
 }
 
+/// The leaf a growth candidate replaces: what reaches it, without its solver's output.
+pub struct KeptLeaf {
+    /// The representation reaching the leaf.
+    pub h: Repr,
+    /// log of the probability of reaching it, `[B,1]` (`None`: the root).
+    pub log_reach: Option<Tensor<2>>,
+}
+
 /// Adds two optional log-probabilities (`None` = log 1).
 pub(crate) fn add_log(a: &Option<Tensor<2>>, b: Tensor<2>) -> Tensor<2> {
     match a {
@@ -30,9 +38,13 @@ pub(crate) fn add_log(a: &Option<Tensor<2>>, b: Tensor<2>) -> Tensor<2> {
 }
 
 impl TreeView<'_> {
-    /// Every leaf's reach log-probability and solver output. When `keep` names a leaf,
-    /// its representation is returned too (what a growth candidate at that leaf sees).
-    pub fn forward_leaves(&self, x: Repr, keep: Option<usize>) -> (Vec<LeafOutput>, Option<Repr>) {
+    /// Every leaf's reach log-probability and solver output; the leaf `keep` names, if
+    /// any, apart, without running its solver (what a growth candidate there replaces).
+    pub fn forward_leaves(
+        &self,
+        x: Repr,
+        keep: Option<usize>,
+    ) -> (Vec<LeafOutput>, Option<KeptLeaf>) {
         let mut out = Vec::new();
         let mut kept = None;
         // Depth-first; results sorted into arena order below.
@@ -51,10 +63,11 @@ impl TreeView<'_> {
                     let pr = add_log(&lp, ops::log_sigmoid(z.neg()));
                     vec![(l, (h.clone(), Some(pl))), (r, (h, Some(pr)))]
                 }
+                (h, NodeStep::Solve(_)) if keep == Some(i) => {
+                    kept = Some(KeptLeaf { h, log_reach: lp });
+                    vec![]
+                }
                 (h, NodeStep::Solve(solver)) => {
-                    if keep == Some(i) {
-                        kept = Some(h.clone());
-                    }
                     out.push(LeafOutput {
                         node: i,
                         log_reach: lp,
