@@ -136,11 +136,7 @@ impl<'a> LeafInputs<'a> {
     fn cache(&self) -> &LeafCache {
         self.cache.get_or_init(|| {
             let k = self.cached;
-            if k == self.set.n {
-                return self.run(self.set);
-            }
-            let first = DeviceSet::new(self.set.x.narrow(0, k), self.set.y.narrow(0, k), k);
-            self.run(&first)
+            self.run(&DeviceSet::new(self.set.x.narrow(0, k), self.set.y.narrow(0, k), k))
         })
     }
 

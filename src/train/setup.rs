@@ -199,23 +199,7 @@ pub(crate) fn train(
         if let Some(c) = checkpoints {
             c.track_augmenter(tset.augment.clone());
         }
-        let ((tree, valid_nll, valid_metric), decisions, grown) = match cfg.baseline {
-            Some(b) => {
-                let fixed = train_fixed(&cfg, input, data, observer)?;
-                let why = || format!("baseline {b} does not fit inputs of shape {input}");
-                (fixed.ok_or_else(|| AntError::param(why()))?, vec![], None)
-            }
-            None => {
-                let grown = grow(&cfg, data, input, observer)?;
-                let decisions = grown.decisions.clone();
-                let before = (
-                    Tree::new(grown.tree.topology.clone(), grown.tree.modules.valid()),
-                    grown.valid_nll,
-                    grown.valid_metric,
-                );
-                (refine(&cfg, grown, data, observer)?, decisions, Some(before))
-            }
-        };
+        let ((tree, valid_nll, valid_metric), decisions, grown) = fit(&cfg, input, data, observer)?;
         if !valid_nll.is_finite() || !valid_metric.is_finite() {
             return Err(AntError::Diverged {
                 valid_nll,
@@ -234,6 +218,31 @@ pub(crate) fn train(
             grown,
             device: base,
         })
+}
+
+/// A tree, its validation NLL and metric, with its growth's decisions and the tree as
+/// growth left it (a baseline: trained as it is, neither).
+type Fit = ((Tree, f64, f64), Vec<Decision>, Option<(Tree, f64, f64)>);
+
+/// The baseline `cfg` names trained, or an ANT grown then refined, on `data`.
+fn fit(cfg: &TrainConfig, input: Shape, data: GrowthData<'_>, observer: &mut dyn Observer) -> Result<Fit> {
+    match cfg.baseline {
+        Some(b) => {
+            let fixed = train_fixed(cfg, input, data, observer)?;
+            let why = || format!("baseline {b} does not fit inputs of shape {input}");
+            Ok((fixed.ok_or_else(|| AntError::param(why()))?, vec![], None))
+        }
+        None => {
+            let grown = grow(cfg, data, input, observer)?;
+            let decisions = grown.decisions.clone();
+            let before = (
+                Tree::new(grown.tree.topology.clone(), grown.tree.modules.valid()),
+                grown.valid_nll,
+                grown.valid_metric,
+            );
+            Ok((refine(cfg, grown, data, observer)?, decisions, Some(before)))
+        }
+    }
 }
 
 /// The training and validation rows training splits `data` into, and the provenance
