@@ -334,6 +334,67 @@ fn convs(timer: &Timer, base: &Device, b: usize) {
             rate(bw, back * flops),
             rate(f + bw, (1.0 + back) * flops),
         );
+        if ci == 1 {
+            pooled_data_layer(timer, dev, (tree, co, k, side), &x, flops);
+        }
+    }
+}
+
+/// A data layer with its ReLU and 2x2 max-pooling (the presets' first transformer), as
+/// `ant` runs it (the convolution pooled in one op, then the ReLU) and as two ops (the
+/// convolution, then the pooling and the ReLU), in turns (three rounds, to spread the
+/// shared machine's drift over both).
+fn pooled_data_layer(
+    timer: &Timer,
+    dev: &Device,
+    (tree, co, k, side): (&str, usize, usize, usize),
+    x: &Tensor<4>,
+    flops: f64,
+) {
+    let conv = LayerSpec::Conv {
+        c_in: 1,
+        c_out: co,
+        k,
+        pad: 0,
+    };
+    let one = block(
+        vec![conv.clone(), LayerSpec::Relu, LayerSpec::MaxPool2],
+        dev,
+    );
+    let mut two = (
+        block(vec![conv], dev),
+        block(vec![LayerSpec::Relu, LayerSpec::MaxPool2], dev),
+    );
+    two.0.convs = one.convs.clone();
+    let run = |f: &dyn Fn() -> Tensor<1>| {
+        timer.run(|| {
+            let t = now();
+            let s = f();
+            sync(dev);
+            let tf = ms(t);
+            let t = now();
+            drop(s.backward());
+            sync(dev);
+            [tf, ms(t)]
+        })
+    };
+    for _ in 0..3 {
+        let ops: [(&str, &dyn Fn() -> Tensor<1>); 2] = [
+            ("one op", &|| one.forward(image(x)).into_flat().sum()),
+            ("two ops", &|| {
+                two.1.forward(two.0.forward(image(x))).into_flat().sum()
+            }),
+        ];
+        for (how, f) in ops {
+            let ([f, bw], n) = run(f);
+            println!(
+                "| {tree} | conv{k} 1->{co} on {side}x{side} + relu + pool, {how} | {} | {f:.2} | {bw:.2} | {:.1} | {:.1} | {:.1} | {n} |",
+                x.dims()[0],
+                flops / f / 1e6,
+                flops / bw / 1e6,
+                2.0 * flops / (f + bw) / 1e6,
+            );
+        }
     }
 }
 

@@ -270,43 +270,56 @@ impl Block {
     }
 
     pub fn forward(&self, x: Repr) -> Repr {
+        use LayerSpec::{Conv, Gap, MaxPool2, Relu};
         let (mut ci, mut li) = (0, 0);
         let mut x = x;
-        let mut layers = self.spec.layers.iter().peekable();
-        while let Some(l) = layers.next() {
-            x = match (l, x) {
-                // ReLU then 2x2 max-pooling is pooling then ReLU, values and gradients
-                // alike (the maximum commutes with a non-decreasing function; where it is
-                // not positive both pass no gradient), on a quarter of the values.
-                (LayerSpec::Relu, Repr::Image(t)) if layers.next_if_eq(&&LayerSpec::MaxPool2).is_some() => {
-                    Repr::Image(ops::relu(ops::max_pool2x2(t)))
-                }
-                // A router's ReLU and global average pooling: one op, one pass each way.
-                (LayerSpec::Relu, Repr::Image(t)) if layers.next_if_eq(&&LayerSpec::Gap).is_some() => {
-                    Repr::Flat(ops::relu_gap(t))
-                }
-                (LayerSpec::Conv { .. }, Repr::Image(t)) => {
+        let mut rest = &self.spec.layers[..];
+        while !rest.is_empty() {
+            // Fused runs of layers first: how many layers this step takes.
+            let taken;
+            (x, taken) = match (rest, x) {
+                // A convolution, ReLU and 2x2 max-pooling: the convolution pooled in one op,
+                // then the ReLU, values and gradients alike (the maximum commutes with a
+                // non-decreasing function; where it is not positive both pass no
+                // gradient), on a quarter of the values.
+                ([Conv { .. }, Relu, MaxPool2, ..], Repr::Image(t)) => {
                     ci += 1;
-                    Repr::Image(ops::conv2d(&self.convs[ci - 1], t))
+                    (Repr::Image(ops::relu(ops::conv2d_pool2x2(&self.convs[ci - 1], t))), 3)
                 }
-                (LayerSpec::Linear { .. }, r) => {
+                ([Relu, MaxPool2, ..], Repr::Image(t)) => (Repr::Image(ops::relu(ops::max_pool2x2(t))), 2),
+                // A router's ReLU and global average pooling: one op, one pass each way.
+                ([Relu, Gap, ..], Repr::Image(t)) => (Repr::Flat(ops::relu_gap(t)), 2),
+                ([Conv { .. }, ..], Repr::Image(t)) => {
+                    ci += 1;
+                    (Repr::Image(ops::conv2d(&self.convs[ci - 1], t)), 1)
+                }
+                ([LayerSpec::Linear { .. }, ..], r) => {
                     li += 1;
-                    Repr::Flat(self.linears[li - 1].forward(r.into_flat()))
+                    (Repr::Flat(self.linears[li - 1].forward(r.into_flat())), 1)
                 }
-                (LayerSpec::Relu, Repr::Image(t)) => Repr::Image(ops::relu(t)),
-                (LayerSpec::Relu, Repr::Flat(t)) => Repr::Flat(ops::relu(t)),
-                (LayerSpec::Tanh, Repr::Image(t)) => Repr::Image(ops::tanh(t)),
-                (LayerSpec::Tanh, Repr::Flat(t)) => Repr::Flat(ops::tanh(t)),
-                (LayerSpec::MaxPool2, Repr::Image(t)) => Repr::Image(ops::max_pool2x2(t)),
-                (LayerSpec::Gap, Repr::Image(t)) => {
-                    let [b, c, _, _] = t.dims();
-                    Repr::Flat(t.mean_dim(3).mean_dim(2).reshape([b, c]))
-                }
-                (LayerSpec::Flatten, r) => Repr::Flat(r.into_flat()),
-                (l, r) => unreachable!("layer {l:?} on {r:?}: specs are shape-checked at build"),
+                ([l, ..], r) => (layer(l, r), 1),
+                ([], _) => unreachable!("the loop stops when no layer is left"),
             };
+            rest = &rest[taken..];
         }
         x
+    }
+}
+
+/// One layer without weights on `r`.
+fn layer(l: &LayerSpec, r: Repr) -> Repr {
+    match (l, r) {
+        (LayerSpec::Relu, Repr::Image(t)) => Repr::Image(ops::relu(t)),
+        (LayerSpec::Relu, Repr::Flat(t)) => Repr::Flat(ops::relu(t)),
+        (LayerSpec::Tanh, Repr::Image(t)) => Repr::Image(ops::tanh(t)),
+        (LayerSpec::Tanh, Repr::Flat(t)) => Repr::Flat(ops::tanh(t)),
+        (LayerSpec::MaxPool2, Repr::Image(t)) => Repr::Image(ops::max_pool2x2(t)),
+        (LayerSpec::Gap, Repr::Image(t)) => {
+            let [b, c, _, _] = t.dims();
+            Repr::Flat(t.mean_dim(3).mean_dim(2).reshape([b, c]))
+        }
+        (LayerSpec::Flatten, r) => Repr::Flat(r.into_flat()),
+        (l, r) => unreachable!("layer {l:?} on {r:?}: specs are shape-checked at build"),
     }
 }
 

@@ -1,5 +1,6 @@
-//! Two burn ops with ant's own kernels: the 2-D convolution (forward on burn-flex, and
-//! its backward pass) and 2×2 max-pooling.
+//! Three burn ops with ant's own kernels: the 2-D convolution (forward on burn-flex, and
+//! its backward pass), 2×2 max-pooling, and the two as one op (the convolution's
+//! full-size output never stored on burn-flex: [`super::flex_conv`]).
 //!
 //! burn computes a convolution's gradients one by one, the weight's generically as a
 //! convolution with batch and channels swapped. On burn-flex that ran through its general
@@ -10,8 +11,8 @@
 //! all three gradients come from its fused `at::convolution_backward` (cuDNN's on a GPU),
 //! as in PyTorch's autograd, and the forward pass is burn-tch's.
 //!
-//! The op is a burn backend extension with its own backward pass: [`conv2d`] is what
-//! the modules call.
+//! The ops are a burn backend extension with their own backward passes: [`conv2d`],
+//! [`conv2d_pool2x2`] and [`max_pool2x2`] are what the modules call.
 
 // burn-tch is deprecated in burn 0.22 but is the GPU backend that builds offline here.
 #![cfg_attr(feature = "torch", allow(deprecated))]
@@ -21,19 +22,17 @@ use burn::backend::autodiff::checkpoint::strategy::CheckpointStrategy;
 use burn::backend::autodiff::grads::Gradients;
 use burn::backend::autodiff::ops::{Backward, Ops, OpsKind};
 use burn::backend::autodiff::NodeId;
-use burn::backend::flex::FlexTensor;
-use burn::backend::ops::{ConvOptions, IntTensorOps, ModuleOps};
+use burn::backend::ops::ConvOptions;
 use burn::backend::tensor::{FloatTensor, IntTensor};
 use burn::backend::{
-    Autodiff, Backend, Dispatch, Flex, TensorMetadata, backend_extension, get_or_init_device_settings,
+    Autodiff, Backend, Dispatch, TensorMetadata, backend_extension, get_or_init_device_settings,
 };
 use burn::nn::PaddingConfig2d;
 use burn::nn::conv::Conv2d;
 use burn::prelude::*;
-use burn::tensor::{DType, IntDType, TensorData};
-use rayon::prelude::*;
+use burn::tensor::IntDType;
 
-use super::{cpu_conv, dims4};
+use super::dims4;
 
 /// Convolutions with [`ConvGrads`] as their backward pass, and 2×2 max-pooling.
 #[backend_extension(Flex, LibTorch: cfg(feature = "torch"), Autodiff)]
@@ -62,6 +61,29 @@ pub trait GemmConv: Backend {
     fn max_pool2x2(x: FloatTensor<Self>) -> FloatTensor<Self> {
         Self::max_pool2d(x, [2, 2], [2, 2], [0, 0], [1, 1], false)
     }
+
+    /// The convolution with a bias then 2×2 max-pooling, with where each window's
+    /// maximum came from in a form only the backend's
+    /// [`ConvGrads::conv2d_pool2x2_grads`] reads (here burn's index in the plane).
+    fn conv2d_bias_pool2x2_with_indices(
+        x: FloatTensor<Self>,
+        weight: FloatTensor<Self>,
+        bias: FloatTensor<Self>,
+        options: ConvOptions<2>,
+        int_dtype: IntDType,
+    ) -> (FloatTensor<Self>, IntTensor<Self>) {
+        Self::max_pool2x2_with_indices(Self::conv2d_bias(x, weight, bias, options), int_dtype)
+    }
+
+    /// The convolution with a bias then 2×2 max-pooling, without indices.
+    fn conv2d_bias_pool2x2(
+        x: FloatTensor<Self>,
+        weight: FloatTensor<Self>,
+        bias: FloatTensor<Self>,
+        options: ConvOptions<2>,
+    ) -> FloatTensor<Self> {
+        Self::max_pool2x2(Self::conv2d_bias(x, weight, bias, options))
+    }
 }
 
 /// The backward pass of [`GemmConv::conv2d_bias`], all three gradients in one call (a
@@ -79,11 +101,47 @@ pub trait ConvGrads: GemmConv {
     ) -> [Option<FloatTensor<Self>>; 3] {
         separate_grads::<Self>(x, weight, bias, grad, options, need)
     }
+
+    /// The gradients of [`GemmConv::conv2d_bias_pool2x2_with_indices`] for the pooled
+    /// output's gradient `grad` and the indices it returned.
+    #[allow(clippy::too_many_arguments)]
+    fn conv2d_pool2x2_grads(
+        x: FloatTensor<Self>,
+        weight: FloatTensor<Self>,
+        bias: FloatTensor<Self>,
+        grad: FloatTensor<Self>,
+        indices: IntTensor<Self>,
+        options: ConvOptions<2>,
+        need: [bool; 3],
+    ) -> [Option<FloatTensor<Self>>; 3] {
+        unpooled_grads::<Self>(x, weight, bias, (grad, indices), options, need)
+    }
+}
+
+/// The pooling's gradient by burn's backward pass (onto zeros of the convolution's
+/// output shape: only the shape is read), then the convolution's three.
+pub(super) fn unpooled_grads<B: ConvGrads>(
+    x: FloatTensor<B>,
+    weight: FloatTensor<B>,
+    bias: FloatTensor<B>,
+    (grad, indices): (FloatTensor<B>, IntTensor<B>),
+    options: ConvOptions<2>,
+    need: [bool; 3],
+) -> [Option<FloatTensor<B>>; 3] {
+    let ([n, _, h, w], [o, _, kh, kw]) = (dims4(&x.shape()), dims4(&weight.shape()));
+    let side = |len: usize, k: usize, i: usize| {
+        let (begin, end) = options.padding[i];
+        (len + begin + end - options.dilation[i] * (k - 1) - 1) / options.stride[i] + 1
+    };
+    let shape = burn::tensor::Shape::new([n, o, side(h, kh, 0), side(w, kw, 1)]);
+    let out = B::float_zeros(shape, &grad.device(), grad.dtype().into());
+    let g = B::max_pool2d_with_indices_backward(out, [2, 2], [2, 2], [0, 0], [1, 1], false, grad, indices);
+    B::conv2d_grads(x, weight, bias, g.x_grad, options, need)
 }
 
 /// The three gradients one by one, burn's way: the input's by a transposed convolution,
 /// the weight's generically, the bias's by a sum.
-fn separate_grads<B: GemmConv>(
+pub(super) fn separate_grads<B: GemmConv>(
     x: FloatTensor<B>,
     weight: FloatTensor<B>,
     bias: FloatTensor<B>,
@@ -125,159 +183,6 @@ impl ConvGrads for burn::backend::LibTorch {
     }
 }
 
-impl GemmConv for Flex {
-    fn conv2d_bias(
-        x: FlexTensor,
-        weight: FlexTensor,
-        bias: FlexTensor,
-        options: ConvOptions<2>,
-    ) -> FlexTensor {
-        let Some(shape) = unrolled_shape(&x, &weight, &options).filter(|_| bias.dtype() == DType::F32)
-        else {
-            return Flex::conv2d(x, weight, Some(bias), options);
-        };
-        let (ho, wo) = shape.out_hw();
-        let out = cpu_conv::conv2d(&shape, &f32s(&x), &f32s(&weight), &f32s(&bias));
-        FlexTensor::from_data(TensorData::new(out, [shape.n, shape.o, ho, wo]))
-    }
-
-    fn max_pool2x2_with_indices(x: FlexTensor, int_dtype: IntDType) -> (FlexTensor, FlexTensor) {
-        if x.dtype() != DType::F32 {
-            let out =
-                Flex::max_pool2d_with_indices(x, [2, 2], [2, 2], [0, 0], [1, 1], false, int_dtype);
-            return (out.output, out.indices);
-        }
-        let (out, idx) = pool2x2(&x, true);
-        let idx = FlexTensor::from_data(TensorData::new(idx, out.layout().shape().clone()));
-        let idx = if idx.dtype() == DType::from(int_dtype) {
-            idx
-        } else {
-            Flex::int_cast(idx, int_dtype)
-        };
-        (out, idx)
-    }
-
-    fn max_pool2x2(x: FlexTensor) -> FlexTensor {
-        if x.dtype() != DType::F32 {
-            return Flex::max_pool2d(x, [2, 2], [2, 2], [0, 0], [1, 1], false);
-        }
-        pool2x2(&x, false).0
-    }
-}
-
-impl ConvGrads for Flex {
-    fn conv2d_grads(
-        x: FlexTensor,
-        weight: FlexTensor,
-        bias: FlexTensor,
-        grad: FlexTensor,
-        options: ConvOptions<2>,
-        need: [bool; 3],
-    ) -> [Option<FlexTensor>; 3] {
-        let Some(shape) = unrolled_shape(&x, &weight, &options).filter(|_| grad.dtype() == DType::F32)
-        else {
-            return separate_grads::<Self>(x, weight, bias, grad, options, need);
-        };
-        let g = cpu_conv::conv2d_grads(&shape, &f32s(&x), &f32s(&weight), &f32s(&grad), need);
-        let tensor = |v: Option<Vec<f32>>, like: &FlexTensor| {
-            v.map(|v| FlexTensor::from_data(TensorData::new(v, like.layout().shape().clone())))
-        };
-        [tensor(g.x, &x), tensor(g.weight, &weight), tensor(g.bias, &bias)]
-    }
-}
-
-/// The shapes of a convolution [`cpu_conv`] computes (f32, stride 1, no dilation or
-/// groups, symmetric padding: every convolution of an ANT); `None` for burn's own.
-fn unrolled_shape(
-    x: &FlexTensor,
-    weight: &FlexTensor,
-    options: &ConvOptions<2>,
-) -> Option<cpu_conv::ConvShape> {
-    let plain = options.groups == 1
-        && options.stride == [1, 1]
-        && options.dilation == [1, 1]
-        && !options.is_asymmetric()
-        && x.dtype() == DType::F32
-        && weight.dtype() == DType::F32;
-    let [n, c, h, w] = dims4(x.layout().shape());
-    let [o, wc, kh, kw] = dims4(weight.layout().shape());
-    let shape = cpu_conv::ConvShape { n, c, h, w, o, kh, kw, pad: options.padding_begin() };
-    (plain && wc == c && shape.valid()).then_some(shape)
-}
-
-/// An f32 tensor's values in row-major order.
-fn f32s(t: &FlexTensor) -> std::borrow::Cow<'_, [f32]> {
-    match t.as_slice::<f32>() {
-        Some(v) => std::borrow::Cow::Borrowed(v),
-        None => std::borrow::Cow::Owned(t.clone().into_data().try_into_vec::<f32>().expect("f32")),
-    }
-}
-
-/// 2×2, stride-2 max-pooling of an f32 `[n, c, h, w]` tensor (odd edges dropped), with
-/// the argmax (`row · w + column` in the plane) when `with_indices`. Ties and NaNs as
-/// burn-flex: the first maximum in row-major order wins, a NaN wins over any number
-/// and the last NaN over earlier ones.
-fn pool2x2(x: &FlexTensor, with_indices: bool) -> (FlexTensor, Vec<i64>) {
-    let x = x.to_contiguous();
-    let xs: &[f32] = x.as_slice().expect("contiguous f32");
-    let [n, c, h, w] = dims4(x.layout().shape());
-    let (ho, wo) = (h / 2, w / 2);
-    let mut out = vec![0f32; n * c * ho * wo];
-    let mut idx = vec![0i64; if with_indices { out.len() } else { 0 }];
-    let plane_out = (ho * wo).max(1);
-    let planes = out.par_chunks_mut(plane_out).zip(xs.par_chunks(h * w));
-    if with_indices {
-        planes
-            .zip(idx.par_chunks_mut(plane_out))
-            .for_each(|((o, plane), ix)| pool_plane(plane, w, o, Some(ix)));
-    } else {
-        planes.for_each(|(o, plane)| pool_plane(plane, w, o, None));
-    }
-    let out = FlexTensor::from_data(TensorData::new(out, [n, c, ho, wo]));
-    (out, idx)
-}
-
-/// One plane (`w` wide) pooled into `out` (`wo = w / 2` wide), with the argmax
-/// (`row · w + column`) in `ix` when given. The cells of a window are taken in row-major
-/// order and one replaces the best so far when it is greater or NaN: the first maximum
-/// wins, a NaN wins over any number and the last NaN over earlier ones (burn-flex's
-/// ties and NaNs). Written as selects on whole rows so that the loops compile to vector
-/// compares and blends (branches on which cell wins, a coin toss on real activations,
-/// made a scalar loop 3x slower on random data than on sorted).
-fn pool_plane(plane: &[f32], w: usize, out: &mut [f32], mut ix: Option<&mut [i64]>) {
-    let wo = w / 2;
-    let take = |v: f32, best: f32| (v > best) | v.is_nan();
-    for (y, o) in out.chunks_exact_mut(wo.max(1)).enumerate() {
-        let (r0, r1) = (&plane[2 * y * w..][..2 * wo], &plane[(2 * y + 1) * w..][..2 * wo]);
-        match ix.as_deref_mut() {
-            None => {
-                for (x, o) in o.iter_mut().enumerate() {
-                    let mut best = r0[2 * x];
-                    for v in [r0[2 * x + 1], r1[2 * x], r1[2 * x + 1]] {
-                        best = if take(v, best) { v } else { best };
-                    }
-                    *o = best;
-                }
-            }
-            Some(ix) => {
-                let ix = &mut ix[y * wo..][..wo];
-                let first = (2 * y * w) as i64;
-                for (x, (o, ix)) in o.iter_mut().zip(ix).enumerate() {
-                    let at = first + 2 * x as i64;
-                    let (mut best, mut arg) = (r0[2 * x], at);
-                    for (v, a) in [(r0[2 * x + 1], at + 1), (r1[2 * x], at + w as i64), (r1[2 * x + 1], at + w as i64 + 1)] {
-                        let t = take(v, best);
-                        best = if t { v } else { best };
-                        arg = if t { a } else { arg };
-                    }
-                    *o = best;
-                    *ix = arg;
-                }
-            }
-        }
-    }
-}
-
 impl<B: ConvGrads, C: CheckpointStrategy> GemmConv for Autodiff<B, C> {
     fn conv2d_bias(
         x: FloatTensor<Self>,
@@ -304,13 +209,9 @@ impl<B: ConvGrads, C: CheckpointStrategy> GemmConv for Autodiff<B, C> {
                 let weight =
                     checkpointer.retrieve_node_output::<B::FloatTensorPrimitive>(weight_state);
                 let bias = checkpointer.retrieve_node_output::<B::FloatTensorPrimitive>(bias_state);
-                let need = [node_x.is_some(), node_weight.is_some(), node_bias.is_some()];
-                let [gx, gw, gb] = B::conv2d_grads(x, weight, bias, grad, options, need);
-                for (node, g) in [(node_x, gx), (node_weight, gw), (node_bias, gb)] {
-                    if let (Some(node), Some(g)) = (node, g) {
-                        grads.register::<B>(node.id, g)
-                    }
-                }
+                let ids = [node_x, node_weight, node_bias].map(|node| node.map(|n| n.id));
+                let need = ids.map(|id| id.is_some());
+                register::<B>(grads, ids, B::conv2d_grads(x, weight, bias, grad, options, need));
             }
         }
 
@@ -339,6 +240,55 @@ impl<B: ConvGrads, C: CheckpointStrategy> GemmConv for Autodiff<B, C> {
                 bias.into_primitive(),
                 options,
             )),
+        }
+    }
+
+    fn conv2d_bias_pool2x2(
+        x: FloatTensor<Self>,
+        weight: FloatTensor<Self>,
+        bias: FloatTensor<Self>,
+        options: ConvOptions<2>,
+    ) -> FloatTensor<Self> {
+        #[derive(Debug)]
+        struct Conv2dBiasPool2x2;
+
+        impl<B: ConvGrads> Backward<B, 3> for Conv2dBiasPool2x2 {
+            type State = (NodeId, NodeId, NodeId, IntTensor<B>, ConvOptions<2>);
+
+            fn backward(
+                self,
+                ops: Ops<Self::State, 3>,
+                grads: &mut Gradients,
+                checkpointer: &mut Checkpointer,
+            ) {
+                let grad = grads.consume::<B>(&ops.node);
+                let (x_state, weight_state, bias_state, indices, options) = ops.state;
+                let [x, weight, bias] = [x_state, weight_state, bias_state]
+                    .map(|s| checkpointer.retrieve_node_output::<B::FloatTensorPrimitive>(s));
+                let ids = ops.parents.map(|node| node.map(|n| n.id));
+                let need = ids.map(|id| id.is_some());
+                let g = B::conv2d_pool2x2_grads(x, weight, bias, grad, indices, options, need);
+                register::<B>(grads, ids, g);
+            }
+        }
+
+        match Conv2dBiasPool2x2
+            .prepare::<C>([x.node(), weight.node(), bias.node()])
+            .compute_bound()
+            .stateful()
+        {
+            OpsKind::Tracked(mut prep) => {
+                let states = [&x, &weight, &bias].map(|t| prep.checkpoint(t));
+                let settings = get_or_init_device_settings::<B>(&x.primitive().device());
+                let [x, weight, bias] = [x, weight, bias].map(|t| t.into_primitive());
+                let (out, indices) =
+                    B::conv2d_bias_pool2x2_with_indices(x, weight, bias, options.clone(), settings.int_dtype);
+                prep.finish((states[0], states[1], states[2], indices, options), out)
+            }
+            OpsKind::UnTracked(prep) => {
+                let [x, weight, bias] = [x, weight, bias].map(|t| t.into_primitive());
+                prep.finish(B::conv2d_bias_pool2x2(x, weight, bias, options))
+            }
         }
     }
 
@@ -387,6 +337,15 @@ impl<B: ConvGrads, C: CheckpointStrategy> GemmConv for Autodiff<B, C> {
     }
 }
 
+/// Each gradient given registered for its parent, where that parent is tracked.
+fn register<B: Backend>(grads: &mut Gradients, ids: [Option<NodeId>; 3], g: [Option<FloatTensor<B>>; 3]) {
+    for (id, g) in ids.into_iter().zip(g) {
+        if let (Some(id), Some(g)) = (id, g) {
+            grads.register::<B>(id, g)
+        }
+    }
+}
+
 /// 2×2 max-pooling with stride 2 (burn's, with burn-flex's kernel replaced by one made
 /// for this window: it was 1.5× PyTorch's forward).
 pub fn max_pool2x2(x: Tensor<4>) -> Tensor<4> {
@@ -396,28 +355,41 @@ pub fn max_pool2x2(x: Tensor<4>) -> Tensor<4> {
 /// `conv`'s output for `x`: burn-nn's `Conv2d::forward`, with the weight gradient of
 /// [`GemmConv`].
 pub fn conv2d(conv: &Conv2d, x: Tensor<4>) -> Tensor<4> {
+    // ANTs' convolutions all have a bias and explicit padding; others keep burn's own.
+    let Some((options, b)) = options_and_bias(conv) else {
+        return conv.forward(x);
+    };
+    let (x, w, b) = (x.into_dispatch(), conv.weight.val().into_dispatch(), b.into_dispatch());
+    Tensor::<4>::from_dispatch(<Dispatch as GemmConv>::conv2d_bias(x, w, b, options))
+}
+
+/// `conv` then 2×2 max-pooling with stride 2 as one op ([`GemmConv::conv2d_bias_pool2x2`]):
+/// the same values and gradients as [`max_pool2x2`] of [`conv2d`], without the
+/// convolution's full-size output in memory on the CPU. `ANT_CONV_POOL=separate` runs
+/// the two ops instead, to compare.
+pub fn conv2d_pool2x2(conv: &Conv2d, x: Tensor<4>) -> Tensor<4> {
+    static SEPARATE: std::sync::OnceLock<bool> = std::sync::OnceLock::new();
+    let separate = *SEPARATE.get_or_init(|| std::env::var("ANT_CONV_POOL").is_ok_and(|v| v == "separate"));
+    match options_and_bias(conv).filter(|_| !separate) {
+        Some((options, b)) => {
+            let (x, w, b) = (x.into_dispatch(), conv.weight.val().into_dispatch(), b.into_dispatch());
+            Tensor::<4>::from_dispatch(<Dispatch as GemmConv>::conv2d_bias_pool2x2(x, w, b, options))
+        }
+        None => max_pool2x2(conv2d(conv, x)),
+    }
+}
+
+/// `conv`'s options and bias where [`GemmConv`] computes it: a bias, and padding given
+/// (burn works `Same` out from the input).
+fn options_and_bias(conv: &Conv2d) -> Option<(ConvOptions<2>, Tensor<1>)> {
     let ((top, bottom), (left, right)) = match conv.padding {
         PaddingConfig2d::Valid => ((0, 0), (0, 0)),
         PaddingConfig2d::Explicit(top, left, bottom, right) => ((top, bottom), (left, right)),
-        // Not used by ANTs: burn's own, which works the padding out from the input.
-        PaddingConfig2d::Same => return conv.forward(x),
+        PaddingConfig2d::Same => return None,
     };
-    let options = ConvOptions::new_with_padding(
-        conv.stride,
-        [(top, bottom), (left, right)],
-        conv.dilation,
-        conv.groups,
-    );
-    // ANTs' convolutions all have a bias; one without keeps burn's own.
-    let Some(b) = &conv.bias else {
-        return conv.forward(x);
-    };
-    Tensor::<4>::from_dispatch(<Dispatch as GemmConv>::conv2d_bias(
-        x.into_dispatch(),
-        conv.weight.val().into_dispatch(),
-        b.val().into_dispatch(),
-        options,
-    ))
+    let padding = [(top, bottom), (left, right)];
+    let options = ConvOptions::new_with_padding(conv.stride, padding, conv.dilation, conv.groups);
+    Some((options, conv.bias.as_ref()?.val()))
 }
 
 #[cfg(test)]
@@ -541,6 +513,65 @@ mod tests {
         }
     }
 
+    /// The convolution pooled in one op, then ReLU, gives the output and the input's,
+    /// weight's and bias's gradients of the convolution, ReLU and pooling one after the
+    /// other, bit for bit: with and without autodiff, padded or not, odd outputs (an
+    /// edge dropped), an input that needs no gradient (the data's layer), and an output
+    /// too small to pool in one op (burn's ops then).
+    #[test]
+    fn the_pooled_convolution_is_the_convolution_relu_and_pooling() {
+        use crate::ops::{conv2d_pool2x2, relu};
+        let bits = |t: Tensor<4>| to_vec(t).iter().map(|v| v.to_bits()).collect::<Vec<_>>();
+        let bits1 = |t: Tensor<1>| to_vec(t).iter().map(|v| v.to_bits()).collect::<Vec<_>>();
+        #[allow(unused_mut)]
+        let mut devices = vec![Device::flex().autodiff(), Device::flex()];
+        #[cfg(feature = "torch")]
+        #[allow(deprecated)]
+        devices.extend(torch_devices().into_iter().flat_map(|t| [t.clone().autodiff(), t]));
+        // (input shape, c_out, kernel, padding, input needs a gradient)
+        let cases = [
+            ([37, 1, 28, 28], 6, 5, 0, false),
+            ([5, 3, 9, 8], 4, 3, 1, true),
+            ([3, 2, 12, 11], 5, 4, 2, true),
+            ([2, 2, 3, 3], 3, 3, 0, true),
+        ];
+        for device in devices {
+            for (shape, c_out, k, pad, grad_x) in cases {
+                // LibTorch refuses to pool a 1x1 output at all.
+                if shape[2] + 2 * pad - k < 2 && crate::ops::libtorch_is_cuda(&device).is_some() {
+                    continue;
+                }
+                let conv: Conv2d = Conv2dConfig::new([shape[1], c_out], [k, k])
+                    .with_padding(PaddingConfig2d::Explicit(pad, pad, pad, pad))
+                    .init(&device);
+                let what = format!("{device:?} {shape:?} k{k} p{pad}");
+                let run = |f: &dyn Fn(Tensor<4>) -> Tensor<4>| {
+                    let x = input(shape, &device);
+                    let x = if grad_x { x } else { Tensor::from_data(x.into_data(), &device) };
+                    let y = relu(f(x.clone()));
+                    let out = bits(y.clone());
+                    if !device.is_autodiff() {
+                        return (out, None);
+                    }
+                    let g = (y.clone() * y).sum().backward();
+                    let grads = (
+                        x.grad(&g).map(&bits),
+                        bits(conv.weight.val().grad(&g).unwrap()),
+                        bits1(conv.bias.as_ref().unwrap().val().grad(&g).unwrap()),
+                    );
+                    (out, Some(grads))
+                };
+                let fused = run(&|x| conv2d_pool2x2(&conv, x));
+                let separate = run(&|x| max_pool2x2(conv2d(&conv, x)));
+                assert_eq!(fused.0, separate.0, "output {what}");
+                assert_eq!(fused.1, separate.1, "gradients {what}");
+                if let Some((gx, ..)) = &fused.1 {
+                    assert_eq!(gx.is_some(), grad_x, "input gradient {what}");
+                }
+            }
+        }
+    }
+
     /// Pooling's output and input gradient are burn's bit for bit, ties and odd edges
     /// included, with and without autodiff.
     #[test]
@@ -636,7 +667,7 @@ mod tests {
     fn unrolled_gradients_match_burns() {
         use burn::backend::Flex;
         use burn::backend::flex::FlexTensor;
-        use burn::backend::ops::ConvOptions;
+                use burn::backend::ops::ConvOptions;
 
         use super::ConvGrads;
 

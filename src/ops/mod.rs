@@ -13,11 +13,13 @@
 mod activation;
 mod conv;
 mod cpu_conv;
+mod cpu_pool;
+mod flex_conv;
 #[cfg(feature = "torch")]
 mod libtorch;
 
 pub use activation::{log_sigmoid, log_softmax, logsumexp_rows, relu, relu_gap, tanh};
-pub use conv::{conv2d, max_pool2x2};
+pub use conv::{conv2d, conv2d_pool2x2, max_pool2x2};
 #[cfg(feature = "torch")]
 pub(crate) use libtorch::cuda_device_count;
 

@@ -15,9 +15,11 @@
 //! Plain slices in and out: the tensors are `conv.rs`'s business.
 
 mod patches;
+mod pooled;
 mod rows;
 
 use patches::Positions;
+pub use pooled::{conv2d_pool2x2, conv2d_pool2x2_grads};
 
 use rayon::prelude::*;
 
@@ -242,6 +244,9 @@ struct Scratch {
     cols: Vec<f32>,
     grid: Vec<f32>,
     folded: Vec<f32>,
+    /// A chunk's convolution or a group's output gradient at full size, for the
+    /// convolution pooled in one op ([`pooled`]).
+    full: Vec<f32>,
 }
 
 thread_local! {
@@ -311,69 +316,117 @@ pub fn conv2d_grads(
     grad: &[f32],
     need: [bool; 3],
 ) -> ConvGradients {
-    conv2d_grads_in(s.layout(), s, x, weight, grad, need)
+    conv2d_grads_in(s.layout(), s, x, weight, OutGrad::Full(grad), need)
 }
 
-/// [`conv2d_grads`] in the given layout.
+/// A convolution's output gradient as its backward pass receives it.
+#[derive(Clone, Copy)]
+enum OutGrad<'a> {
+    /// `[n, o, ho, wo]`.
+    Full(&'a [f32]),
+    /// The gradient of the output pooled 2×2, `[n, o, ho / 2, wo / 2]`, and the cell of
+    /// each window its maximum came from ([`pooled`]).
+    Pooled(&'a [f32], &'a [u8]),
+}
+
+impl<'a> OutGrad<'a> {
+    /// Whether it fits the convolution `s`.
+    fn fits(self, s: &ConvShape) -> bool {
+        let (ho, wo) = s.out_hw();
+        match self {
+            OutGrad::Full(g) => g.len() == s.n * s.o * ho * wo,
+            OutGrad::Pooled(g, cells) => g.len() == s.n * s.o * (ho / 2) * (wo / 2) && cells.len() == g.len(),
+        }
+    }
+
+    /// The output gradient `[nb, o, ho, wo]` of samples `first..first + nb`: a slice of
+    /// the full one, or made in `buf` from the pooled one.
+    fn samples<'b>(self, s: &ConvShape, first: usize, nb: usize, buf: &'b mut Vec<f32>) -> &'b [f32]
+    where
+        'a: 'b,
+    {
+        let (ho, wo) = s.out_hw();
+        let (l, lq) = (ho * wo, (ho / 2) * (wo / 2));
+        match self {
+            OutGrad::Full(g) => &g[first * s.o * l..][..nb * s.o * l],
+            OutGrad::Pooled(g, cells) => {
+                let full = sized(buf, nb * s.o * l);
+                full.fill(0.0);
+                let (g, cells) = (&g[first * s.o * lq..][..nb * s.o * lq], &cells[first * s.o * lq..]);
+                for (p, plane) in full.chunks_exact_mut(l).enumerate() {
+                    super::cpu_pool::unpool_plane(&g[p * lq..][..lq], &cells[p * lq..][..lq], wo, plane);
+                }
+                full
+            }
+        }
+    }
+}
+
+/// The gradients for the output gradient `grad` in the given layout, each only where
+/// `need` asks.
 fn conv2d_grads_in(
     layout: Layout,
     s: &ConvShape,
     x: &[f32],
     weight: &[f32],
-    grad: &[f32],
+    grad: OutGrad,
     [need_x, need_w, need_b]: [bool; 3],
 ) -> ConvGradients {
     assert!(s.valid() && x.len() == s.n * s.c * s.h * s.w && weight.len() == s.o * s.taps());
-    let (ho, wo) = s.out_hw();
-    assert_eq!(grad.len(), s.n * s.o * ho * wo);
-    let mut dx = need_x.then(|| vec![0f32; x.len()]);
-    let mut dw = None;
-    if need_x || need_w {
-        let unrolled = s.unrolled(weight, layout);
-        let group = s.group(&unrolled);
-        // Each group's slice of the input's gradient, if asked.
-        let dx_parts: Vec<Option<&mut [f32]>> = match dx.as_deref_mut() {
-            Some(dx) => dx.chunks_mut(group * s.c * s.h * s.w).map(Some).collect(),
-            None => (0..s.n.div_ceil(group)).map(|_| None).collect(),
-        };
-        let partials: Vec<Option<Vec<f32>>> = dx_parts
-            .into_par_iter()
-            .enumerate()
-            .map(|(gi, dx)| {
-                let samples = (gi * group, group);
-                with_scratch(|sc| match &unrolled {
-                    Unrolled::Patches(w, pos) => patches::grads(s, *pos, (x, w, grad), samples, dx, need_w, sc),
-                    Unrolled::Rows(w) => rows::grads(s, (x, w, grad), samples, dx, need_w, sc),
-                })
-            })
-            .collect();
-        // The groups' weight gradients, summed in order, in the layout's arrangement.
-        let sum = partials.into_iter().flatten().reduce(|mut a, b| {
-            a.iter_mut().zip(&b).for_each(|(a, b)| *a += b);
-            a
-        });
-        dw = need_w.then(|| match (sum, &unrolled) {
-            (None, _) => vec![0f32; weight.len()],
-            (Some(w), Unrolled::Patches(..)) => w,
-            (Some(w), Unrolled::Rows(_)) => s.weight_from_rows(&w),
-        });
-    }
-    ConvGradients { x: dx, weight: dw, bias: need_b.then(|| bias_grad(s, grad)) }
-}
-
-/// The bias's gradient: each output channel's gradient summed over samples and positions.
-fn bias_grad(s: &ConvShape, grad: &[f32]) -> Vec<f32> {
+    assert!(grad.fits(s), "output gradient of another shape");
     let (ho, wo) = s.out_hw();
     let l = ho * wo;
-    (0..s.o)
+    let mut dx = need_x.then(|| vec![0f32; x.len()]);
+    let unrolled = s.unrolled(weight, layout);
+    let group = s.group(&unrolled);
+    // Each group's slice of the input's gradient, if asked.
+    let dx_parts: Vec<Option<&mut [f32]>> = match dx.as_deref_mut() {
+        Some(dx) => dx.chunks_mut(group * s.c * s.h * s.w).map(Some).collect(),
+        None => (0..s.n.div_ceil(group)).map(|_| None).collect(),
+    };
+    // Per group: its partial weight gradient, and each of its planes' gradient summed.
+    let parts: Vec<(Option<Vec<f32>>, Vec<f32>)> = dx_parts
         .into_par_iter()
-        .map(|oc| (0..s.n).map(|b| lane_sum(&grad[(b * s.o + oc) * l..][..l], |v| v)).sum::<f32>())
-        .collect()
+        .enumerate()
+        .map(|(gi, dx)| {
+            let (first, nb) = (gi * group, group.min(s.n - gi * group));
+            with_scratch(|sc| {
+                let mut buf = std::mem::take(&mut sc.full);
+                let g = grad.samples(s, first, nb, &mut buf);
+                let sums = match need_b {
+                    true => g.chunks_exact(l).map(|p| lane_sum(p, |v| v)).collect(),
+                    false => Vec::new(),
+                };
+                let dw = match &unrolled {
+                    _ if !(need_x || need_w) => None,
+                    Unrolled::Patches(w, pos) => patches::grads(s, *pos, (x, w, g), (first, group), dx, need_w, sc),
+                    Unrolled::Rows(w) => rows::grads(s, (x, w, g), (first, group), dx, need_w, sc),
+                };
+                sc.full = buf;
+                (dw, sums)
+            })
+        })
+        .collect();
+    let (partials, sums): (Vec<_>, Vec<_>) = parts.into_iter().unzip();
+    // The groups' weight gradients, summed in order, in the layout's arrangement.
+    let sum = partials.into_iter().flatten().reduce(|mut a, b| {
+        a.iter_mut().zip(&b).for_each(|(a, b)| *a += b);
+        a
+    });
+    let weight = need_w.then(|| match (sum, &unrolled) {
+        (None, _) => vec![0f32; weight.len()],
+        (Some(w), Unrolled::Patches(..)) => w,
+        (Some(w), Unrolled::Rows(_)) => s.weight_from_rows(&w),
+    });
+    // The bias's: each output channel's plane sums, over the samples in order.
+    let sums = sums.concat();
+    let bias = need_b.then(|| (0..s.o).map(|oc| (0..s.n).map(|b| sums[b * s.o + oc]).sum::<f32>()).collect());
+    ConvGradients { x: dx, weight, bias }
 }
 
 #[cfg(test)]
 mod tests {
-    use super::{ConvShape, Layout, conv2d_grads_in, conv2d_in};
+    use super::{ConvShape, Layout, OutGrad, conv2d_grads_in, conv2d_in};
 
     const LAYOUTS: [Layout; 3] = [Layout::Grid, Layout::Exact, Layout::Rows];
 
@@ -415,12 +468,12 @@ mod tests {
             for layout in LAYOUTS {
                 let what = format!("{layout:?} {s:?}");
                 close(&conv2d_in(layout, &s, &x, &w, &b), &want[0], &format!("output {what}"));
-                let got = conv2d_grads_in(layout, &s, &x, &w, &g, [true; 3]);
+                let got = conv2d_grads_in(layout, &s, &x, &w, OutGrad::Full(&g), [true; 3]);
                 close(&got.x.unwrap(), &want[1], &format!("input gradient {what}"));
                 close(&got.weight.unwrap(), &want[2], &format!("weight gradient {what}"));
                 close(&got.bias.unwrap(), &want[3], &format!("bias gradient {what}"));
                 // The first convolution of a tree asks for the weight's gradient alone.
-                let alone = conv2d_grads_in(layout, &s, &x, &w, &g, [false, true, false]);
+                let alone = conv2d_grads_in(layout, &s, &x, &w, OutGrad::Full(&g), [false, true, false]);
                 assert!(alone.x.is_none() && alone.bias.is_none(), "{what}");
                 close(&alone.weight.unwrap(), &want[2], &format!("weight gradient alone {what}"));
             }
@@ -442,7 +495,7 @@ mod tests {
                 let pool = rayon::ThreadPoolBuilder::new().num_threads(threads).build().unwrap();
                 pool.install(|| {
                     let out = conv2d_in(layout, &s, &x, &w, &[0.5; 6]);
-                    let grads = conv2d_grads_in(layout, &s, &x, &w, &g, [true; 3]);
+                    let grads = conv2d_grads_in(layout, &s, &x, &w, OutGrad::Full(&g), [true; 3]);
                     (out, grads.x.unwrap(), grads.weight.unwrap(), grads.bias.unwrap())
                 })
             };

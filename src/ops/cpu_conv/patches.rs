@@ -82,8 +82,8 @@ impl ConvShape {
         }
     }
 
-    /// The output gradient of samples `start..start + nb` on the grid, `[o, nb · span]`,
-    /// zero in the layout's padding columns.
+    /// The output gradient of samples `start..start + nb` of `grad` on the grid,
+    /// `[o, nb · span]`, zero in the layout's padding columns.
     fn grid_grad(&self, grad: &[f32], start: usize, nb: usize, g: &mut [f32]) {
         let (ho, wo) = self.out_hw();
         let (span, wp) = (self.span(Positions::Grid), self.wp());
@@ -158,9 +158,9 @@ pub(super) fn forward(s: &ConvShape, pos: Positions, x: &[f32], weight: &[f32], 
     }
 }
 
-/// The gradients of the group of samples `first..first + group`: their input gradient
-/// written into `dx` (that slice of it) if asked, their weight gradient returned
-/// (`[o, c·kh·kw]`) if `need_w`.
+/// The gradients of the group of samples `first..first + group` for their output
+/// gradient `grad` (that slice of it): their input gradient written into `dx` (that
+/// slice of it) if asked, their weight gradient returned (`[o, c·kh·kw]`) if `need_w`.
 pub(super) fn grads(
     s: &ConvShape,
     pos: Positions,
@@ -177,10 +177,10 @@ pub(super) fn grads(
         let g = match pos {
             Positions::Grid => {
                 let columns = sized(&mut sc.grid, s.o * nb * span);
-                s.grid_grad(grad, start, nb, columns);
+                s.grid_grad(grad, start - first, nb, columns);
                 Mat::row_major(columns, s.o, nb * span)
             }
-            Positions::Exact => Mat::row_major(&grad[start * s.o * span..][..s.o * span], s.o, span),
+            Positions::Exact => Mat::row_major(&grad[(start - first) * s.o * span..][..s.o * span], s.o, span),
         };
         let cols = sized(&mut sc.cols, ckk * nb * span);
         if let Some(dw) = dw.as_deref_mut() {

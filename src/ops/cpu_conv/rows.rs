@@ -117,8 +117,9 @@ pub(super) fn forward(s: &ConvShape, x: &[f32], wr: &[f32], first: usize, out: &
     }
 }
 
-/// The gradients of the group of samples `first..first + group`: their input gradient
-/// written into `dx` (that slice of it) if asked, their weight gradient returned (in
+/// The gradients of the group of samples `first..first + group` for their output
+/// gradient `grad` (that slice of it): their input gradient written into `dx` (that
+/// slice of it) if asked, their weight gradient returned (in
 /// [`ConvShape::weight_by_rows`]'s layout) if `need_w`.
 pub(super) fn grads(
     s: &ConvShape,
@@ -132,7 +133,7 @@ pub(super) fn grads(
     let (hpwo, ckw, l, plane) = (s.hp() * wo, s.row_taps(), ho * wo, s.c * s.h * s.w);
     let mut dw = need_w.then(|| vec![0f32; wr.len()]);
     for b in first..(first + group).min(s.n) {
-        let g = Mat::row_major(&grad[b * s.o * l..][..s.o * l], s.o, l);
+        let g = Mat::row_major(&grad[(b - first) * s.o * l..][..s.o * l], s.o, l);
         let u = sized(&mut sc.cols, ckw * hpwo);
         if let Some(dw) = dw.as_deref_mut() {
             let xp = s.padded(x, b, 1, &mut sc.padded);
