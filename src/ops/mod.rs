@@ -2,9 +2,10 @@
 //! supplies itself, each on every device (burn-flex on `cpu`, LibTorch on `torch` and
 //! `cuda`). Modules, losses and growth call these functions and name no kernel.
 //!
-//! - `conv`: the 2-D convolution and 2x2 max-pooling as burn ops with their own
-//!   backward pass; on the CPU the convolution runs as gemms in one of the layouts of
-//!   `cpu_conv`.
+//! - `conv`: the 2-D convolution, 2x2 max-pooling and the two as one op, as burn ops
+//!   with their own backward passes; `flex_conv` is their burn-flex side, where the
+//!   convolution runs as gemms in one of the layouts of `cpu_conv` and the pooling by
+//!   `cpu_pool`'s kernel.
 //! - `activation`: ReLU, tanh, log-sigmoid, log-softmax and a row's log-sum-exp, one
 //!   fused LibTorch kernel each on `torch` and `cuda`.
 //! - `libtorch`: the calls into LibTorch that burn-tch does not make (the fused
