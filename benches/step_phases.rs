@@ -316,16 +316,7 @@ fn convs(timer: &Timer, base: &Device, b: usize) {
         let x = input([b, ci, side, side], ci > 1, dev);
         let out = side + 1 - k;
         let flops = 2.0 * (b * co * ci * k * k * out * out) as f64;
-        let ([f, bw], n) = timer.run(|| {
-            let t = now();
-            let s = c.forward(image(&x)).into_flat().sum();
-            sync(dev);
-            let tf = ms(t);
-            let t = now();
-            drop(s.backward());
-            sync(dev);
-            [tf, ms(t)]
-        });
+        let ([f, bw], n) = forward_backward(timer, dev, &|| c.forward(image(&x)).into_flat().sum());
         let back = if ci > 1 { 2.0 } else { 1.0 };
         let rate = |ms: f64, f: f64| f / ms / 1e6;
         println!(
@@ -338,6 +329,21 @@ fn convs(timer: &Timer, base: &Device, b: usize) {
             pooled_data_layer(timer, dev, (tree, co, k, side), &x, flops);
         }
     }
+}
+
+/// `f`'s forward pass and the backward pass from its result, timed apart (ms), and
+/// the calls made.
+fn forward_backward(timer: &Timer, dev: &Device, f: &dyn Fn() -> Tensor<1>) -> ([f64; 2], usize) {
+    timer.run(|| {
+        let t = now();
+        let s = f();
+        sync(dev);
+        let tf = ms(t);
+        let t = now();
+        drop(s.backward());
+        sync(dev);
+        [tf, ms(t)]
+    })
 }
 
 /// A data layer with its ReLU and 2x2 max-pooling (the presets' first transformer), as
@@ -366,18 +372,6 @@ fn pooled_data_layer(
         block(vec![LayerSpec::Relu, LayerSpec::MaxPool2], dev),
     );
     two.0.convs = one.convs.clone();
-    let run = |f: &dyn Fn() -> Tensor<1>| {
-        timer.run(|| {
-            let t = now();
-            let s = f();
-            sync(dev);
-            let tf = ms(t);
-            let t = now();
-            drop(s.backward());
-            sync(dev);
-            [tf, ms(t)]
-        })
-    };
     for _ in 0..3 {
         let ops: [(&str, &dyn Fn() -> Tensor<1>); 2] = [
             ("one op", &|| one.forward(image(x)).into_flat().sum()),
@@ -386,7 +380,7 @@ fn pooled_data_layer(
             }),
         ];
         for (how, f) in ops {
-            let ([f, bw], n) = run(f);
+            let ([f, bw], n) = forward_backward(timer, dev, f);
             println!(
                 "| {tree} | conv{k} 1->{co} on {side}x{side} + relu + pool, {how} | {} | {f:.2} | {bw:.2} | {:.1} | {:.1} | {:.1} | {n} |",
                 x.dims()[0],
