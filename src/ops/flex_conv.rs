@@ -63,7 +63,7 @@ impl GemmConv for Flex {
         let Some(shape) = pooled_shape(&x, &weight, &bias, &options) else {
             return Flex::max_pool2x2_with_indices(Flex::conv2d_bias(x, weight, bias, options), int_dtype);
         };
-        let (out, cells) = cpu_conv::conv2d_pool2x2(&shape, &f32s(&x), &f32s(&weight), &f32s(&bias));
+        let (out, cells) = cpu_conv::conv2d_pool2x2(&shape, &f32s(&x), &f32s(&weight), &f32s(&bias), true);
         let (ho, wo) = shape.out_hw();
         let dims = [shape.n, shape.o, ho / 2, wo / 2];
         (FlexTensor::from_data(TensorData::new(out, dims)), FlexTensor::from_data(TensorData::new(cells, dims)))
@@ -73,7 +73,7 @@ impl GemmConv for Flex {
         match pooled_shape(&x, &weight, &bias, &options) {
             Some(shape) => {
                 let (ho, wo) = shape.out_hw();
-                let (out, _) = cpu_conv::conv2d_pool2x2(&shape, &f32s(&x), &f32s(&weight), &f32s(&bias));
+                let (out, _) = cpu_conv::conv2d_pool2x2(&shape, &f32s(&x), &f32s(&weight), &f32s(&bias), false);
                 FlexTensor::from_data(TensorData::new(out, [shape.n, shape.o, ho / 2, wo / 2]))
             }
             None => Flex::max_pool2x2(Flex::conv2d_bias(x, weight, bias, options)),

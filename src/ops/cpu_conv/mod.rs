@@ -244,8 +244,8 @@ struct Scratch {
     cols: Vec<f32>,
     grid: Vec<f32>,
     folded: Vec<f32>,
-    /// A chunk's convolution or a group's output gradient at full size, for the
-    /// convolution pooled in one op ([`pooled`]).
+    /// A chunk's convolution or output gradient at full size, for the convolution
+    /// pooled in one op ([`pooled`]).
     full: Vec<f32>,
 }
 
@@ -362,6 +362,14 @@ impl<'a> OutGrad<'a> {
     }
 }
 
+/// Each plane's (`l` values of `full`) sum in 16 lanes added to `sums`, if given: what
+/// the bias's gradient sums over the samples.
+fn plane_sums(full: &[f32], l: usize, sums: Option<&mut Vec<f32>>) {
+    if let Some(sums) = sums {
+        sums.extend(full.chunks_exact(l).map(|p| lane_sum(p, |v| v)));
+    }
+}
+
 /// The gradients for the output gradient `grad` in the given layout, each only where
 /// `need` asks.
 fn conv2d_grads_in(
@@ -391,18 +399,20 @@ fn conv2d_grads_in(
         .map(|(gi, dx)| {
             let (first, nb) = (gi * group, group.min(s.n - gi * group));
             with_scratch(|sc| {
-                let mut buf = std::mem::take(&mut sc.full);
-                let g = grad.samples(s, first, nb, &mut buf);
-                let sums = match need_b {
-                    true => g.chunks_exact(l).map(|p| lane_sum(p, |v| v)).collect(),
-                    false => Vec::new(),
-                };
+                // The layouts unpool a pooled gradient a chunk at a time (the scratch stays
+                // that size whatever the batch), and sum its planes for the bias there.
+                let mut sums = Vec::new();
+                let want = (need_w, need_b.then_some(&mut sums));
                 let dw = match &unrolled {
-                    _ if !(need_x || need_w) => None,
-                    Unrolled::Patches(w, pos) => patches::grads(s, *pos, (x, w, g), (first, group), dx, need_w, sc),
-                    Unrolled::Rows(w) => rows::grads(s, (x, w, g), (first, group), dx, need_w, sc),
+                    _ if !(need_x || need_w) => {
+                        for b in (first..first + nb).filter(|_| need_b) {
+                            plane_sums(grad.samples(s, b, 1, &mut sc.full), l, Some(&mut sums));
+                        }
+                        None
+                    }
+                    Unrolled::Patches(w, pos) => patches::grads(s, *pos, (x, w, grad), (first, group), dx, want, sc),
+                    Unrolled::Rows(w) => rows::grads(s, (x, w, grad), (first, group), dx, want, sc),
                 };
-                sc.full = buf;
                 (dw, sums)
             })
         })

@@ -6,7 +6,7 @@
 //! `dcols = Wᵀ · G` folded onto the input's gradient. The two arrangements of the
 //! positions ([`Positions`]) trade copying against arithmetic.
 
-use super::{ConvShape, Mat, Scratch, gemm, sized};
+use super::{ConvShape, Mat, OutGrad, Scratch, plane_sums, gemm, sized};
 
 /// Floats of unrolled input per chunk (1 MiB): about what a core's L2 cache holds.
 const CHUNK_FLOATS: usize = 1 << 18;
@@ -82,15 +82,15 @@ impl ConvShape {
         }
     }
 
-    /// The output gradient of samples `start..start + nb` of `grad` on the grid,
-    /// `[o, nb · span]`, zero in the layout's padding columns.
-    fn grid_grad(&self, grad: &[f32], start: usize, nb: usize, g: &mut [f32]) {
+    /// The output gradient `grad` of `nb` samples on the grid, `[o, nb · span]`, zero in
+    /// the layout's padding columns.
+    fn grid_grad(&self, grad: &[f32], nb: usize, g: &mut [f32]) {
         let (ho, wo) = self.out_hw();
         let (span, wp) = (self.span(Positions::Grid), self.wp());
         g.fill(0.0);
         for (oc, row) in g.chunks_exact_mut(nb * span).enumerate() {
             for (b, dst) in row.chunks_exact_mut(span).enumerate() {
-                let src = &grad[((start + b) * self.o + oc) * ho * wo..][..ho * wo];
+                let src = &grad[(b * self.o + oc) * ho * wo..][..ho * wo];
                 for (y, s) in src.chunks_exact(wo).enumerate() {
                     dst[y * wp..][..wo].copy_from_slice(s);
                 }
@@ -158,29 +158,32 @@ pub(super) fn forward(s: &ConvShape, pos: Positions, x: &[f32], weight: &[f32], 
     }
 }
 
-/// The gradients of the group of samples `first..first + group` for their output
-/// gradient `grad` (that slice of it): their input gradient written into `dx` (that
-/// slice of it) if asked, their weight gradient returned (`[o, c·kh·kw]`) if `need_w`.
+/// The gradients of the group of samples `first..first + group` for the output gradient
+/// `grad`: their input gradient written into `dx` (that slice of it) if asked, their
+/// weight gradient returned (`[o, c·kh·kw]`) if `need_w`.
 pub(super) fn grads(
     s: &ConvShape,
     pos: Positions,
-    (x, weight, grad): (&[f32], &[f32], &[f32]),
+    (x, weight, grad): (&[f32], &[f32], OutGrad),
     (first, group): (usize, usize),
     mut dx: Option<&mut [f32]>,
-    need_w: bool,
+    (need_w, mut sums): (bool, Option<&mut Vec<f32>>),
     sc: &mut Scratch,
 ) -> Option<Vec<f32>> {
     let (span, ckk, plane, per) = (s.span(pos), s.taps(), s.c * s.h * s.w, s.chunk(pos));
+    let l = s.out_hw().0 * s.out_hw().1;
     let mut dw = need_w.then(|| vec![0f32; weight.len()]);
     for start in (first..(first + group).min(s.n)).step_by(per) {
         let nb = per.min(s.n - start);
+        let full = grad.samples(s, start, nb, &mut sc.full);
+        plane_sums(full, l, sums.as_deref_mut());
         let g = match pos {
             Positions::Grid => {
                 let columns = sized(&mut sc.grid, s.o * nb * span);
-                s.grid_grad(grad, start - first, nb, columns);
+                s.grid_grad(full, nb, columns);
                 Mat::row_major(columns, s.o, nb * span)
             }
-            Positions::Exact => Mat::row_major(&grad[(start - first) * s.o * span..][..s.o * span], s.o, span),
+            Positions::Exact => Mat::row_major(full, s.o, span),
         };
         let cols = sized(&mut sc.cols, ckk * nb * span);
         if let Some(dw) = dw.as_deref_mut() {

@@ -13,45 +13,47 @@ use super::{ConvGradients, ConvShape, Layout, OutGrad, Unrolled, conv2d_grads_in
 use crate::ops::cpu_pool::pool_plane;
 
 /// The convolution of `x` by `weight` plus `bias` (an output of 2 × 2 or more), pooled:
-/// `[n, o, ho / 2, wo / 2]`, and the cell (0..4, row-major) of each window its maximum
-/// came from.
-pub fn conv2d_pool2x2(s: &ConvShape, x: &[f32], weight: &[f32], bias: &[f32]) -> (Vec<f32>, Vec<u8>) {
-    conv2d_pool2x2_in(s.layout(), s, x, weight, bias)
+/// `[n, o, ho / 2, wo / 2]`, and if `with_cells` the cell (0..4, row-major) of each
+/// window its maximum came from (else an empty vector).
+pub fn conv2d_pool2x2(s: &ConvShape, x: &[f32], weight: &[f32], bias: &[f32], with_cells: bool) -> (Vec<f32>, Vec<u8>) {
+    conv2d_pool2x2_in(s.layout(), s, (x, weight, bias), with_cells)
 }
 
 /// [`conv2d_pool2x2`] in the given layout.
-fn conv2d_pool2x2_in(layout: Layout, s: &ConvShape, x: &[f32], weight: &[f32], bias: &[f32]) -> (Vec<f32>, Vec<u8>) {
+fn conv2d_pool2x2_in(layout: Layout, s: &ConvShape, (x, weight, bias): (&[f32], &[f32], &[f32]), with_cells: bool) -> (Vec<f32>, Vec<u8>) {
     assert!(s.valid() && x.len() == s.n * s.c * s.h * s.w && weight.len() == s.o * s.taps());
     let (ho, wo) = s.out_hw();
     assert!(bias.len() == s.o && ho >= 2 && wo >= 2);
-    let (l, sample) = (ho * wo, s.o * (ho / 2) * (wo / 2));
+    let (l, lq) = (ho * wo, (ho / 2) * (wo / 2));
     let unrolled = s.unrolled(weight, layout);
-    let group = s.group(&unrolled);
+    let group = s.group(&unrolled) * s.o * lq;
     // Samples per call of the layout's forward pass: what the unpooled op convolves at once.
     let per = match &unrolled {
         Unrolled::Patches(_, pos) => s.chunk(*pos),
         Unrolled::Rows(_) => 1,
+    } * s.o * lq;
+    let mut out = vec![0f32; s.n * s.o * lq];
+    let mut cells = vec![0u8; if with_cells { out.len() } else { 0 }];
+    let cell_groups: Vec<Option<&mut [u8]>> = match with_cells {
+        true => cells.chunks_mut(group).map(Some).collect(),
+        false => out.chunks(group).map(|_| None).collect(),
     };
-    let mut out = vec![0f32; s.n * sample];
-    let mut cells = vec![0u8; out.len()];
-    let groups = out.par_chunks_mut(group * sample).zip(cells.par_chunks_mut(group * sample));
-    groups.enumerate().for_each(|(gi, (out, cells))| {
+    out.par_chunks_mut(group).zip(cell_groups).enumerate().for_each(|(gi, (out, mut cells))| {
         with_scratch(|sc| {
             let mut full = std::mem::take(&mut sc.full);
-            let chunks = out.chunks_mut(per * sample).zip(cells.chunks_mut(per * sample));
-            for (k, (out, cells)) in chunks.enumerate() {
-                let conv = sized(&mut full, out.len() / sample * s.o * l);
+            for (k, out) in out.chunks_mut(per).enumerate() {
+                let conv = sized(&mut full, out.len() / lq * l);
                 for (plane, &b) in conv.chunks_exact_mut(l).zip(bias.iter().cycle()) {
                     plane.fill(b);
                 }
-                let first = gi * group + k * per;
+                let first = (gi * group + k * per) / (s.o * lq);
                 match &unrolled {
                     Unrolled::Patches(w, pos) => patches::forward(s, *pos, x, w, first, conv, sc),
                     Unrolled::Rows(w) => rows::forward(s, x, w, first, conv, sc),
                 }
-                let planes = conv.chunks_exact(l).zip(out.chunks_exact_mut(sample / s.o));
-                for ((plane, out), cells) in planes.zip(cells.chunks_exact_mut(sample / s.o)) {
-                    pool_plane(plane, wo, out, Some(cells));
+                for (p, (plane, out)) in conv.chunks_exact(l).zip(out.chunks_exact_mut(lq)).enumerate() {
+                    let cells = cells.as_deref_mut().map(|c| &mut c[k * per + p * lq..][..lq]);
+                    pool_plane(plane, wo, out, cells);
                 }
             }
             sc.full = full;
@@ -111,7 +113,9 @@ mod tests {
                 for (p, plane) in conv.chunks_exact(l).enumerate() {
                     pool_plane(plane, wo, &mut pooled[p * lq..][..lq], Some(&mut at[p * lq..][..lq]));
                 }
-                let (out, cells) = conv2d_pool2x2_in(layout, &s, &x, &w, &b);
+                let (out, cells) = conv2d_pool2x2_in(layout, &s, (&x, &w, &b), true);
+                let (alone, none) = conv2d_pool2x2_in(layout, &s, (&x, &w, &b), false);
+                assert!(bits(&alone) == bits(&out) && none.is_empty(), "without cells {what}");
                 assert_eq!(bits(&out), bits(&pooled), "output {what}");
                 // The unpooled gradient: burn's scatter of `g` to the windows' maxima.
                 let mut full = vec![0f32; conv.len()];

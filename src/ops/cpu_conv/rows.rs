@@ -11,7 +11,7 @@
 //! than the grid's; the gemms are smaller, one sample at a time, which pays once
 //! `c · kw` is big enough to fill them.
 
-use super::{ConvShape, Mat, Scratch, gemm_strided, sized};
+use super::{ConvShape, Mat, OutGrad, Scratch, plane_sums, gemm_strided, sized};
 
 impl ConvShape {
     /// Rows of the row-unrolled input: one per input channel and kernel column.
@@ -125,23 +125,24 @@ pub(super) fn forward(s: &ConvShape, x: &[f32], wr: &[f32], first: usize, out: &
     }
 }
 
-/// The gradients of the group of samples `first..first + group` for their output
-/// gradient `grad` (that slice of it): their input gradient written into `dx` (that
-/// slice of it) if asked, their weight gradient returned (in
-/// [`ConvShape::weight_by_rows`]'s layout) if `need_w`.
+/// The gradients of the group of samples `first..first + group` for the output gradient
+/// `grad`: their input gradient written into `dx` (that slice of it) if asked, their
+/// weight gradient returned (in [`ConvShape::weight_by_rows`]'s layout) if `need_w`.
 pub(super) fn grads(
     s: &ConvShape,
-    (x, wr, grad): (&[f32], &[f32], &[f32]),
+    (x, wr, grad): (&[f32], &[f32], OutGrad),
     (first, group): (usize, usize),
     mut dx: Option<&mut [f32]>,
-    need_w: bool,
+    (need_w, mut sums): (bool, Option<&mut Vec<f32>>),
     sc: &mut Scratch,
 ) -> Option<Vec<f32>> {
     let (ho, wo) = s.out_hw();
     let (hpwo, ckw, l, plane) = (s.hp() * wo, s.row_taps(), ho * wo, s.c * s.h * s.w);
     let mut dw = need_w.then(|| vec![0f32; wr.len()]);
     for b in first..(first + group).min(s.n) {
-        let g = Mat::row_major(&grad[(b - first) * s.o * l..][..s.o * l], s.o, l);
+        let full = grad.samples(s, b, 1, &mut sc.full);
+        plane_sums(full, l, sums.as_deref_mut());
+        let g = Mat::row_major(full, s.o, l);
         let u = sized(&mut sc.cols, ckw * hpwo);
         if let Some(dw) = dw.as_deref_mut() {
             let xp = s.padded(x, b, 1, &mut sc.padded);
