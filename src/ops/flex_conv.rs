@@ -63,22 +63,30 @@ impl GemmConv for Flex {
         let Some(shape) = pooled_shape(&x, &weight, &bias, &options) else {
             return Flex::max_pool2x2_with_indices(Flex::conv2d_bias(x, weight, bias, options), int_dtype);
         };
-        let (out, cells) = cpu_conv::conv2d_pool2x2(&shape, &f32s(&x), &f32s(&weight), &f32s(&bias), true);
-        let (ho, wo) = shape.out_hw();
-        let dims = [shape.n, shape.o, ho / 2, wo / 2];
-        (FlexTensor::from_data(TensorData::new(out, dims)), FlexTensor::from_data(TensorData::new(cells, dims)))
+        let (out, cells) = pooled_conv(&shape, [&x, &weight, &bias], true);
+        (out, cells.expect("cells asked for"))
     }
 
     fn conv2d_bias_pool2x2(x: FlexTensor, weight: FlexTensor, bias: FlexTensor, options: ConvOptions<2>) -> FlexTensor {
         match pooled_shape(&x, &weight, &bias, &options) {
-            Some(shape) => {
-                let (ho, wo) = shape.out_hw();
-                let (out, _) = cpu_conv::conv2d_pool2x2(&shape, &f32s(&x), &f32s(&weight), &f32s(&bias), false);
-                FlexTensor::from_data(TensorData::new(out, [shape.n, shape.o, ho / 2, wo / 2]))
-            }
+            Some(shape) => pooled_conv(&shape, [&x, &weight, &bias], false).0,
             None => Flex::max_pool2x2(Flex::conv2d_bias(x, weight, bias, options)),
         }
     }
+}
+
+/// [`cpu_conv::conv2d_pool2x2`] on tensors: the pooled output and, if `with_cells`, each
+/// window's cell of its maximum (`u8`), both `[n, o, ho / 2, wo / 2]`.
+fn pooled_conv(
+    shape: &cpu_conv::ConvShape,
+    [x, weight, bias]: [&FlexTensor; 3],
+    with_cells: bool,
+) -> (FlexTensor, Option<FlexTensor>) {
+    let (out, cells) = cpu_conv::conv2d_pool2x2(shape, &f32s(x), &f32s(weight), &f32s(bias), with_cells);
+    let (ho, wo) = shape.out_hw();
+    let dims = [shape.n, shape.o, ho / 2, wo / 2];
+    let cells = with_cells.then(|| FlexTensor::from_data(TensorData::new(cells, dims)));
+    (FlexTensor::from_data(TensorData::new(out, dims)), cells)
 }
 
 impl ConvGrads for Flex {

@@ -24,35 +24,38 @@ fn conv2d_pool2x2_in(layout: Layout, s: &ConvShape, (x, weight, bias): (&[f32], 
     assert!(s.valid() && x.len() == s.n * s.c * s.h * s.w && weight.len() == s.o * s.taps());
     let (ho, wo) = s.out_hw();
     assert!(bias.len() == s.o && ho >= 2 && wo >= 2);
+    // Floats of a sample's full-size and pooled outputs.
     let (l, lq) = (ho * wo, (ho / 2) * (wo / 2));
+    let sample = s.o * lq;
     let unrolled = s.unrolled(weight, layout);
-    let group = s.group(&unrolled) * s.o * lq;
+    let group = s.group(&unrolled);
     // Samples per call of the layout's forward pass: what the unpooled op convolves at once.
     let per = match &unrolled {
         Unrolled::Patches(_, pos) => s.chunk(*pos),
         Unrolled::Rows(_) => 1,
-    } * s.o * lq;
-    let mut out = vec![0f32; s.n * s.o * lq];
+    };
+    let mut out = vec![0f32; s.n * sample];
     let mut cells = vec![0u8; if with_cells { out.len() } else { 0 }];
     let cell_groups: Vec<Option<&mut [u8]>> = match with_cells {
-        true => cells.chunks_mut(group).map(Some).collect(),
-        false => out.chunks(group).map(|_| None).collect(),
+        true => cells.chunks_mut(group * sample).map(Some).collect(),
+        false => out.chunks(group * sample).map(|_| None).collect(),
     };
-    out.par_chunks_mut(group).zip(cell_groups).enumerate().for_each(|(gi, (out, mut cells))| {
+    let groups = out.par_chunks_mut(group * sample).zip(cell_groups);
+    groups.enumerate().for_each(|(gi, (out, mut cells))| {
         with_scratch(|sc| {
             let mut full = std::mem::take(&mut sc.full);
-            for (k, out) in out.chunks_mut(per).enumerate() {
+            for (k, out) in out.chunks_mut(per * sample).enumerate() {
                 let conv = sized(&mut full, out.len() / lq * l);
                 for (plane, &b) in conv.chunks_exact_mut(l).zip(bias.iter().cycle()) {
                     plane.fill(b);
                 }
-                let first = (gi * group + k * per) / (s.o * lq);
+                let first = gi * group + k * per;
                 match &unrolled {
                     Unrolled::Patches(w, pos) => patches::forward(s, *pos, x, w, first, conv, sc),
                     Unrolled::Rows(w) => rows::forward(s, x, w, first, conv, sc),
                 }
                 for (p, (plane, out)) in conv.chunks_exact(l).zip(out.chunks_exact_mut(lq)).enumerate() {
-                    let cells = cells.as_deref_mut().map(|c| &mut c[k * per + p * lq..][..lq]);
+                    let cells = cells.as_deref_mut().map(|c| &mut c[k * per * sample + p * lq..][..lq]);
                     pool_plane(plane, wo, out, cells);
                 }
             }
