@@ -10,6 +10,7 @@
 #       mnist-a-holdout  mnist-baselines  mnist-a-ensemble
 #       mnist-c-full  mnist-c-default  mnist-c-full-paper  mnist-c-5k  sarcos  sarcos-ensemble
 #       table4-sarcos  table4-mnist-c  table4-mnist-a  table4-mnist-b  patience  patience-plot
+#       table4-mnist-a-no-router (and -no-transformer; the same for mnist-b: one ablation each)
 #       mnist-a-ensemble-K (K = 0..7, one member each)  mnist-a-ensemble-eval
 #       mnist-c-5k-ensemble  fig4  side-by-side-sarcos  side-by-side-mnist5k
 #       fidelity-5k  fidelity-full  fidelity-valid-rows   (issue 12's controlled runs; ANT_DEVICE=torch for
@@ -162,8 +163,10 @@ row() {
                 done
             done ;;
         table4-mnist-a|table4-mnist-b) for ab in no-router no-transformer; do
-                train_or_resume "$1-$ab-seed0" --preset "${1#table4-}" --data data/mnist --ablation "$ab"
+                row "$1-$ab"
             done ;;
+        table4-mnist-[ab]-no-router|table4-mnist-[ab]-no-transformer) local preset=${1#table4-}
+            train_or_resume "$1-seed0" --preset "${preset%%-no-*}" --data data/mnist --ablation "${1#table4-mnist-?-}" ;;
         # The supplement's patience study: mnist-c, seed 0, growth patience 1, 5 and 15;
         # `ant curves --run A --run B --run C` draws them on one picture.
         patience) for p in 1 5 15; do
@@ -183,7 +186,14 @@ row() {
                     >"$root/$1.log" 2>&1
             fi
             echo "$1: $(tail -1 "$root/$1.log")" ;;
-        mnist-a-ensemble-eval) "$ant" eval --model "$root/mnist-a-ensemble8" --data data/mnist --json \
+        mnist-a-ensemble-eval) local k
+            for k in 0 1 2 3 4 5 6 7; do # all eight members, finished, or no score
+                if [ ! -f "$root/mnist-a-ensemble8/member-$k/report.json" ] \
+                    || [ -d "$root/mnist-a-ensemble8/member-$k/checkpoint" ]; then
+                    echo "$1: member $k has not finished; not scored"; return 0
+                fi
+            done
+            "$ant" eval --model "$root/mnist-a-ensemble8" --data data/mnist --json \
                 >"$root/mnist-a-ensemble8.json"
             echo "$1: $root/mnist-a-ensemble8.json" ;;
         *) echo "unknown row $1 (see the head of $0)" >&2; exit 2 ;;
