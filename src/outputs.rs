@@ -137,6 +137,24 @@ pub(crate) fn write_file(out: &Path, bytes: &[u8], inputs: &[Input]) -> Result<(
     crate::persist::write_atomic(&target, bytes)
 }
 
+/// Checks the file outputs a command names after the one it was given (an ensemble's
+/// `X-member-K.svg` beside `--out X.svg`) as [`check`] does, and refuses any that exists
+/// unless `replace` (`--force`): the user never named them, so nothing there is theirs
+/// to lose by default.
+pub(crate) fn check_derived(paths: &[PathBuf], given: &Path, replace: bool, inputs: &[Input]) -> Result<()> {
+    for p in paths {
+        check(p, Kind::File, inputs)?;
+        if !replace && std::fs::symlink_metadata(p).is_ok() {
+            let msg = format!(
+                "exists: it is named after {}, not by you, so it is replaced only with --force; move it, or choose another path",
+                given.display()
+            );
+            return Err(AntError::data(p, msg));
+        }
+    }
+    Ok(())
+}
+
 /// What a command saves into a directory.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub(crate) enum Saved {
@@ -339,6 +357,13 @@ fn check_kind(out: &Path, kind: Kind) -> Result<PathBuf> {
             Kind::Dir => "stdout cannot hold a directory: give a directory path",
         };
         return Err(AntError::data(out, msg));
+    }
+    // `sub/`, `.` or `..` name a directory even where none exists yet: a file written
+    // there would land beside it under a name the user never gave.
+    let ends_in_name = matches!(out.components().next_back(), Some(Component::Normal(_)))
+        && !out.as_os_str().to_string_lossy().ends_with(std::path::MAIN_SEPARATOR);
+    if kind == Kind::File && !ends_in_name {
+        return Err(AntError::data(out, "names a directory: give a file path"));
     }
     let Ok(link) = std::fs::symlink_metadata(out) else {
         return Ok(out.to_path_buf()); // Nothing there yet.

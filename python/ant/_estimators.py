@@ -35,13 +35,11 @@ TRAIN_PARAMS = tuple(DEFAULTS)
 _DTYPES = (np.float32, np.float64)
 
 
-def _float32(X, what="X"):
-    """``X`` as a C-contiguous float32 array; values beyond float32's range are refused."""
-    with np.errstate(over="ignore"):
-        X32 = np.ascontiguousarray(X, dtype=np.float32)
-    if X.dtype != np.float32 and not np.isfinite(X32).all():
-        raise ValueError(f"{what} holds values too large for float32 (about 3.4e38)")
-    return X32
+def _floats(X):
+    """``X`` as a C-contiguous float32 or float64 array, as given: the crate narrows each
+    value to float32 and refuses those float32 cannot hold (as it refuses a table's)."""
+    dtype = X.dtype if X.dtype in _DTYPES else np.float64
+    return np.ascontiguousarray(X, dtype=dtype)
 
 
 def _is_images(X):
@@ -118,7 +116,13 @@ class _ANTBase(BaseEstimator):
         return X
 
     def _image_inputs(self, X, y, *, reset, y_kwargs):
+        # Bytes are pixels of 0..255, read as ``ant`` reads IDX and CIFAR-10 files: divided
+        # by 255, so that a model fitted here and one trained by the command line take the
+        # same images the same way. Floats are taken as they are (0..1 for such a model).
+        is_bytes = getattr(X, "dtype", None) == np.uint8
         X = check_array(X, allow_nd=True, dtype=_DTYPES, estimator=self)
+        if is_bytes:
+            X = X / 255.0
         if X.ndim > 4:
             raise ValueError(
                 f"X must be (n, height, width) or (n, channels, height, width) images, got shape {X.shape}"
@@ -147,7 +151,7 @@ class _ANTBase(BaseEstimator):
     def _X32(self, X):
         check_is_fitted(self)
         X, _ = self._inputs(X, reset=False)
-        return _float32(X)
+        return _floats(X)
 
     # --- fitting -----------------------------------------------------------------
 
@@ -250,9 +254,9 @@ class _ANTBase(BaseEstimator):
 
 
 def _check_unique_names(names, what="X names the column"):
-    """Names compared as ``ant`` compares a table's header and labels (trimmed, in
-    Unicode's NFC) must each be given once: a saved model reads tables by its column
-    names, and ``ant predict`` heads a column per class."""
+    """Column names compared as ``ant`` compares a table's header (trimmed, in Unicode's
+    NFC) must each be given once: a saved model reads tables by its column names. (Labels
+    are checked in the crate, as ``ant`` reads a table's labels.)"""
     if names is None:
         return
     seen = {}
@@ -301,13 +305,12 @@ class ANTClassifier(ClassifierMixin, _ANTBase):
         X, y = self._inputs(X, y, reset=True)
         check_classification_targets(y)
         classes, labels = np.unique(y, return_inverse=True)
-        _check_unique_names([c for c in classes if isinstance(c, str)], what="y has the label")
         if len(classes) < 2:
             raise ValueError(f"y has only one class ({classes[0]!r}): a classifier needs samples of at least 2 classes")
         model = _ant.fit_classifier(
             self._train_params(),
             self.device,
-            _float32(X),
+            _floats(X),
             labels.astype(np.int64).ravel(),
             [str(c) for c in classes],
             member,
@@ -353,8 +356,8 @@ class ANTRegressor(RegressorMixin, _ANTBase):
         model = _ant.fit_regressor(
             self._train_params(),
             self.device,
-            _float32(X),
-            _float32(y2, "y"),
+            _floats(X),
+            _floats(y2),
             member,
             dispatcher(callback, classification=False),
             json.dumps(self._record(y_2d=y.ndim == 2)),

@@ -1,15 +1,50 @@
 //! numpy arrays in: samples `(n, d)` (rows), `(n, h, w)` (one-channel images) or
-//! `(n, c, h, w)` (images), float32; class indices or regression values; checked here
-//! so that bad input is a `ValueError` naming the problem, never a panic later.
+//! `(n, c, h, w)` (images), float32 or float64; class indices or regression values;
+//! checked here so that bad input is a `ValueError` naming the problem, never a panic
+//! later. Every value becomes f32 through the crate's [`ant::data::to_f32`], as a
+//! table's cells do: the same values are refused from Python as from a file.
 
 use ant::{Dataset, Targets};
-use numpy::{PyReadonlyArray1, PyReadonlyArray2, PyReadonlyArrayDyn, PyUntypedArrayMethods};
+use numpy::{PyReadonlyArray1, PyReadonlyArrayDyn, PyUntypedArrayMethods};
 use pyo3::exceptions::PyValueError;
 use pyo3::prelude::*;
 
+/// A float array from numpy, in either width.
+#[derive(FromPyObject)]
+pub enum Floats<'py> {
+    F32(PyReadonlyArrayDyn<'py, f32>),
+    F64(PyReadonlyArrayDyn<'py, f64>),
+}
+
+impl Floats<'_> {
+    fn shape(&self) -> Vec<usize> {
+        match self {
+            Floats::F32(a) => a.shape().to_vec(),
+            Floats::F64(a) => a.shape().to_vec(),
+        }
+    }
+
+    /// The values in row-major order as f32, each checked by [`ant::data::to_f32`]; an
+    /// error names `what`, the sample (rows of `width` values) and the value.
+    fn to_f32(&self, width: usize, what: &str) -> PyResult<Vec<f32>> {
+        let wide: Box<dyn Iterator<Item = f64>> = match self {
+            Floats::F32(a) => Box::new(a.as_array().into_iter().map(|&v| f64::from(v))),
+            Floats::F64(a) => Box::new(a.as_array().into_iter().copied()),
+        };
+        wide.enumerate()
+            .map(|(i, v)| {
+                ant::data::to_f32(v).map_err(|why| {
+                    let (s, j) = (i / width.max(1), i % width.max(1));
+                    PyValueError::new_err(format!("{what}: sample {s}, value {j} {why}"))
+                })
+            })
+            .collect()
+    }
+}
+
 /// The samples of `x` as one row-major buffer, and the shape of one sample.
-pub fn samples(x: &PyReadonlyArrayDyn<'_, f32>) -> PyResult<(Vec<f32>, Vec<usize>)> {
-    let shape = x.shape().to_vec();
+pub fn samples(x: &Floats<'_>) -> PyResult<(Vec<f32>, Vec<usize>)> {
+    let shape = x.shape();
     let sample: Vec<usize> = match shape[..] {
         [_, d] => vec![d],
         [_, h, w] => vec![1, h, w],
@@ -26,25 +61,8 @@ pub fn samples(x: &PyReadonlyArrayDyn<'_, f32>) -> PyResult<(Vec<f32>, Vec<usize
         let msg = format!("X has shape {shape:?}: each sample needs at least one value");
         return Err(PyValueError::new_err(msg));
     }
-    let values: Vec<f32> = x.as_array().iter().copied().collect();
-    check_finite(&values, sample.iter().product(), "X")?;
+    let values = x.to_f32(sample.iter().product(), "X")?;
     Ok((values, sample))
-}
-
-/// A `ValueError` naming the first sample (rows of `width` values) of `values` that
-/// holds NaN or an infinity.
-fn check_finite(values: &[f32], width: usize, what: &str) -> PyResult<()> {
-    match values.iter().position(|v| !v.is_finite()) {
-        None => Ok(()),
-        Some(i) => {
-            let msg = format!(
-                "{what} holds NaN or infinite values (the first in sample {}: {})",
-                i / width.max(1),
-                values[i]
-            );
-            Err(PyValueError::new_err(msg))
-        }
-    }
 }
 
 /// Class indices `0..n_classes` (one per sample).
@@ -62,13 +80,20 @@ pub fn classes(y: &PyReadonlyArray1<'_, i64>, n_classes: usize) -> PyResult<Targ
 }
 
 /// Regression values, `(n, outputs)`.
-pub fn values(y: &PyReadonlyArray2<'_, f32>) -> PyResult<Targets> {
-    let dim = y.shape()[1];
+pub fn values(y: &Floats<'_>) -> PyResult<Targets> {
+    let shape = y.shape();
+    let dim = match shape[..] {
+        [_, dim] => dim,
+        _ => {
+            return Err(PyValueError::new_err(format!(
+                "y must be (n, outputs), got {shape:?}"
+            )));
+        }
+    };
     if dim == 0 {
         return Err(PyValueError::new_err("y needs at least one output"));
     }
-    let values: Vec<f32> = y.as_array().iter().copied().collect();
-    check_finite(&values, dim, "y")?;
+    let values = y.to_f32(dim, "y")?;
     Ok(Targets::Values { values, dim })
 }
 

@@ -5,12 +5,12 @@ use ant::Member;
 use ant::TaskKind;
 use ant::data::tabular::TargetSpec;
 use ant::{Ant, AntParams, Dataset};
-use numpy::{PyReadonlyArray1, PyReadonlyArray2, PyReadonlyArrayDyn};
+use numpy::PyReadonlyArray1;
 use pyo3::exceptions::PyValueError;
 use pyo3::prelude::*;
 use pyo3::types::PyDict;
 
-use crate::data::{classes, dataset, samples, values};
+use crate::data::{Floats, classes, dataset, samples, values};
 use crate::errors::to_py;
 use crate::model::{Model, parse_device};
 use crate::observer::PyObserver;
@@ -34,13 +34,16 @@ pub fn fit_classifier(
     py: Python<'_>,
     params: &Bound<'_, PyDict>,
     device: &str,
-    x: PyReadonlyArrayDyn<'_, f32>,
+    x: Floats<'_>,
     y: PyReadonlyArray1<'_, i64>,
     class_names: Vec<String>,
     member: Option<(usize, usize)>,
     events: Option<Py<PyAny>>,
     record: Option<&str>,
 ) -> PyResult<Model> {
+    // Checked before training: labels a table could not tell apart, or no labels.
+    ant::data::labels::check_class_names(&class_names)
+        .map_err(|why| PyValueError::new_err(format!("y: {why}")))?;
     let data = dataset(samples(&x)?, classes(&y, class_names.len())?)?;
     let mut model = train(py, params_from(params)?, device, data, member, events)?;
     model.ant.set_class_names(class_names).map_err(to_py)?;
@@ -64,8 +67,8 @@ pub fn fit_regressor(
     py: Python<'_>,
     params: &Bound<'_, PyDict>,
     device: &str,
-    x: PyReadonlyArrayDyn<'_, f32>,
-    y: PyReadonlyArray2<'_, f32>,
+    x: Floats<'_>,
+    y: Floats<'_>,
     member: Option<(usize, usize)>,
     events: Option<Py<PyAny>>,
     record: Option<&str>,

@@ -6,12 +6,12 @@ use std::path::PathBuf;
 
 use ant::{Ant, ComputeDevice, Inference};
 use numpy::ndarray::Array2;
-use numpy::{IntoPyArray, PyArray1, PyArray2, PyReadonlyArrayDyn};
+use numpy::{IntoPyArray, PyArray1, PyArray2};
 use pyo3::exceptions::PyValueError;
 use pyo3::prelude::*;
 use pyo3::types::{PyBytes, PyDict};
 
-use crate::data::{samples, unlabelled};
+use crate::data::{Floats, samples, unlabelled};
 use crate::errors::{load_error, to_py};
 
 #[pyclass(module = "ant._ant", name = "Model", frozen)]
@@ -99,7 +99,7 @@ impl Model {
     fn predict<'py>(
         &self,
         py: Python<'py>,
-        x: PyReadonlyArrayDyn<'py, f32>,
+        x: Floats<'py>,
         single_path: bool,
     ) -> PyResult<PredictionArrays<'py>> {
         let data = unlabelled(samples(&x)?)?;
@@ -118,7 +118,7 @@ impl Model {
     fn node_reach<'py>(
         &self,
         py: Python<'py>,
-        x: PyReadonlyArrayDyn<'py, f32>,
+        x: Floats<'py>,
     ) -> PyResult<Bound<'py, PyArray2<f32>>> {
         let data = unlabelled(samples(&x)?)?;
         let reach = py

@@ -40,7 +40,7 @@ def test_nan_and_inf_are_refused(iris, fitted):
             ant.ANTClassifier(**SMALL).fit(Xb, y)
         with pytest.raises(ValueError, match="NaN|infinity"):
             fitted.predict(Xb)
-    with pytest.raises(ValueError, match="too large for float32"):
+    with pytest.raises(ValueError, match="overflows f32"):
         ant.ANTClassifier(**SMALL).fit(X * 1e300, y)
     yb = y.astype(float)
     yb[0] = np.nan
@@ -165,3 +165,36 @@ def test_column_names_equal_in_nfc_are_refused(iris):
     df = pd.DataFrame(X[:, :2], columns=["caf\u00e9", "cafe\u0301"])
     with pytest.raises(ValueError, match="twice"):
         ant.ANTClassifier(**SMALL).fit(df, y)
+
+
+def test_values_below_float32s_normal_range_are_refused(iris):
+    """Found by session 25's hostile pass: features or targets in units below float32's
+    normal range (1e-40, 1e-50) trained on zeros and scored 66.7%; they are refused as
+    the command line refuses such cells, by the same check in the crate."""
+    X, y = iris
+    for scale in (1e-40, 1e-50):
+        with pytest.raises(ValueError, match="sample 0, value 0 is below f32's smallest normal"):
+            ant.ANTClassifier(**SMALL).fit(X * scale, y)
+    with pytest.raises(ValueError, match="y: sample 1, value 0 is below f32's smallest normal"):
+        ant.ANTRegressor(**SMALL).fit(X, np.arange(150) * 1e-45)
+    # float32 input holding subnormals is checked the same way.
+    with pytest.raises(ValueError, match="smallest normal"):
+        ant.ANTClassifier(**SMALL).fit((X * 1e-40).astype(np.float32), y)
+
+
+def test_reach_of_inputs_beyond_float32_arithmetic_is_refused(fitted):
+    """Found by session 25's hostile pass: `predict` refused a row whose prediction is
+    not finite, while `path_proba` and `leaf_proba` returned NaN for it."""
+    huge = np.array([[3e38, -3e38, 3e38, -3e38]])
+    for method in (fitted.predict, fitted.path_proba, fitted.leaf_proba):
+        with pytest.raises(RuntimeError, match="not finite"):
+            method(huge)
+
+
+def test_labels_a_table_could_not_tell_apart_are_refused(iris):
+    """Found by session 25's hostile pass: the labels '1', '01' and '1.0' trained three
+    classes that `ant eval` read as one (73% error against Python's 40%), and 'nan'."""
+    X, y = iris
+    for labels in (["1", "01", "x"], ["a", "nan", "b"]):
+        with pytest.raises(ValueError, match="one class|not finite"):
+            ant.ANTClassifier(**SMALL).fit(X, np.array(labels, dtype=object)[y])

@@ -80,6 +80,32 @@ def test_python_model_in_the_cli(fitted, iris, tmp_path):
     run_cli("eval", "--model", tmp_path / "m", "--data", REPO / "data/small/iris.csv")
 
 
+def test_labels_cross_to_the_cli_by_value(iris, tmp_path):
+    """Found by session 25's hostile pass: a model fitted on the float labels 0.0, 1.0,
+    2.0 refused a table's 0, 1, 2 ("not one of the model's classes [0.0, 1.0, 2.0]"), and
+    integer labels past 2^53 were scored against merged classes."""
+    X, y = iris
+    for labels in (np.array([0.0, 1.0, 2.0]), np.array([9007199254740993, 9007199254740992, 5])):
+        clf = ant.ANTClassifier(**SMALL).fit(X, labels[y])
+        clf.save(tmp_path / str(labels.dtype))
+        table = write_table(tmp_path / "t.csv", X, [int(v) for v in labels[y]])
+        report = json.loads(run_cli("eval", "--model", tmp_path / str(labels.dtype), "--data", table, "--json"))
+        wrong = int(np.sum(clf.predict(X.astype(np.float32)) != labels[y]))
+        assert report["multi_path_error"] == pytest.approx(100 * wrong / 150)
+
+
+def test_byte_images_are_read_as_the_cli_reads_idx_bytes(digits, tmp_path):
+    """Found by session 25's hostile pass: uint8 images trained on 0..255 in Python,
+    while `ant` divides IDX bytes by 255, so a model crossing between them predicted one
+    class for every image. Bytes now mean pixels / 255 on both sides."""
+    X, y = digits
+    X8 = np.round(X[:200] * 255).astype(np.uint8)
+    F = dict(preset="mnist-c", epochs_node=1, refine_epochs=1, max_depth=1, batch_size=64, augment="none")
+    from_bytes = ant.ANTClassifier(**F).fit(X8, y[:200])
+    from_floats = ant.ANTClassifier(**F).fit(X8 / 255.0, y[:200])
+    assert same_bits(from_bytes.predict_proba(X8), from_floats.predict_proba(X8 / 255.0))
+
+
 def train_in_the_cli(out, table, test, seed, **params):
     flags = [f"--{k.replace('_', '-')}={v}" for k, v in params.items()]
     run_cli(
@@ -286,5 +312,5 @@ def test_labels_equal_in_nfc_are_refused(iris):
     two classes, and `ant predict` then headed two columns 'p_café'."""
     X, y = iris
     labels = np.array(["caf\u00e9", "cafe\u0301", "x"], dtype=object)[y]
-    with pytest.raises(ValueError, match="twice"):
+    with pytest.raises(ValueError, match="one class"):
         ant.ANTClassifier(**SMALL).fit(X, labels)

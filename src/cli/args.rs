@@ -125,7 +125,8 @@ pub(crate) struct TrainArgs {
     /// .csv file, or with --target any table (.csv, .csv.gz).
     #[arg(long, required_unless_present = "resume")]
     pub(crate) data: Option<PathBuf>,
-    /// Target column of a table: a header name or a 0-based index.
+    /// Target column of a table: a header name or a 0-based index (name:N for a column
+    /// named N).
     #[arg(long)]
     pub(crate) target: Option<String>,
     /// What the target column holds (required with --target).
@@ -230,6 +231,10 @@ pub(crate) struct PlotArgs {
     /// refinement (kept in the run's grown/).
     #[arg(long, value_enum, default_value_t = Stage::Final)]
     pub(crate) stage: Stage,
+    /// For an ensemble, replace the members' pictures (X-member-K beside --out X) if
+    /// they exist.
+    #[arg(long)]
+    pub(crate) force: bool,
     #[command(flatten)]
     pub(crate) device: DeviceArg,
 }

@@ -121,14 +121,19 @@ fn plot(a: PlotArgs) -> Result<()> {
     if let SavedModel::Single(m) = &model {
         return plot_model(&a, m, test.as_ref(), &a.out);
     }
-    // An ensemble: one picture per member, X-member-K.EXT beside --out X.EXT.
-    for (k, m) in model.trees().iter().enumerate() {
-        let stem = a.out.file_stem().unwrap_or_default().to_string_lossy();
-        let name = match a.out.extension() {
+    // An ensemble: one picture per member, X-member-K.EXT beside --out X.EXT, all
+    // checked before the first is drawn.
+    let stem = a.out.file_stem().unwrap_or_default().to_string_lossy();
+    let outs: Vec<std::path::PathBuf> = (0..model.trees().len())
+        .map(|k| match a.out.extension() {
             Some(ext) => format!("{stem}-member-{k}.{}", ext.to_string_lossy()),
             None => format!("{stem}-member-{k}"),
-        };
-        plot_model(&a, m, test.as_ref(), &a.out.with_file_name(name))?;
+        })
+        .map(|name| a.out.with_file_name(name))
+        .collect();
+    ant::export::check_derived_outputs(&outs, &a.out, a.force, &a.model, a.data.as_deref())?;
+    for (m, out) in model.trees().iter().zip(&outs) {
+        plot_model(&a, m, test.as_ref(), out)?;
     }
     Ok(())
 }

@@ -182,15 +182,21 @@ pub fn is_number(cell: &str) -> bool {
 
 /// The header guess: the first row is a header when it has text (a non-empty cell
 /// that is not a number) in a column that should hold numbers. An empty cell is a
-/// missing value, not evidence of a header.
-pub(crate) fn first_row_is_header(
-    row: impl IntoIterator<Item = impl AsRef<str>>,
+/// missing value, not evidence of a header. A row of the column numbers `0,1,...,n-1`
+/// (3 columns or more) is a header too: pandas writes it for a frame whose columns are
+/// unnamed (`df.to_csv(index=False)`), and read as data it would be a bogus sample.
+pub(crate) fn first_row_is_header<S: AsRef<str>>(
+    row: impl IntoIterator<Item = S>,
     numeric: impl Fn(usize) -> bool,
 ) -> bool {
-    row.into_iter().enumerate().any(|(j, c)| {
-        let c = c.as_ref();
-        numeric(j) && !c.trim().is_empty() && !is_number(c)
-    })
+    let cells: Vec<S> = row.into_iter().collect();
+    let numbers = cells.len() >= 3
+        && cells.iter().enumerate().all(|(j, c)| c.as_ref().trim() == j.to_string());
+    numbers
+        || cells.iter().enumerate().any(|(j, c)| {
+            let c = c.as_ref();
+            numeric(j) && !c.trim().is_empty() && !is_number(c)
+        })
 }
 
 #[cfg_attr(not(feature = "internals"), allow(dead_code))] // the tests' way in
@@ -563,6 +569,11 @@ mod tests {
         // The guess itself, with a column exempted.
         let row = |r: &[&str]| r.iter().map(|s| s.to_string()).collect::<Vec<_>>();
         assert!(first_row_is_header(row(&["1", "a"]), |_| true));
+        // pandas' header of unnamed columns; two columns may be a data row.
+        assert!(first_row_is_header(row(&["0", "1", " 2", "3"]), |_| true));
+        assert!(!first_row_is_header(row(&["0", "1"]), |_| true));
+        assert!(!first_row_is_header(row(&["0", "1", "3"]), |_| true));
+        assert!(!first_row_is_header(row(&["1", "2", "3"]), |_| true));
         assert!(!first_row_is_header(row(&["1", "a"]), |j| j != 1));
         assert!(!first_row_is_header(
             row(&[" 1e3", "NaN", "-inf", ""]),

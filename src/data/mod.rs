@@ -23,6 +23,7 @@ internal_mods! {
 }
 mod columns;
 mod compatible;
+pub mod labels;
 pub mod source;
 pub mod tabular;
 
@@ -37,18 +38,29 @@ use std::path::Path;
 
 use crate::error::{AntError, Result};
 
-/// A value read from a file as the f32 training computes in, or why it cannot be one
-/// (NaN, infinite, or beyond f32's range: 1e300 is finite in f64, infinite in f32).
-pub(crate) fn to_f32(v: f64) -> std::result::Result<f32, String> {
+/// A value read from a file (or given from Python) as the f32 training computes in, or
+/// why it cannot be one: NaN, infinite, beyond f32's range (1e300 is finite in f64,
+/// infinite in f32), or so small that f32 keeps little or nothing of it (1e-50 becomes
+/// 0; below 1.2e-38 digits are lost), which would silently drop a column in tiny units.
+pub fn to_f32(v: f64) -> std::result::Result<f32, String> {
     let v32 = v as f32;
-    match (v.is_finite(), v32.is_finite()) {
-        (true, true) => Ok(v32),
-        (true, false) => Err(format!(
-            "is {v:e}, which overflows f32 (its values stay within ±{:e})",
-            f32::MAX
-        )),
-        (false, _) => Err(format!("is non-finite ({v})")),
+    if !v.is_finite() {
+        return Err(format!("is non-finite ({v})"));
     }
+    if !v32.is_finite() {
+        let max = f32::MAX;
+        return Err(format!(
+            "is {v:e}, which overflows f32 (its values stay within ±{max:e})"
+        ));
+    }
+    if v != 0.0 && !v32.is_normal() {
+        return Err(format!(
+            "is below f32's smallest normal magnitude ({:e}), where its digits are lost: \
+             rescale the column (e.g. multiply it by 1e30)",
+            f32::MIN_POSITIVE
+        ));
+    }
+    Ok(v32)
 }
 
 /// Refuses training labels (classes `0..n_classes`, read from `path`) that do not

@@ -115,10 +115,13 @@ mod tests {
     use super::*;
     use crate::data::mat::tests::Writer;
 
-    /// `n` rows where cell (r, c) = r * 100 + c.
+    /// `n` rows where cell (r, c) = r * 100 + c, but (0, 0) = 0.5: a first row
+    /// `0,1,...,27` reads as pandas' header of unnamed columns.
     fn rows(n: usize) -> Vec<f64> {
         (0..n * SARCOS_COLS)
             .map(|k| ((k / SARCOS_COLS) * 100 + k % SARCOS_COLS) as f64)
+            .enumerate()
+            .map(|(k, v)| if k == 0 { 0.5 } else { v })
             .collect()
     }
 

@@ -74,6 +74,25 @@ impl TargetSpec {
         }
     }
 
+    /// A warning for the user's `--target N` (this spec filled in by reading the file
+    /// `path`) where the header also names another column `N`: the number is an index.
+    /// Said, not refused: scikit-learn's own tables head their columns with counts
+    /// (`150,4,setosa,...`), where `--target 4` means the index.
+    pub(crate) fn index_also_a_name(&self, path: &Path) -> Option<String> {
+        let j: usize = self.column.trim().parse().ok()?;
+        let names = self.columns.as_ref()?;
+        let key = super::columns::name_key(&self.column);
+        let k = (0..names.len()).find(|&k| k != j && super::columns::name_key(&names[k]) == key)?;
+        Some(format!(
+            "{}: the target {} is taken as a 0-based index, column {j} ({}), though column {k} is named {}; --target {NAME_PREFIX}{} means that one",
+            path.display(),
+            quoted(&self.column),
+            quoted(names.get(j)?),
+            quoted(&names[k]),
+            self.column.trim()
+        ))
+    }
+
     /// A header-less table of `features` feature columns with the target last (as
     /// scikit-learn writes them): how a model fitted on rows in memory reads files.
     pub fn last_of(features: usize, task: TaskKind) -> TargetSpec {
@@ -133,22 +152,31 @@ fn table(bytes: &[u8], path: &Path, spec: &TargetSpec) -> Result<Table> {
     Ok(t)
 }
 
+/// What `--target` says to mean a header name only (`name:1`, the column named 1),
+/// as LightGBM's `label_column` does: a bare number is an index.
+const NAME_PREFIX: &str = "name:";
+
 /// Finds the target column: by name in a header row, else as a 0-based index.
 /// Returns `(index, has_header)`.
 fn resolve_target(t: &Table, spec: &TargetSpec, path: &Path) -> Result<(usize, bool)> {
     let first = t.row_strings(0);
     let n = t.n_cols();
-    let wanted = spec.column.trim();
+    let given = spec.column.trim();
+    let (wanted, by_name) = match given.strip_prefix(NAME_PREFIX) {
+        Some(name) => (name, true),
+        None => (given, false),
+    };
     // A number is an index: data rows hold numbers too, so matching it as a name
     // could pick a data cell.
-    if let Ok(j) = wanted.parse::<usize>() {
+    if let (false, Ok(j)) = (by_name, wanted.parse::<usize>()) {
         if j >= n {
             return Err(AntError::data(
                 path,
                 format!("target column index {j} out of range: the file has {n} columns (0-based)"),
             ));
         }
-        return Ok((j, first_row_is_header(&first, |k| k != j)));
+        let has_header = first_row_is_header(&first, |k| k != j);
+        return Ok((j, has_header));
     }
     let key = super::columns::name_key(wanted);
     let named: Vec<usize> = (0..n)
@@ -230,31 +258,6 @@ fn features(
         }
     }
     Ok(x)
-}
-
-/// The class key of a label cell: numbers in canonical form (so `1` and `1.0` agree),
-/// other text trimmed and in NFC.
-fn label_key(cell: &str) -> String {
-    let t = cell.trim();
-    match t.parse::<f64>() {
-        Ok(v) if v.is_finite() => format!("{v}"),
-        // In NFC, as column names: 'café' typed composed or decomposed is one class.
-        _ => super::columns::name_key(t),
-    }
-}
-
-/// Sorted distinct labels: numerically when all are numbers, else as text.
-fn class_names_of(keys: &[String]) -> Vec<String> {
-    let mut names: Vec<String> = keys.to_vec();
-    names.sort_unstable();
-    names.dedup();
-    let nums: Option<Vec<f64>> = names.iter().map(|k| k.parse::<f64>().ok()).collect();
-    if let Some(nums) = nums {
-        let mut pairs: Vec<(f64, String)> = nums.into_iter().zip(names).collect();
-        pairs.sort_by(|a, b| a.0.total_cmp(&b.0));
-        return pairs.into_iter().map(|(_, n)| n).collect();
-    }
-    names
 }
 
 /// Reads a table with its target column from a file's (gunzipped) bytes; `path` only
@@ -406,7 +409,7 @@ impl TargetColumn<'_> {
             if cell.trim().is_empty() {
                 return Err(self.err(line, "missing label"));
             }
-            let key = label_key(cell);
+            let key = super::labels::label_key(cell).map_err(|why| self.err(line, why))?;
             let id = match id_of.get(&key) {
                 Some(&id) => id,
                 None => {
@@ -423,7 +426,7 @@ impl TargetColumn<'_> {
 
     /// The classes found in the file; one alone cannot be learnt.
     fn names_from(&self, keys: &[String]) -> Result<Vec<String>> {
-        let names = class_names_of(keys);
+        let names = super::labels::sorted_classes(keys);
         if names.len() < 2 {
             return Err(AntError::data(
                 self.path,
@@ -440,15 +443,15 @@ impl TargetColumn<'_> {
     /// Each row's class index in `names` (its key is `keys[id]`); a key not among them
     /// is an error on the first line that has it.
     fn class_indices(&self, ids: &[u32], keys: &[String], names: &[String]) -> Result<Vec<u32>> {
-        let index_of: std::collections::HashMap<&str, u32> = names
+        // A model's names are keyed as the file's labels are: a model fitted in Python
+        // on the labels 0.0, 1.0 reads a file's 0 and 1.
+        let index_of: std::collections::HashMap<String, u32> = names
             .iter()
             .enumerate()
-            .map(|(i, n)| (n.as_str(), i as u32))
+            .map(|(i, n)| (super::labels::name_key(n), i as u32))
             .collect();
-        let class_of_key: Vec<Option<u32>> = keys
-            .iter()
-            .map(|k| index_of.get(k.as_str()).copied())
-            .collect();
+        let class_of_key: Vec<Option<u32>> =
+            keys.iter().map(|k| index_of.get(k).copied()).collect();
         let mut labels = Vec::with_capacity(ids.len());
         for ((line, _), &id) in self.cells().zip(ids) {
             let Some(l) = class_of_key[id as usize] else {

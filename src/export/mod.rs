@@ -40,6 +40,23 @@ pub fn write_output_of(
     crate::outputs::write_file(out, bytes, &inputs)
 }
 
+/// Checks, before any work, the files a command names after its output `given` (an
+/// ensemble's pictures beside `--out`) for a command reading the model `model` and the
+/// data `data`: each must be free of inputs, and of existing files unless `replace`.
+pub fn check_derived_outputs(
+    paths: &[std::path::PathBuf],
+    given: &std::path::Path,
+    replace: bool,
+    model: &std::path::Path,
+    data: Option<&std::path::Path>,
+) -> crate::Result<()> {
+    let mut inputs = vec![crate::outputs::Input::Model(model)];
+    inputs.extend(data.map(crate::outputs::Input::Data));
+    // `--out sub/` or `..` would name the members after no file.
+    crate::outputs::check(given, crate::outputs::Kind::File, &inputs)?;
+    crate::outputs::check_derived(paths, given, replace, &inputs)
+}
+
 /// Checks, before any work, that `out` may hold the site of `ant export --format web`
 /// for the model directory `model` (and data path `data`): no input, and no directory
 /// of files `ant` did not write.

@@ -48,7 +48,7 @@ impl Predictions {
     }
 }
 
-/// Every prediction leaves through here: a row with a value that is not finite is never
+/// Every prediction (and every node's reach) leaves through here: a row with a value that is not finite is never
 /// a class (the arg-max of NaNs is 0) or a number; the rows are named in the error.
 fn check_finite(values: &[f32], k: usize) -> Result<()> {
     let bad: Vec<usize> = values
@@ -183,6 +183,7 @@ impl Ant {
                 }
             }
         }
+        check_finite(&out, m)?;
         Ok(out)
     }
 }

@@ -227,6 +227,8 @@ impl Ant {
             let reason = format!("{} names for a model of {classes} outputs", names.len());
             return Err(AntError::invalid("class_names", reason));
         }
+        crate::data::labels::check_class_names(&names)
+            .map_err(|why| AntError::invalid("class_names", why))?;
         self.meta.class_names = Some(names);
         Ok(())
     }

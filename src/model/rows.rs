@@ -25,10 +25,27 @@ impl Ant {
         let m = self.meta();
         let p = &m.provenance;
         let names = m.class_names.as_deref();
+        if let Some(e) = self.no_table_layout(path) {
+            return Err(e);
+        }
         let (test, warning) = load_test_rows(path, &p.test_split, p.target.as_ref(), names)
             .map_err(|e| self.not_its_kind_of_data(path).unwrap_or(e))?;
         self.check_fits_file(&test, path, true)?;
+        let warning = warning.or_else(|| self.trained_on_warning(&test, path));
         Ok((test, warning))
+    }
+
+    /// A warning when `test` (read from `path`) is exactly the rows this model was
+    /// trained on (its training and validation rows): scores on them say nothing of new
+    /// data. A model tested on a held-out fraction never gets here with them.
+    fn trained_on_warning(&self, test: &Dataset, path: &Path) -> Option<String> {
+        let trained = self.meta().provenance.train_checksum.as_ref()?;
+        (test.checksum() == *trained).then(|| {
+            format!(
+                "{}: these are the rows the model was trained on (its training and validation rows, checksum {trained}): the scores say nothing of new data",
+                path.display()
+            )
+        })
     }
 
     /// Why `path` cannot hold this model's kind of input, when it plainly cannot: images
@@ -58,6 +75,28 @@ impl Ant {
             "{found}, and the model (preset {}, trained on {}) reads {wants}",
             self.meta().preset,
             self.meta().provenance.data
+        );
+        Some(AntError::data(path, msg))
+    }
+
+    /// Why no file can hold this model's test rows, when none can: a model fitted through
+    /// the library (Python) on rows with several outputs records no table layout (a
+    /// table's target is one column), and only SARCOS's files (21 features, 7 outputs)
+    /// are read without one.
+    fn no_table_layout(&self, path: &Path) -> Option<AntError> {
+        let p = &self.meta().provenance;
+        let library = p.target.is_none() && matches!(p.test_split, TestSplit::Unknown);
+        let crate::spec::Shape::Flat { d } = self.tree().topology.input else {
+            return None;
+        };
+        let crate::task::Task::Regression { dim } = self.task() else {
+            return None;
+        };
+        if !library || dim == 1 || (d, dim) == (21, 7) {
+            return None;
+        }
+        let msg = format!(
+            "the model was fitted through the library on rows of {d} features and {dim} outputs, a layout no table records (a table's target is one column): score it where it was fitted (Python: model.score)"
         );
         Some(AntError::data(path, msg))
     }

@@ -307,9 +307,18 @@ impl Run {
         } = self;
         let ckdir = out.join(CHECKPOINT_DIR);
         let names = source.class_names.as_deref();
-        if let Some(msg) = missing_classes_warning(&train, &source.test, "test", names) {
+        let data_path = std::path::Path::new(&spec.data.path);
+        let index_warning = source
+            .target
+            .as_ref()
+            .and_then(|t| t.index_also_a_name(data_path));
+        let warnings = [
+            missing_classes_warning(&train, &source.test, "test", names),
+            index_warning,
+        ];
+        for msg in warnings.iter().flatten() {
             tracing::warn!("{msg}");
-            observer.warning(&msg);
+            observer.warning(msg);
         }
         let res = (|| {
             // The run's data goes to training by value: it is dropped once split.
