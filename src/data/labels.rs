@@ -71,7 +71,8 @@ struct Decimal {
     exponent: i64,
 }
 
-/// Exponents beyond this are not read exactly (f64 itself ends near 1e308).
+/// Written exponents beyond this are not read as numbers (f64 itself ends near 1e308):
+/// `1e999999` would key a million digits.
 const MAX_EXPONENT: i64 = 400;
 
 impl Decimal {
@@ -86,6 +87,9 @@ impl Decimal {
             Some(i) => (&rest[..i], parse_exponent(&rest[i + 1..])?),
             None => (rest, 0),
         };
+        if exp.abs() > MAX_EXPONENT {
+            return None;
+        }
         let (int, frac) = mantissa.split_once('.').unwrap_or((mantissa, ""));
         let all_digits = |s: &str| s.bytes().all(|b| b.is_ascii_digit());
         if int.len() + frac.len() == 0 || !all_digits(int) || !all_digits(frac) {
@@ -96,9 +100,6 @@ impl Decimal {
         let digits = trimmed.trim_end_matches('0');
         let exponent = exp - frac.len() as i64 + (trimmed.len() - digits.len()) as i64;
         let zero = digits.is_empty();
-        if !zero && (exponent + digits.len() as i64).abs() > MAX_EXPONENT {
-            return None;
-        }
         Some(Decimal {
             negative: negative && !zero,
             digits: digits.to_string(),
@@ -201,6 +202,10 @@ mod tests {
         assert_ne!(key("9007199254740993"), key("9007199254740992"));
         assert_eq!(key("12345678901234567"), "12345678901234567");
         assert_ne!(key("0.1"), key("0.10000000000000001"));
+        // Long integers are exact too; written exponents are bounded.
+        let long = "7".repeat(500);
+        assert_eq!(key(&long), long);
+        assert_eq!(key("1e400").len(), 401);
         // Text stays text: `01x`, hex, a lone sign or point.
         for t in ["01x", "0x10", "-", ".", "e5", "1e", "1_000", "1,5"] {
             assert_eq!(key(t), t, "{t}");
