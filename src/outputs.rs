@@ -360,8 +360,12 @@ fn check_kind(out: &Path, kind: Kind) -> Result<PathBuf> {
     }
     // `sub/`, `.` or `..` name a directory even where none exists yet: a file written
     // there would land beside it under a name the user never gave.
+    // (`components` drops a trailing `.`: `new/.` ends in `new` there.)
+    let text = out.as_os_str().to_string_lossy();
+    let sep = std::path::MAIN_SEPARATOR;
     let ends_in_name = matches!(out.components().next_back(), Some(Component::Normal(_)))
-        && !out.as_os_str().to_string_lossy().ends_with(std::path::MAIN_SEPARATOR);
+        && !text.ends_with(sep)
+        && !text.ends_with(&format!("{sep}."));
     if kind == Kind::File && !ends_in_name {
         return Err(AntError::data(out, "names a directory: give a file path"));
     }

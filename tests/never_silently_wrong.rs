@@ -121,15 +121,12 @@ fn a_target_number_that_also_names_another_column_is_said_to_be_an_index() {
 }
 
 #[test]
-fn values_below_f32s_normal_range_are_refused() {
+fn columns_below_f32s_normal_range_are_refused_values_are_not() {
     let t = tempfile::tempdir().unwrap();
     for scale in [1e-40, 1e-50] {
         let data = table(t.path(), "tiny.csv", "a,b,y", &rows(&["0", "1"], scale));
         let o = train(&data, &t.path().join("m"), "y", "classification");
-        assert_clean_error(
-            &o,
-            &["tiny.csv", "line 2, column 0 ('a')", "smallest normal"],
-        );
+        assert_clean_error(&o, &["tiny.csv", "column 0 ('a')", "every value is below"]);
     }
     // A target in such units too; zero itself is a value like any.
     let r: Vec<String> = (0..60)
@@ -137,7 +134,60 @@ fn values_below_f32s_normal_range_are_refused() {
         .collect();
     let data = table(t.path(), "ty.csv", "a,b,y", &r);
     let o = train(&data, &t.path().join("m"), "y", "regression");
-    assert_clean_error(&o, &["ty.csv", "line 3, column 2 ('y')", "smallest normal"]);
+    assert_clean_error(
+        &o,
+        &["ty.csv", "column 2 ('y')", "multiply the column by 1e44"],
+    );
+    // A p-value of 1e-300 among others is a 0 like any, in training and prediction.
+    let mut r = rows(&["0", "1"], 1.0);
+    r[7] = format!("1e-300,{}", r[7].split_once(',').unwrap().1);
+    let data = table(t.path(), "p.csv", "a,b,y", &r);
+    let m = t.path().join("pm");
+    let o = train(&data, &m, "y", "classification");
+    assert!(o.status.success(), "{}", stderr(&o));
+    let one = table(t.path(), "one.csv", "a,b", &["1e-300,0.5".to_string()]);
+    let o = ant(&["predict", "--model", s(&m), "--input", s(&one)]);
+    assert!(o.status.success(), "{}", stderr(&o));
+}
+
+#[test]
+fn a_model_trained_without_a_header_reads_a_row_0_1_2_as_data() {
+    let t = tempfile::tempdir().unwrap();
+    let r: Vec<String> = (0..80)
+        .map(|i| format!("{},{},{},{}", i % 5, (i / 5) % 5, i % 3, i % 2))
+        .collect();
+    let data = table(t.path(), "h.csv", "4,0,2,1", &r);
+    let m = t.path().join("m");
+    assert!(train(&data, &m, "3", "classification").status.success());
+    // Three rows to predict, the first `0,1,2`: three predictions.
+    let input = table(
+        t.path(),
+        "new.csv",
+        "0,1,2",
+        &["4,4,0".to_string(), "0,0,1".to_string()],
+    );
+    let o = ant(&["predict", "--model", s(&m), "--input", s(&input)]);
+    assert!(o.status.success(), "{}", stderr(&o));
+    assert_eq!(
+        String::from_utf8_lossy(&o.stdout).lines().count(),
+        4,
+        "a header and 3 rows"
+    );
+}
+
+#[test]
+fn text_labels_may_read_as_non_finite_numbers_and_columns_as_name_prefixes() {
+    let t = tempfile::tempdir().unwrap();
+    // Grades `inf` and `sup` are text: only among numbers is `inf` a missing value.
+    let data = table(t.path(), "g.csv", "a,b,grade", &rows(&["sup", "inf"], 1.0));
+    let m = t.path().join("m");
+    let o = train(&data, &m, "grade", "classification");
+    assert!(o.status.success(), "{}", stderr(&o));
+    assert_eq!(class_names(&m), ["inf", "sup"]);
+    // A column literally named `name:y` is targeted by that name.
+    let data = table(t.path(), "n.csv", "a,b,name:y", &rows(&["0", "1"], 1.0));
+    let o = train(&data, &t.path().join("n"), "name:y", "classification");
+    assert!(o.status.success(), "{}", stderr(&o));
 }
 
 #[test]

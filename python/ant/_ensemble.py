@@ -64,6 +64,9 @@ class _ANTEnsembleBase(BaseEstimator):
         return ens
 
     def _set_members(self, members):
+        # The crate's check of what loading the saved ensemble asks (members 0 to n-1
+        # of one ensemble, one task, input, classes): refused here, not after saving.
+        _ant.check_ensemble([m.model_ for m in members])
         first = members[0]
         self.members_ = list(members)
         self.n_features_in_ = first.n_features_in_
@@ -82,7 +85,9 @@ class _ANTEnsembleBase(BaseEstimator):
 
     def save(self, path):
         """Writes ``ensemble.json`` and ``member-K/`` into ``path``, as ``ant train
-        --ensemble N`` does (``ant eval`` and ``ant.load`` read it)."""
+        --ensemble N`` does (``ant eval`` and ``ant.load`` read it). As the command line,
+        it refuses a directory that holds a model, an ensemble or a run: an ensemble is
+        not replaced in place (delete it first)."""
         check_is_fitted(self)
         _ant.save_ensemble(os.fspath(path), [m.model_ for m in self.members_])
         return self

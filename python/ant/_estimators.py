@@ -116,12 +116,13 @@ class _ANTBase(BaseEstimator):
         return X
 
     def _image_inputs(self, X, y, *, reset, y_kwargs):
-        # Bytes are pixels of 0..255, read as ``ant`` reads IDX and CIFAR-10 files: divided
-        # by 255, so that a model fitted here and one trained by the command line take the
-        # same images the same way. Floats are taken as they are (0..1 for such a model).
-        is_bytes = getattr(X, "dtype", None) == np.uint8
+        # Integer pixels (uint8, int64, a list of ints) are bytes of 0..255, read as ``ant``
+        # reads IDX and CIFAR-10 files: divided by 255, so that a model fitted here and one
+        # trained by the command line take the same images the same way, whatever the
+        # integer type. Floats are taken as they are (0..1 for such a model).
+        kind = (X.dtype if hasattr(X, "dtype") else np.asarray(X).dtype).kind
         X = check_array(X, allow_nd=True, dtype=_DTYPES, estimator=self)
-        if is_bytes:
+        if kind in "iu":
             X = X / 255.0
         if X.ndim > 4:
             raise ValueError(

@@ -25,25 +25,49 @@ impl Floats<'_> {
     }
 
     /// The values in row-major order as f32, each checked by [`ant::data::to_f32`]; an
-    /// error names `what`, the sample (rows of `width` values) and the value.
-    fn to_f32(&self, width: usize, what: &str) -> PyResult<Vec<f32>> {
+    /// error names `what`, the sample (rows of `width` values) and the value. For
+    /// training (`columns`: how many, and each value's), a column f32 would flatten is
+    /// refused as a table's is ([`ant::data::ColumnMagnitudes`]).
+    fn to_f32(&self, width: usize, what: &str, columns: Option<Columns>) -> PyResult<Vec<f32>> {
         let wide: Box<dyn Iterator<Item = f64>> = match self {
             Floats::F32(a) => Box::new(a.as_array().into_iter().map(|&v| f64::from(v))),
             Floats::F64(a) => Box::new(a.as_array().into_iter().copied()),
         };
-        wide.enumerate()
+        let mut seen = columns.map(|c| (ant::data::ColumnMagnitudes::new(c.count), c.of));
+        let values = wide
+            .enumerate()
             .map(|(i, v)| {
+                if let Some((seen, of)) = &mut seen {
+                    seen.see(of(i), v);
+                }
                 ant::data::to_f32(v).map_err(|why| {
                     let (s, j) = (i / width.max(1), i % width.max(1));
                     PyValueError::new_err(format!("{what}: sample {s}, value {j} {why}"))
                 })
             })
-            .collect()
+            .collect::<PyResult<Vec<f32>>>()?;
+        if let Some((j, why)) = seen.and_then(|(seen, _)| seen.too_small()) {
+            return Err(PyValueError::new_err(format!("{what}: column {j}: {why}")));
+        }
+        Ok(values)
     }
 }
 
+/// The columns of a training array: a row's features, an image's channels.
+struct Columns {
+    count: usize,
+    of: Box<dyn Fn(usize) -> usize>,
+}
+
+/// Whether an array is read to train on (its columns judged whole) or to predict.
+#[derive(Clone, Copy, PartialEq, Eq)]
+pub enum Reading {
+    Training,
+    Prediction,
+}
+
 /// The samples of `x` as one row-major buffer, and the shape of one sample.
-pub fn samples(x: &Floats<'_>) -> PyResult<(Vec<f32>, Vec<usize>)> {
+pub fn samples(x: &Floats<'_>, reading: Reading) -> PyResult<(Vec<f32>, Vec<usize>)> {
     let shape = x.shape();
     let sample: Vec<usize> = match shape[..] {
         [_, d] => vec![d],
@@ -61,7 +85,22 @@ pub fn samples(x: &Floats<'_>) -> PyResult<(Vec<f32>, Vec<usize>)> {
         let msg = format!("X has shape {shape:?}: each sample needs at least one value");
         return Err(PyValueError::new_err(msg));
     }
-    let values = x.to_f32(sample.iter().product(), "X")?;
+    let width: usize = sample.iter().product();
+    // Rows are standardised per feature, images per channel.
+    let columns = (reading == Reading::Training).then(|| match sample[..] {
+        [d] => Columns {
+            count: d,
+            of: Box::new(move |i| i % d),
+        },
+        _ => {
+            let (c, plane) = (sample[0], sample[1] * sample[2]);
+            Columns {
+                count: c,
+                of: Box::new(move |i| (i % width) / plane),
+            }
+        }
+    });
+    let values = x.to_f32(width, "X", columns)?;
     Ok((values, sample))
 }
 
@@ -93,7 +132,11 @@ pub fn values(y: &Floats<'_>) -> PyResult<Targets> {
     if dim == 0 {
         return Err(PyValueError::new_err("y needs at least one output"));
     }
-    let values = y.to_f32(dim, "y")?;
+    let columns = Columns {
+        count: dim,
+        of: Box::new(move |i| i % dim),
+    };
+    let values = y.to_f32(dim, "y", Some(columns))?;
     Ok(Targets::Values { values, dim })
 }
 

@@ -39,3 +39,14 @@ pub fn save_ensemble(py: Python<'_>, dir: PathBuf, members: Vec<Bound<'_, Model>
     py.detach(|| Ensemble::from_members(models, dir.clone())?.save(&dir))
         .map_err(to_py)
 }
+
+/// Checks that `members` are members 0 to n-1 of one ensemble, of one task, input,
+/// classes and test split, as loading their saved ensemble will: the check before an
+/// ensemble is built in Python, not after it is saved.
+#[pyfunction]
+pub fn check_ensemble(members: Vec<Bound<'_, Model>>) -> PyResult<()> {
+    let models: Vec<Ant> = members.iter().map(|m| m.get().ant.clone()).collect();
+    Ensemble::from_members(models, PathBuf::from("."))
+        .map(|_| ())
+        .map_err(to_py)
+}

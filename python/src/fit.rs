@@ -10,7 +10,7 @@ use pyo3::exceptions::PyValueError;
 use pyo3::prelude::*;
 use pyo3::types::PyDict;
 
-use crate::data::{Floats, classes, dataset, samples, values};
+use crate::data::{Floats, Reading, classes, dataset, samples, values};
 use crate::errors::to_py;
 use crate::model::{Model, parse_device};
 use crate::observer::PyObserver;
@@ -44,7 +44,10 @@ pub fn fit_classifier(
     // Checked before training: labels a table could not tell apart, or no labels.
     ant::data::labels::check_class_names(&class_names)
         .map_err(|why| PyValueError::new_err(format!("y: {why}")))?;
-    let data = dataset(samples(&x)?, classes(&y, class_names.len())?)?;
+    let data = dataset(
+        samples(&x, Reading::Training)?,
+        classes(&y, class_names.len())?,
+    )?;
     let mut model = train(py, params_from(params)?, device, data, member, events)?;
     model.ant.set_class_names(class_names).map_err(to_py)?;
     set_record(&mut model, record)?;
@@ -73,7 +76,7 @@ pub fn fit_regressor(
     events: Option<Py<PyAny>>,
     record: Option<&str>,
 ) -> PyResult<Model> {
-    let data = dataset(samples(&x)?, values(&y)?)?;
+    let data = dataset(samples(&x, Reading::Training)?, values(&y)?)?;
     let mut model = train(py, params_from(params)?, device, data, member, events)?;
     set_record(&mut model, record)?;
     Ok(model)

@@ -45,6 +45,7 @@ fn _ant(m: &Bound<'_, PyModule>) -> PyResult<()> {
     m.add_function(wrap_pyfunction!(ensemble::is_ensemble, m)?)?;
     m.add_function(wrap_pyfunction!(ensemble::load_ensemble, m)?)?;
     m.add_function(wrap_pyfunction!(ensemble::save_ensemble, m)?)?;
+    m.add_function(wrap_pyfunction!(ensemble::check_ensemble, m)?)?;
     m.add("__version__", env!("CARGO_PKG_VERSION"))?;
     Ok(())
 }

@@ -11,7 +11,7 @@ use pyo3::exceptions::PyValueError;
 use pyo3::prelude::*;
 use pyo3::types::{PyBytes, PyDict};
 
-use crate::data::{Floats, samples, unlabelled};
+use crate::data::{Floats, Reading, samples, unlabelled};
 use crate::errors::{load_error, to_py};
 
 #[pyclass(module = "ant._ant", name = "Model", frozen)]
@@ -102,7 +102,7 @@ impl Model {
         x: Floats<'py>,
         single_path: bool,
     ) -> PyResult<PredictionArrays<'py>> {
-        let data = unlabelled(samples(&x)?)?;
+        let data = unlabelled(samples(&x, Reading::Prediction)?)?;
         let mode = if single_path {
             Inference::SinglePath
         } else {
@@ -120,7 +120,7 @@ impl Model {
         py: Python<'py>,
         x: Floats<'py>,
     ) -> PyResult<Bound<'py, PyArray2<f32>>> {
-        let data = unlabelled(samples(&x)?)?;
+        let data = unlabelled(samples(&x, Reading::Prediction)?)?;
         let reach = py
             .detach(|| self.ant.node_reach_per_sample(&data))
             .map_err(to_py)?;

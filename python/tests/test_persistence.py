@@ -104,6 +104,9 @@ def test_byte_images_are_read_as_the_cli_reads_idx_bytes(digits, tmp_path):
     from_bytes = ant.ANTClassifier(**F).fit(X8, y[:200])
     from_floats = ant.ANTClassifier(**F).fit(X8 / 255.0, y[:200])
     assert same_bits(from_bytes.predict_proba(X8), from_floats.predict_proba(X8 / 255.0))
+    # Any integer type is bytes (the review's case: int64 and lists read raw).
+    for same in (X8.astype(np.int64), X8.tolist()):
+        assert same_bits(from_bytes.predict_proba(same), from_bytes.predict_proba(X8))
 
 
 def train_in_the_cli(out, table, test, seed, **params):
@@ -206,6 +209,26 @@ def test_ensembles_cross_between_python_and_the_cli(iris, tmp_path):
     back = ant.load(tmp_path / "ens")
     assert isinstance(back, ant.ANTEnsembleClassifier) and back.estimator.seed == 3
     assert same_bits(back.predict_proba(X), ens.predict_proba(X))
+    # Found by session 25's review: a second save replaced the ensemble member by member,
+    # and one over a single model hid it; both are refused, as the command line does.
+    before = (tmp_path / "ens" / "ensemble.json").read_bytes()
+    with pytest.raises(ValueError, match="holds an ensemble"):
+        ens.save(tmp_path / "ens")
+    assert (tmp_path / "ens" / "ensemble.json").read_bytes() == before
+    ant.ANTClassifier(**SMALL).fit(X, y).save(tmp_path / "one")
+    with pytest.raises(ValueError, match="holds a single model"):
+        ens.save(tmp_path / "one")
+
+
+def test_an_ensemble_of_members_of_other_classes_is_refused(iris):
+    """Found by session 25's review: `from_members` averaged members trained on other
+    classes under member 0's names, and its saved ensemble would not load."""
+    X, y = iris
+    est = ant.ANTClassifier(**SMALL)
+    a = ant.fit_member(est, X, np.array(["a", "b", "c"])[y], 0, 2)
+    b = ant.fit_member(est, X, np.array(["x", "y", "z"])[y], 1, 2)
+    with pytest.raises(ValueError, match="classes"):
+        ant.ANTEnsembleClassifier.from_members([a, b])
 
 
 def test_save_over_a_model_needs_overwrite(fitted, iris, tmp_path):

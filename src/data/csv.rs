@@ -182,21 +182,24 @@ pub fn is_number(cell: &str) -> bool {
 
 /// The header guess: the first row is a header when it has text (a non-empty cell
 /// that is not a number) in a column that should hold numbers. An empty cell is a
-/// missing value, not evidence of a header. A row of the column numbers `0,1,...,n-1`
-/// (3 columns or more) is a header too: pandas writes it for a frame whose columns are
-/// unnamed (`df.to_csv(index=False)`), and read as data it would be a bogus sample.
-pub(crate) fn first_row_is_header<S: AsRef<str>>(
-    row: impl IntoIterator<Item = S>,
+/// missing value, not evidence of a header.
+pub(crate) fn first_row_is_header(
+    row: impl IntoIterator<Item = impl AsRef<str>>,
     numeric: impl Fn(usize) -> bool,
 ) -> bool {
-    let cells: Vec<S> = row.into_iter().collect();
-    let numbers = cells.len() >= 3
-        && cells.iter().enumerate().all(|(j, c)| c.as_ref().trim() == j.to_string());
-    numbers
-        || cells.iter().enumerate().any(|(j, c)| {
-            let c = c.as_ref();
-            numeric(j) && !c.trim().is_empty() && !is_number(c)
-        })
+    row.into_iter().enumerate().any(|(j, c)| {
+        let c = c.as_ref();
+        numeric(j) && !c.trim().is_empty() && !is_number(c)
+    })
+}
+
+/// Whether a first row is the column numbers `0,1,...,n-1` (3 columns or more): pandas'
+/// header of a frame whose columns are unnamed (`df.to_csv(index=False)`), which read
+/// as data would be a bogus sample. Asked of a file read fresh (training, SARCOS's
+/// files), never of a later file of a model trained without a header: that model took
+/// such a row as data, and its later files are read as it read its own.
+pub(crate) fn is_column_numbers(row: &[impl AsRef<str>]) -> bool {
+    row.len() >= 3 && row.iter().enumerate().all(|(j, c)| c.as_ref().trim() == j.to_string())
 }
 
 #[cfg_attr(not(feature = "internals"), allow(dead_code))] // the tests' way in
@@ -253,7 +256,9 @@ pub(crate) fn parse_table(text: &str, path: &Path, opts: &CsvOptions) -> Result<
             let is_header = match opts.header {
                 HeaderMode::Present => true,
                 HeaderMode::Absent => false,
-                HeaderMode::Auto => first_row_is_header(&fields, |_| true),
+                HeaderMode::Auto => {
+                    first_row_is_header(&fields, |_| true) || is_column_numbers(&fields)
+                }
             };
             cells.width = fields.len();
             match is_header {
@@ -570,10 +575,10 @@ mod tests {
         let row = |r: &[&str]| r.iter().map(|s| s.to_string()).collect::<Vec<_>>();
         assert!(first_row_is_header(row(&["1", "a"]), |_| true));
         // pandas' header of unnamed columns; two columns may be a data row.
-        assert!(first_row_is_header(row(&["0", "1", " 2", "3"]), |_| true));
-        assert!(!first_row_is_header(row(&["0", "1"]), |_| true));
-        assert!(!first_row_is_header(row(&["0", "1", "3"]), |_| true));
-        assert!(!first_row_is_header(row(&["1", "2", "3"]), |_| true));
+        assert!(is_column_numbers(&["0", "1", " 2", "3"]));
+        assert!(!is_column_numbers(&["0", "1"]));
+        assert!(!is_column_numbers(&["0", "1", "3"]));
+        assert!(!is_column_numbers(&["1", "2", "3"]));
         assert!(!first_row_is_header(row(&["1", "a"]), |j| j != 1));
         assert!(!first_row_is_header(
             row(&[" 1e3", "NaN", "-inf", ""]),

@@ -2,47 +2,107 @@
 //! Python label are compared, and the order classes take.
 //!
 //! A number is keyed by its exact decimal value, so `1`, `1.0`, `+1` and `1e0` are one
-//! class while `9007199254740993` and `9007199254740992` (one f64) stay two. A cell that
-//! reads as a number that is not finite (`nan`, `inf`) is no label: a missing value
-//! written by a program. Other text is trimmed and in Unicode's NFC.
+//! class while `9007199254740993` and `9007199254740992` (one f64) stay two. Other text
+//! is trimmed and in Unicode's NFC. A label that reads as a number that is not finite
+//! (`nan`, `inf`) is a missing value among numbers (numpy's `savetxt` writes one so),
+//! and text among text (a grade `inf`).
 
 use std::cmp::Ordering;
+use std::collections::HashMap;
 
-/// The class key of a label, or why it is none (a NaN or an infinity).
-pub fn label_key(label: &str) -> std::result::Result<String, String> {
+use crate::error::quoted;
+
+/// A label as read alone.
+enum Label {
+    Number(String),
+    Text(String),
+    /// `nan`, `inf`...: its text key, and why it is no number.
+    NotFinite(String, String),
+}
+
+fn read(label: &str) -> Label {
     let t = label.trim();
     if let Some(d) = Decimal::parse(t) {
-        return Ok(d.to_string());
+        return Label::Number(d.to_string());
     }
+    let text = super::columns::name_key(t);
     match t.parse::<f64>() {
         // Rust reads `nan`, `inf` and `infinity` as numbers; what else it reads is decimal.
-        Ok(v) if !v.is_finite() => Err(format!(
-            "{} reads as a number that is not finite ({v}): a missing or corrupt label",
-            crate::error::quoted(t)
-        )),
-        _ => Ok(super::columns::name_key(t)),
+        Ok(v) if !v.is_finite() => Label::NotFinite(
+            text,
+            format!(
+                "{} reads as a number that is not finite ({v}) among numbers: a missing or corrupt label",
+                quoted(t)
+            ),
+        ),
+        _ => Label::Text(text),
     }
 }
 
-/// The key of a model's class name: as [`label_key`], or the name itself for one that
-/// is no label (a model written before such names were refused).
+/// The keys of a column's labels, one per label in order, or the index of the first
+/// that is no label and why (a NaN or an infinity among numbers).
+pub(crate) fn column_keys<'a>(
+    labels: impl IntoIterator<Item = &'a str>,
+) -> std::result::Result<Vec<String>, (usize, String)> {
+    let (mut keys, mut any_text, mut not_finite) = (Vec::new(), false, None);
+    for (i, label) in labels.into_iter().enumerate() {
+        keys.push(match read(label) {
+            Label::Number(k) => k,
+            Label::Text(k) => {
+                any_text = true;
+                k
+            }
+            Label::NotFinite(k, why) => {
+                not_finite.get_or_insert((i, why));
+                k
+            }
+        });
+    }
+    match not_finite {
+        Some(first) if !any_text => Err(first),
+        _ => Ok(keys),
+    }
+}
+
+/// The key of a model's class name (among its names, `inf` is text).
 pub(crate) fn name_key(name: &str) -> String {
-    label_key(name).unwrap_or_else(|_| name.to_string())
+    match read(name) {
+        Label::Number(k) | Label::Text(k) | Label::NotFinite(k, _) => k,
+    }
+}
+
+/// A model's class names by key, or why its names cannot read a table's labels: two
+/// are one label under [`name_key`] (a model saved before labels were keyed so).
+pub(crate) fn index_of_names(
+    names: &[String],
+) -> std::result::Result<HashMap<String, u32>, String> {
+    let mut index_of = HashMap::with_capacity(names.len());
+    for (i, name) in names.iter().enumerate() {
+        if let Some(j) = index_of.insert(name_key(name), i as u32) {
+            return Err(format!(
+                "the model's classes {} and {} are one label as ant reads labels now (numbers by their value, text trimmed and in Unicode's NFC): its scores on a table would mix them; train it again",
+                quoted(&names[j as usize]),
+                quoted(name)
+            ));
+        }
+    }
+    Ok(index_of)
 }
 
 /// Class names given from outside a table (Python's labels) must each be a label, and
 /// distinct as labels: a saved model reads a table's labels by their keys.
 pub fn check_class_names(names: &[String]) -> std::result::Result<(), String> {
-    let mut first: std::collections::HashMap<String, &str> = Default::default();
-    for name in names {
-        let key = label_key(name).map_err(|why| format!("the label {why}"))?;
-        if let Some(other) = first.insert(key.clone(), name) {
+    let keys = column_keys(names.iter().map(String::as_str))
+        .map_err(|(_, why)| format!("the label {why}"))?;
+    let mut first: HashMap<&str, &str> = Default::default();
+    for (key, name) in keys.iter().zip(names) {
+        if let Some(other) = first.insert(key, name) {
             return Err(format!(
                 "the labels {} and {} are one class as ant reads labels, {} (numbers by \
                  their value, text trimmed and in Unicode's NFC)",
-                crate::error::quoted(other),
-                crate::error::quoted(name),
-                crate::error::quoted(&key)
+                quoted(other),
+                quoted(name),
+                quoted(key)
             ));
         }
     }
@@ -174,7 +234,7 @@ mod tests {
     use super::*;
 
     fn key(s: &str) -> String {
-        label_key(s).unwrap()
+        column_keys([s]).unwrap().remove(0)
     }
 
     #[test]
@@ -213,14 +273,24 @@ mod tests {
     }
 
     #[test]
-    fn non_finite_numbers_are_no_labels() {
+    fn non_finite_numbers_are_missing_among_numbers_and_text_among_text() {
         for t in ["nan", "NaN", " -inf", "infinity", "+Inf", "1e999"] {
-            let e = label_key(t).unwrap_err();
-            assert!(e.contains("not finite"), "{t}: {e}");
+            let (at, e) = column_keys(["1", t, "2"]).unwrap_err();
+            assert!(at == 1 && e.contains("not finite"), "{t}: {e}");
+            // A grade `inf` beside `sup` is text.
+            assert_eq!(column_keys(["sup", t]).unwrap()[1], t.trim(), "{t}");
         }
-        // A model's name of that kind is kept as it is.
         assert_eq!(name_key("nan"), "nan");
         assert_eq!(name_key("1.0"), "1");
+    }
+
+    #[test]
+    fn a_models_names_that_collide_as_labels_are_refused() {
+        let names = |v: &[&str]| v.iter().map(|s| s.to_string()).collect::<Vec<_>>();
+        let e = index_of_names(&names(&["-0", "0", "1"])).unwrap_err();
+        assert!(e.contains("'-0' and '0' are one label"), "{e}");
+        let ok = index_of_names(&names(&["0.0", "1", "x"])).unwrap();
+        assert_eq!((ok["0"], ok["1"], ok["x"]), (0, 1, 2));
     }
 
     #[test]
@@ -233,8 +303,9 @@ mod tests {
         assert!(e.contains("labels '1' and '01' are one class"), "{e}");
         let e = check_class_names(&names(&["caf\u{e9}", "cafe\u{301}"])).unwrap_err();
         assert!(e.contains("one class"), "{e}");
-        let e = check_class_names(&names(&["a", "nan"])).unwrap_err();
+        let e = check_class_names(&names(&["0", "nan"])).unwrap_err();
         assert!(e.contains("not finite"), "{e}");
+        assert!(check_class_names(&names(&["sup", "inf"])).is_ok());
     }
 
     #[test]

@@ -26,6 +26,7 @@ mod compatible;
 pub mod labels;
 pub mod source;
 pub mod tabular;
+mod target_column;
 
 pub use compatible::Misfit;
 pub(crate) use compatible::check_compatible;
@@ -39,28 +40,53 @@ use std::path::Path;
 use crate::error::{AntError, Result};
 
 /// A value read from a file (or given from Python) as the f32 training computes in, or
-/// why it cannot be one: NaN, infinite, beyond f32's range (1e300 is finite in f64,
-/// infinite in f32), or so small that f32 keeps little or nothing of it (1e-50 becomes
-/// 0; below 1.2e-38 digits are lost), which would silently drop a column in tiny units.
+/// why it cannot be one (NaN, infinite, or beyond f32's range: 1e300 is finite in f64,
+/// infinite in f32). Values too small for f32 are judged by their column
+/// ([`ColumnMagnitudes`]): a p-value of 1e-300 among others is a 0 like any.
 pub fn to_f32(v: f64) -> std::result::Result<f32, String> {
     let v32 = v as f32;
-    if !v.is_finite() {
-        return Err(format!("is non-finite ({v})"));
+    match (v.is_finite(), v32.is_finite()) {
+        (true, true) => Ok(v32),
+        (true, false) => Err(format!(
+            "is {v:e}, which overflows f32 (its values stay within ±{:e})",
+            f32::MAX
+        )),
+        (false, _) => Err(format!("is non-finite ({v})")),
     }
-    if !v32.is_finite() {
-        let max = f32::MAX;
-        return Err(format!(
-            "is {v:e}, which overflows f32 (its values stay within ±{max:e})"
-        ));
+}
+
+/// The largest magnitude of each column of values read, to refuse a column that f32
+/// would flatten: one whose every non-zero value lies below f32's smallest normal
+/// magnitude (1.2e-38), where f32 keeps few digits or none (1e-50 becomes 0), so the
+/// column would silently vanish from training.
+pub struct ColumnMagnitudes(Vec<f64>);
+
+impl ColumnMagnitudes {
+    pub fn new(columns: usize) -> ColumnMagnitudes {
+        ColumnMagnitudes(vec![0.0; columns])
     }
-    if v != 0.0 && !v32.is_normal() {
-        return Err(format!(
-            "is below f32's smallest normal magnitude ({:e}), where its digits are lost: \
-             rescale the column (e.g. multiply it by 1e30)",
-            f32::MIN_POSITIVE
-        ));
+
+    pub fn see(&mut self, column: usize, v: f64) {
+        let m = &mut self.0[column];
+        *m = m.max(v.abs());
     }
-    Ok(v32)
+
+    /// The first column f32 would flatten, and why (with the factor that rescues it).
+    pub fn too_small(&self) -> Option<(usize, String)> {
+        let (j, &max) = self
+            .0
+            .iter()
+            .enumerate()
+            .find(|(_, m)| **m > 0.0 && **m < f64::from(f32::MIN_POSITIVE))?;
+        let factor = 10f64.powi((-max.log10()).ceil() as i32);
+        Some((
+            j,
+            format!(
+                "every value is below f32's smallest normal magnitude ({:e}; the largest is {max:e}), where f32 keeps few digits or none: multiply the column by {factor:e}",
+                f32::MIN_POSITIVE
+            ),
+        ))
+    }
 }
 
 /// Refuses training labels (classes `0..n_classes`, read from `path`) that do not

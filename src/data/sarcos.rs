@@ -57,8 +57,10 @@ pub fn parse_sarcos(bytes: &[u8], path: &Path) -> Result<Dataset> {
 
     let mut x = Vec::with_capacity(rows.len() * SARCOS_INPUTS);
     let mut values = Vec::with_capacity(rows.len() * SARCOS_OUTPUTS);
+    let mut seen = super::ColumnMagnitudes::new(SARCOS_COLS);
     for (r, row) in rows.iter().enumerate() {
         for (c, &v) in row.iter().enumerate() {
+            seen.see(c, v);
             let v = super::to_f32(v).map_err(|why| {
                 let at = match c.checked_sub(SARCOS_INPUTS) {
                     Some(t) => format!("target column {t}"),
@@ -71,6 +73,9 @@ pub fn parse_sarcos(bytes: &[u8], path: &Path) -> Result<Dataset> {
                 false => values.push(v),
             }
         }
+    }
+    if let Some((c, why)) = seen.too_small() {
+        return Err(AntError::data(path, format!("column {c}: {why}")));
     }
     let ds = Dataset {
         x,

@@ -11,7 +11,10 @@ use std::path::Path;
 use serde::{Deserialize, Serialize};
 
 pub use super::csv::Separator;
-use super::csv::{CsvOptions, HeaderMode, Table, first_row_is_header, parse_bytes};
+use super::csv::{
+    CsvOptions, HeaderMode, Table, first_row_is_header, is_column_numbers, parse_bytes,
+};
+use super::target_column::{Reading, TargetColumn, check_magnitudes};
 use super::{Dataset, Targets};
 use crate::error::{AntError, Result, list, quoted};
 use crate::task::TaskKind;
@@ -162,9 +165,13 @@ fn resolve_target(t: &Table, spec: &TargetSpec, path: &Path) -> Result<(usize, b
     let first = t.row_strings(0);
     let n = t.n_cols();
     let given = spec.column.trim();
+    // A column literally named `name:label` is that column still.
+    let literal = first
+        .iter()
+        .any(|c| super::columns::name_key(c) == super::columns::name_key(given));
     let (wanted, by_name) = match given.strip_prefix(NAME_PREFIX) {
-        Some(name) => (name, true),
-        None => (given, false),
+        Some(name) if !literal => (name, true),
+        _ => (given, false),
     };
     // A number is an index: data rows hold numbers too, so matching it as a name
     // could pick a data cell.
@@ -175,7 +182,10 @@ fn resolve_target(t: &Table, spec: &TargetSpec, path: &Path) -> Result<(usize, b
                 format!("target column index {j} out of range: the file has {n} columns (0-based)"),
             ));
         }
-        let has_header = first_row_is_header(&first, |k| k != j);
+        // A model's spec (its index recorded) reads files as it read its own.
+        let fresh = spec.index.is_none();
+        let has_header =
+            first_row_is_header(&first, |k| k != j) || (fresh && is_column_numbers(&first));
         return Ok((j, has_header));
     }
     let key = super::columns::name_key(wanted);
@@ -225,7 +235,9 @@ fn features(
     target: Option<usize>,
     header: Option<&[String]>,
     path: &Path,
+    reading: Reading,
 ) -> Result<Vec<f32>> {
+    let mut seen = super::ColumnMagnitudes::new(t.n_cols());
     let mut x = Vec::with_capacity(rows.len() * t.n_cols());
     for r in rows {
         let line = t.line(r);
@@ -254,8 +266,12 @@ fn features(
                     ),
                 )
             })?;
+            seen.see(j, v);
             x.push(v32);
         }
+    }
+    if reading == Reading::Training {
+        check_magnitudes(&seen, |j| column_label(header, j), path)?;
     }
     Ok(x)
 }
@@ -286,7 +302,19 @@ pub(crate) fn parse_labelled(
     }
     let rows = data_rows(&t, has_header, path)?;
     // Features first: a bad feature cell is reported before a bad target cell.
-    let x = features(&t, rows.clone(), Some(index), header.as_deref(), path)?;
+    // A model's spec (its index recorded) reads a later file; the user's, training's.
+    let reading = match spec.index {
+        None => Reading::Training,
+        Some(_) => Reading::Later,
+    };
+    let x = features(
+        &t,
+        rows.clone(),
+        Some(index),
+        header.as_deref(),
+        path,
+        reading,
+    )?;
     let target = TargetColumn {
         table: &t,
         rows,
@@ -295,7 +323,7 @@ pub(crate) fn parse_labelled(
         path,
     };
     let (targets, class_names) = match spec.task {
-        TaskKind::Regression => (target.values()?, None),
+        TaskKind::Regression => (target.values(reading)?, None),
         TaskKind::Classification => {
             let (targets, names) = target.classes(classes)?;
             (targets, Some(names))
@@ -340,136 +368,6 @@ fn data_rows(t: &Table, has_header: bool, path: &Path) -> Result<std::ops::Range
     Ok(start..t.n_rows())
 }
 
-/// The target column of the data rows, and the column's name for messages.
-struct TargetColumn<'a> {
-    table: &'a Table,
-    rows: std::ops::Range<usize>,
-    index: usize,
-    label: String,
-    path: &'a Path,
-}
-
-impl TargetColumn<'_> {
-    /// An error about the target cell on `line`.
-    fn err(&self, line: usize, msg: impl std::fmt::Display) -> AntError {
-        AntError::data(self.path, format!("line {line}, {}: {msg}", self.label))
-    }
-
-    /// Each data row's target cell with its line.
-    fn cells(&self) -> impl Iterator<Item = (usize, &str)> + '_ {
-        self.rows
-            .clone()
-            .map(|r| (self.table.line(r), self.table.cell(r, self.index)))
-    }
-
-    /// Regression targets: every cell a finite number.
-    fn values(&self) -> Result<Targets> {
-        let mut values = Vec::with_capacity(self.rows.len());
-        for (line, cell) in self.cells() {
-            match cell.trim().parse::<f64>().map(super::to_f32) {
-                Ok(Ok(v)) => values.push(v),
-                Ok(Err(why)) => {
-                    return Err(self.err(line, format!("target {} {why}", quoted(cell))));
-                }
-                Err(_) => {
-                    return Err(self.err(
-                        line,
-                        format!(
-                            "target {} is not a number \
-                             (use --task classification for labels)",
-                            quoted(cell)
-                        ),
-                    ));
-                }
-            }
-        }
-        Ok(Targets::Values { values, dim: 1 })
-    }
-
-    /// Classification targets and the class names: `classes` (a trained model's)
-    /// fixes the mapping, else it is built from the labels in the file.
-    fn classes(&self, classes: Option<&[String]>) -> Result<(Targets, Vec<String>)> {
-        let (ids, keys) = self.label_ids()?;
-        let names = match classes {
-            Some(c) => c.to_vec(),
-            None => self.names_from(&keys)?,
-        };
-        let labels = self.class_indices(&ids, &keys, &names)?;
-        let n_classes = names.len();
-        Ok((Targets::Classes { labels, n_classes }, names))
-    }
-
-    /// Each row's label as the index of its class key among the distinct keys (one
-    /// string per distinct label, not per row), and those keys; blank cells refused.
-    fn label_ids(&self) -> Result<(Vec<u32>, Vec<String>)> {
-        let mut ids = Vec::with_capacity(self.rows.len());
-        let mut keys: Vec<String> = Vec::new();
-        let mut id_of: std::collections::HashMap<String, u32> = Default::default();
-        for (line, cell) in self.cells() {
-            if cell.trim().is_empty() {
-                return Err(self.err(line, "missing label"));
-            }
-            let key = super::labels::label_key(cell).map_err(|why| self.err(line, why))?;
-            let id = match id_of.get(&key) {
-                Some(&id) => id,
-                None => {
-                    let id = keys.len() as u32;
-                    keys.push(key.clone());
-                    id_of.insert(key, id);
-                    id
-                }
-            };
-            ids.push(id);
-        }
-        Ok((ids, keys))
-    }
-
-    /// The classes found in the file; one alone cannot be learnt.
-    fn names_from(&self, keys: &[String]) -> Result<Vec<String>> {
-        let names = super::labels::sorted_classes(keys);
-        if names.len() < 2 {
-            return Err(AntError::data(
-                self.path,
-                format!(
-                    "{} has a single class {}; classification needs at least 2",
-                    self.label,
-                    quoted(&names[0])
-                ),
-            ));
-        }
-        Ok(names)
-    }
-
-    /// Each row's class index in `names` (its key is `keys[id]`); a key not among them
-    /// is an error on the first line that has it.
-    fn class_indices(&self, ids: &[u32], keys: &[String], names: &[String]) -> Result<Vec<u32>> {
-        // A model's names are keyed as the file's labels are: a model fitted in Python
-        // on the labels 0.0, 1.0 reads a file's 0 and 1.
-        let index_of: std::collections::HashMap<String, u32> = names
-            .iter()
-            .enumerate()
-            .map(|(i, n)| (super::labels::name_key(n), i as u32))
-            .collect();
-        let class_of_key: Vec<Option<u32>> =
-            keys.iter().map(|k| index_of.get(k).copied()).collect();
-        let mut labels = Vec::with_capacity(ids.len());
-        for ((line, _), &id) in self.cells().zip(ids) {
-            let Some(l) = class_of_key[id as usize] else {
-                return Err(self.err(
-                    line,
-                    format!(
-                        "label {} is not one of the model's classes [{}]",
-                        quoted(&keys[id as usize]),
-                        list(names)
-                    ),
-                ));
-            };
-            labels.push(l);
-        }
-        Ok(labels)
-    }
-}
-
 /// Reads rows to predict: `n_features` columns, or those plus the target column
 /// (then ignored). `spec` is the model's (`None`: no target column was named in
 /// training; a row may then carry `n_outputs` trailing target columns, as SARCOS).
@@ -491,7 +389,14 @@ pub(crate) fn parse_features(
         let kept = super::columns::by_names(t, names, Some(target), Some(target), path)?;
         let rows = data_rows(&kept, true, path)?;
         let count = rows.len();
-        let x = features(&kept, rows, None, Some(&kept.row_strings(0)), path)?;
+        let x = features(
+            &kept,
+            rows,
+            None,
+            Some(&kept.row_strings(0)),
+            path,
+            Reading::Later,
+        )?;
         let values = vec![0.0; count];
         return Dataset::new(x, vec![n_features], Targets::Values { values, dim: 1 });
     }
@@ -504,7 +409,7 @@ pub(crate) fn parse_features(
     let kept = keep_columns(t, is_feature);
     let header = has_header.then(|| kept.row_strings(0));
     let count = rows.len();
-    let x = features(&kept, rows, None, header.as_deref(), path)?;
+    let x = features(&kept, rows, None, header.as_deref(), path, Reading::Later)?;
     // Placeholder targets: prediction ignores them.
     Dataset::new(
         x,

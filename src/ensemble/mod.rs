@@ -109,12 +109,20 @@ impl Ensemble {
             }
         }
         let file = EnsembleFile::new(run_spec(first, run_seed), n, cwd)?;
+        // What loading the saved ensemble will ask of its members, asked now.
+        for (k, m) in members.iter().enumerate() {
+            check_member(&file, k, m, (k > 0).then_some(first))
+                .map_err(|why| AntError::invalid("members", why))?;
+        }
         Ok(Ensemble { file, members })
     }
 
     /// Saves the ensemble into `dir` (`ensemble.json` and `member-K/`), as `ant train
     /// --ensemble N` leaves it, holding `dir`'s lock.
     pub fn save(&self, dir: &Path) -> Result<()> {
+        // As `ant train --ensemble` checks its --out: no model, ensemble or run there.
+        let saved = crate::outputs::Saved::Ensemble;
+        crate::outputs::check_model_dir(dir, saved, false, &[])?;
         std::fs::create_dir_all(dir).map_err(|e| AntError::io(dir, e))?;
         let _lock = crate::run::DirLock::take(dir, false)?;
         for (k, m) in self.members.iter().enumerate() {
@@ -151,7 +159,7 @@ impl Ensemble {
                 }
             }
             let ant = Ant::load(&d, device)?;
-            check_member(&file, k, &ant, members.first(), &d)?;
+            check_member(&file, k, &ant, members.first()).map_err(|msg| AntError::data(&d, msg))?;
             members.push(ant);
         }
         Ok(Ensemble { file, members })
@@ -269,16 +277,15 @@ fn run_spec(first: &Ant, run_seed: u64) -> RunSpec {
     }
 }
 
-/// Member `k` (loaded from `dir`) must be what `ensemble.json` says, and fit `first`.
+/// Member `k` must be what `ensemble.json` says, and fit `first`; else why not.
 fn check_member(
     file: &EnsembleFile,
     k: usize,
     ant: &Ant,
     first: Option<&Ant>,
-    dir: &Path,
-) -> Result<()> {
+) -> std::result::Result<(), String> {
     let meta = &ant.meta();
-    let wrong = |msg: String| Err(AntError::data(dir, msg));
+    let wrong = |msg: String| Err(msg);
     if meta.preset != file.preset {
         let (a, b) = (meta.preset, file.preset);
         return wrong(format!(
