@@ -306,20 +306,7 @@ impl Run {
             ..
         } = self;
         let ckdir = out.join(CHECKPOINT_DIR);
-        let names = source.class_names.as_deref();
-        let data_path = std::path::Path::new(&spec.data.path);
-        let index_warning = source
-            .target
-            .as_ref()
-            .and_then(|t| t.index_also_a_name(data_path));
-        let warnings = [
-            missing_classes_warning(&train, &source.test, "test", names),
-            index_warning,
-        ];
-        for msg in warnings.iter().flatten() {
-            tracing::warn!("{msg}");
-            observer.warning(msg);
-        }
+        warn_of_data(&spec, &source, &train, observer);
         let res = (|| {
             // The run's data goes to training by value: it is dropped once split.
             let data = std::borrow::Cow::Owned(train);
@@ -378,6 +365,24 @@ impl Run {
             })
         })();
         res.map_err(|e| stopped(&out, e))
+    }
+}
+
+/// Says what the run's data may mislead about: test rows without a class the training
+/// rows have, or a `--target N` whose number also names another column.
+fn warn_of_data(spec: &RunSpec, source: &TestSide, train: &Dataset, observer: &mut dyn Observer) {
+    let names = source.class_names.as_deref();
+    let data_path = Path::new(&spec.data.path);
+    let warnings = [
+        missing_classes_warning(train, &source.test, "test", names),
+        source
+            .target
+            .as_ref()
+            .and_then(|t| t.index_also_a_name(data_path)),
+    ];
+    for msg in warnings.iter().flatten() {
+        tracing::warn!("{msg}");
+        observer.warning(msg);
     }
 }
 
