@@ -10,6 +10,7 @@
 #       mnist-a-holdout  mnist-baselines  mnist-a-ensemble
 #       mnist-c-full  mnist-c-default  mnist-c-full-paper  mnist-c-5k  sarcos  sarcos-ensemble
 #       table4-sarcos  table4-mnist-c  table4-mnist-a  table4-mnist-b  patience  patience-plot
+#       table4-mnist-c-seedS (S = 0..2, both ablations of one seed)
 #       table4-mnist-a-no-router (and -no-transformer; the same for mnist-b: one ablation each)
 #       mnist-a-ensemble-K (K = 0..7, one member each)  mnist-a-ensemble-eval
 #       mnist-c-5k-ensemble  fig4  side-by-side-sarcos  side-by-side-mnist5k
@@ -156,11 +157,11 @@ row() {
                         --test-fraction 0.2 --seed "$seed" --ablation "$ab"
                 done
             done ;;
-        table4-mnist-c) for seed in 0 1 2; do
-                for ab in no-router no-transformer; do
-                    train_or_resume "$1-$ab-seed$seed" --preset mnist-c --data data/mnist --seed "$seed" \
-                        --ablation "$ab"
-                done
+        table4-mnist-c) for seed in 0 1 2; do row "$1-seed$seed"; done ;;
+        table4-mnist-c-seed[0-2]) local seed=${1##*-seed}
+            for ab in no-router no-transformer; do
+                train_or_resume "table4-mnist-c-$ab-seed$seed" --preset mnist-c --data data/mnist \
+                    --seed "$seed" --ablation "$ab"
             done ;;
         table4-mnist-a|table4-mnist-b) for ab in no-router no-transformer; do
                 row "$1-$ab"
