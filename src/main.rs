@@ -21,13 +21,7 @@ fn main() -> ExitCode {
     ant::keep_large_buffers();
     // A write beyond `ulimit -f` is then a failed write, reported, not a silent death.
     ant::file_size_limit_is_an_error();
-    tracing_subscriber::fmt()
-        .with_writer(std::io::stderr)
-        .with_env_filter(tracing_subscriber::EnvFilter::from_default_env())
-        // Its default reports a failed write with `eprintln!`, which panics when
-        // stderr is closed.
-        .log_internal_errors(false)
-        .init();
+    cli::log::init();
     let cli = cli::args::Cli::parse();
     let res = cli::run(cli.cmd);
     match res {

@@ -7,6 +7,7 @@ use std::path::Path;
 use burn::prelude::Device;
 
 use crate::data::Dataset;
+use crate::data::tabular::FileReading;
 use crate::ensemble::{Ensemble, EnsembleFile, MemberState, is_ensemble, member_dir, member_state};
 use crate::error::{AntError, Result};
 use crate::model::Ant;
@@ -28,6 +29,27 @@ impl SavedModel {
         } else {
             SavedModel::Single(Ant::load(dir, device)?)
         })
+    }
+
+    /// [`SavedModel::load`], the model then reading table files as `reading` says (how
+    /// every command that reads files for a saved model loads it). Lines its training
+    /// file skipped are skipped in every file, which `reading` does not say otherwise:
+    /// a warning says so, since a file without them loses its first rows.
+    pub fn load_reading(dir: &Path, device: &Device, reading: FileReading) -> Result<SavedModel> {
+        let mut model = SavedModel::load(dir, device)?;
+        let target = model.first().meta().provenance.target.as_ref();
+        let skipped = target.map_or(0, |t| t.skip_rows);
+        if reading.skip_rows.is_none() && skipped > 0 {
+            tracing::warn!(
+                "{}: its training file was read with --skip-rows {skipped}, so the first {skipped} lines of the file given are skipped too; give --skip-rows 0 to keep them",
+                dir.display()
+            );
+        }
+        match &mut model {
+            SavedModel::Single(a) => a.read_files_as(reading),
+            SavedModel::Ensemble(e) => e.read_files_as(reading),
+        }
+        Ok(model)
     }
 
     /// The trees: one, or the ensemble's members in order.
@@ -78,13 +100,14 @@ pub fn prune(
     out: &Path,
     force: bool,
     device: &Device,
+    reading: FileReading,
 ) -> Result<serde_json::Value> {
     crate::outputs::check_prune_out(model, data, out, force)?;
     // Held while the pruned model is written: two prunes into one directory would mix
     // one's tree.json with the other's weights.
     let _lock = crate::run::DirLock::take(out, false)?;
     crate::outputs::check_prune_out(model, data, out, force)?;
-    match SavedModel::load(model, device)? {
+    match SavedModel::load_reading(model, device, reading)? {
         SavedModel::Single(m) => prune_tree(&m, data, min_reach, out),
         SavedModel::Ensemble(ens) => {
             let mut members = Vec::new();
@@ -118,7 +141,11 @@ fn prune_tree(model: &Ant, data: &Path, min_reach: f64, out: &Path) -> Result<se
     let (pruned, report) = model.pruned(&valid, min_reach)?;
     crate::outputs::save_model(&pruned, None, out, crate::outputs::Records::Old)?;
     let (v0, v1) = (model.evaluate(&valid)?, pruned.evaluate(&valid)?);
-    let (t0, t1) = (model.evaluate(&test)?, pruned.evaluate(&test)?);
+    // A model fitted through the library has no test rows: those scores are null.
+    let scores = |m: &Ant| test.as_ref().map(|t| m.evaluate(t)).transpose();
+    let (t0, t1) = (scores(model)?, scores(&pruned)?);
+    let multi = |e: &Option<crate::Evaluation>| e.as_ref().map(|e| e.multi_path);
+    let single = |e: &Option<crate::Evaluation>| e.as_ref().map(|e| e.single_path);
     let summary = serde_json::json!({
         "min_reach": min_reach,
         "removed": report.removed,
@@ -127,8 +154,8 @@ fn prune_tree(model: &Ant, data: &Path, min_reach: f64, out: &Path) -> Result<se
         "params_before": model.tree().topology.num_params(),
         "params_after": pruned.tree().topology.num_params(),
         "valid_multi_path_before": v0.multi_path, "valid_multi_path_after": v1.multi_path,
-        "test_multi_path_before": t0.multi_path, "test_multi_path_after": t1.multi_path,
-        "test_single_path_before": t0.single_path, "test_single_path_after": t1.single_path,
+        "test_multi_path_before": multi(&t0), "test_multi_path_after": multi(&t1),
+        "test_single_path_before": single(&t0), "test_single_path_after": single(&t1),
     });
     let json =
         serde_json::to_string_pretty(&summary).map_err(|e| AntError::model(e.to_string()))?;

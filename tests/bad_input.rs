@@ -43,6 +43,9 @@ fn tiny_model() -> &'static Path {
     static DIR: OnceLock<PathBuf> = OnceLock::new();
     DIR.get_or_init(|| {
         let dir = std::env::temp_dir().join(format!("ant-bad-input-{}", std::process::id()));
+        // A run cut short leaves its directory, which a later process of the same id
+        // would find holding a model.
+        let _ = std::fs::remove_dir_all(&dir);
         std::fs::create_dir_all(&dir).unwrap();
         let mut csv = String::from("a,b,c,y\n");
         for i in 0..60 {

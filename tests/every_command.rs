@@ -99,6 +99,30 @@ fn every_path_flag_of_every_command_is_an_input_or_an_output() {
     }
 }
 
+/// Every command that reads a data file says how that file is read (`--delimiter`,
+/// `--skip-rows`): a model's training options describe its training file, and applied
+/// to another they dropped its first row (issue 40's sixth hostile pass).
+#[test]
+fn every_command_that_reads_data_says_how_to_read_its_tables() {
+    for cmd in commands(&[]) {
+        let flags: Vec<String> = valued_options(&cmd).into_iter().map(|(f, _)| f).collect();
+        let reads = flags
+            .iter()
+            .any(|f| matches!(f.as_str(), "--data" | "--input" | "--test-data"));
+        // `data fetch` downloads, reading no table.
+        if !reads || cmd[0] == "data" {
+            continue;
+        }
+        for wanted in ["--delimiter", "--skip-rows"] {
+            assert!(
+                flags.iter().any(|f| f == wanted),
+                "`ant {}` reads data but has no {wanted}",
+                cmd.join(" ")
+            );
+        }
+    }
+}
+
 /// A name of exactly `len` bytes ending in `ext`.
 fn long_name(len: usize, ext: &str) -> String {
     "x".repeat(len - ext.len()) + ext

@@ -173,6 +173,8 @@ fn a_model_trained_without_a_header_reads_a_row_0_1_2_as_data() {
         4,
         "a header and 3 rows"
     );
+    // Not silently: the row might be pandas' header (session 26's hostile pass).
+    assert!(stderr(&o).contains("--skip-rows 1"), "{}", stderr(&o));
 }
 
 #[test]

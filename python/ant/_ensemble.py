@@ -2,6 +2,7 @@
 own seed on its own order of the training rows (so its own validation rows), exactly as
 ``ant train --ensemble N --member K``; predictions are the mean of the members'."""
 
+import json
 import os
 
 import numpy as np
@@ -9,12 +10,32 @@ from sklearn.base import BaseEstimator, ClassifierMixin, RegressorMixin, clone
 from sklearn.utils.validation import check_is_fitted
 
 from ant import _ant
+from ant._checks import check_bool_params
 from ant._estimators import ANTClassifier, ANTRegressor
 from ant._member import fit_member
 
 # The most members an ensemble may have: `ant train --ensemble` and `ensemble.json` allow
 # no more.
 MAX_MEMBERS = 1000
+
+
+def _check_same_training(members):
+    """Members must have been trained with the same parameters: ``ensemble.json`` records
+    one value of each for all (member 0's), and each member's own seed. A ``ValueError``
+    names the first that differs, and its two values."""
+    configs = [json.loads(m.model_.meta_json())["config"] for m in members]
+    first = configs[0]
+    for k, config in enumerate(configs[1:], start=1):
+        for name in sorted(set(first) | set(config)):
+            if name == "seed":
+                continue  # each member's own (the run's seed is checked by the crate)
+            a, b = first.get(name), config.get(name)
+            if a != b:
+                raise ValueError(
+                    f"member {k} was trained with {name}={b!r}, member 0 with {name}={a!r}: "
+                    "the members of an ensemble are trained with the same parameters "
+                    "(its ensemble.json records one value of each for all)"
+                )
 
 
 class _ANTEnsembleBase(BaseEstimator):
@@ -37,6 +58,7 @@ class _ANTEnsembleBase(BaseEstimator):
         return self
 
     def _fit_members(self, X, y, callback):
+        check_bool_params(self)
         n = self.n_members
         if isinstance(n, bool) or not isinstance(n, (int, np.integer)) or not 1 <= n <= MAX_MEMBERS:
             raise ValueError(
@@ -67,10 +89,13 @@ class _ANTEnsembleBase(BaseEstimator):
         # The crate's check of what loading the saved ensemble asks (members 0 to n-1
         # of one ensemble, one task, input, classes): refused here, not after saving.
         _ant.check_ensemble([m.model_ for m in members])
+        _check_same_training(members)
         first = members[0]
         self.members_ = list(members)
         self.n_features_in_ = first.n_features_in_
         self.input_shape_ = first.input_shape_
+        # The names of this fit's columns, or none (not those of an earlier fit).
+        self.__dict__.pop("feature_names_in_", None)
         if hasattr(first, "feature_names_in_"):
             self.feature_names_in_ = first.feature_names_in_
 

@@ -9,6 +9,7 @@ import json
 import math
 import os
 import unicodedata
+from collections import Counter
 
 import numpy as np
 import scipy.sparse as sp
@@ -23,6 +24,7 @@ from sklearn.utils.validation import (
 )
 
 from ant import _ant
+from ant._checks import check_bool, check_bool_params
 from ant._events import dispatcher
 
 #: The defaults of ``ant train`` (read from the Rust crate, not copied here).
@@ -31,6 +33,9 @@ DEFAULTS = _ant.defaults()
 CHOICES = _ant.choices()
 #: The training options, named as ``ant train``'s flags (``epochs_node``: ``--epochs-node``).
 TRAIN_PARAMS = tuple(DEFAULTS)
+#: Every parameter of the estimators (name: default): the training options, then those
+#: of this package (a bool default: a yes/no option, which takes a bool only).
+PARAMS = {**DEFAULTS, "device": "cpu", "single_path": False}
 
 _DTYPES = (np.float32, np.float64)
 
@@ -77,7 +82,7 @@ class _ANTBase(BaseEstimator):
     Parameters: every training parameter of ``ant train`` (``DEFAULTS``), then
     ``device`` (``"cpu"``, ``"torch"``, ``"cuda:N"``) and ``single_path``."""
 
-    __init__ = _init_taking({**DEFAULTS, "device": "cpu", "single_path": False})
+    __init__ = _init_taking(PARAMS)
 
     def __sklearn_tags__(self):
         tags = super().__sklearn_tags__()
@@ -85,12 +90,19 @@ class _ANTBase(BaseEstimator):
         return tags
 
     def _train_params(self):
+        """The training parameters for the crate, which checks them; first, this
+        package's own: every fit goes through here."""
+        check_bool_params(self)
         return {k: getattr(self, k) for k in TRAIN_PARAMS}
 
     # --- inputs ------------------------------------------------------------------
 
     def _inputs(self, X, y=None, *, reset, y_kwargs=None):
-        """``X`` (and ``y``) checked and converted as scikit-learn does; images too."""
+        """``X`` (and ``y``) checked and converted as scikit-learn does; images too.
+        A fit (``reset``) forgets the feature names of the last: only a DataFrame's
+        columns name the new features (as scikit-learn's ``validate_data``)."""
+        if reset:
+            self.__dict__.pop("feature_names_in_", None)
         if _is_images(X):
             return self._image_inputs(X, y, reset=reset, y_kwargs=y_kwargs or {})
         kwargs = dict(dtype=_DTYPES, reset=reset)
@@ -105,15 +117,44 @@ class _ANTBase(BaseEstimator):
         return X, y
 
     def _by_feature_names(self, X, reset):
-        """A DataFrame whose columns are the fitted names in another order, put in their
-        order: a model reads its columns by name, as ``ant`` reads a table's."""
+        """A DataFrame whose columns are the fitted names, in any order, as a frame of
+        those names in their order: a model reads its columns by name, as ``ant`` reads
+        a table's. Columns are matched by their text (``str``), as a table's header
+        names them: columns ``0..n-1`` of ``pd.DataFrame(X)`` are a CSV's header
+        ``0,1,...``. Columns that are not the fitted names raise a ``ValueError``
+        naming those missing and those not fitted."""
         names = getattr(self, "feature_names_in_", None)
         columns = getattr(X, "columns", None)
-        if reset or names is None or columns is None or list(columns) == list(names):
+        if reset or names is None or columns is None:
             return X
-        if sorted(map(str, columns)) == sorted(map(str, names)) and len(set(map(str, columns))) == len(columns):
-            return X[list(names)]
-        return X
+        names = [str(n) for n in names]
+        columns = list(columns)
+        if columns == names:
+            return X
+        given = [str(c) for c in columns]
+        all_text = all(isinstance(c, str) for c in columns)
+        if len(set(given)) == len(given) and set(given) == set(names):
+            if all_text:
+                return X[names]
+            # Columns of other types (ints): picked by position, then named as fitted,
+            # so that scikit-learn's check of the names finds them.
+            at = {c: j for j, c in enumerate(given)}
+            return X.iloc[:, [at[n] for n in names]].set_axis(names, axis=1)
+        if all_text:
+            # scikit-learn's own ValueError names the columns unseen and missing.
+            return X
+        missing = [n for n in names if n not in set(given)]
+        unseen = [c for c in given if c not in set(names)]
+        repeated = sorted(c for c, k in Counter(given).items() if k > 1)
+        what = "; ".join(
+            f"{label}: {', '.join(map(repr, cols))}"
+            for label, cols in (("missing", missing), ("not seen at fit", unseen), ("repeated", repeated))
+            if cols
+        )
+        raise ValueError(
+            f"X's columns must be the feature names {type(self).__name__} was fitted with "
+            f"(compared as text: {', '.join(map(repr, names))}); {what}"
+        )
 
     def _image_inputs(self, X, y, *, reset, y_kwargs):
         # Integer pixels (uint8, int64, a list of ints) are bytes of 0..255, read as ``ant``
@@ -244,13 +285,14 @@ class _ANTBase(BaseEstimator):
         ``ant.load`` read it. A directory that holds a model is replaced only with
         ``overwrite=True`` (the command line's ``--force``)."""
         check_is_fitted(self)
-        self.model_.save(os.fspath(path), bool(overwrite))
+        overwrite = check_bool(overwrite, "overwrite")
+        self.model_.save(os.fspath(path), overwrite)
         return self
 
     def _values(self, X):
         """Raw predictions (class probabilities or values), float32 ``(n, outputs)``."""
         X32 = self._X32(X)
-        values, _ = self.model_.predict(X32, bool(self.single_path))
+        values, _ = self.model_.predict(X32, check_bool(self.single_path, "single_path"))
         return values
 
 

@@ -4,6 +4,7 @@ import json
 import math
 import os
 import re
+from decimal import Decimal
 
 import numpy as np
 
@@ -12,39 +13,94 @@ from ant._ensemble import ANTEnsembleClassifier, ANTEnsembleRegressor
 from ant._estimators import DEFAULTS, TRAIN_PARAMS, ANTClassifier, ANTRegressor
 
 
+# The spellings of numbers, in ASCII only (Python's int() and float() also take '1_000',
+# full-width and other Unicode digits, and surrounding spaces, which ant reads as text).
+# A canonical integer is how the crate writes one (src/data/labels.rs): no sign but '-',
+# no leading zeros, '0' for zero.
+_CANONICAL_INT = re.compile(r"0|-?[1-9][0-9]*")
+_INT = re.compile(r"[+-]?[0-9]+")
+_DECIMAL = re.compile(r"[+-]?([0-9]+\.?[0-9]*|\.[0-9]+)([eE][+-]?[0-9]+)?")
+
+
+def _ints(names, spelling=_INT):
+    """The names as Python ints when each is an integer spelled so, else ``None``."""
+    if all(spelling.fullmatch(n) for n in names):
+        return [int(n) for n in names]
+    return None
+
+
+def _floats(names):
+    """The names as floats when each is a decimal number that a float holds exactly as
+    written (its ``repr`` is the same number: ``0.1``, ``2.5``, ``1e-20``, not
+    ``0.10000000000000001``, which is ``0.1`` once a float), else ``None``."""
+    if not all(_DECIMAL.fullmatch(n) for n in names):
+        return None
+    values = [float(n) for n in names]
+    exact = all(math.isfinite(v) and Decimal(repr(v)) == Decimal(n) for v, n in zip(values, names))
+    return values if exact else None
+
+
+def _distinct(values, names):
+    """``values`` (a class per name) when they are as many classes as the names, else the
+    names themselves: two classes are never merged into one label."""
+    if values is not None and len(np.unique(values)) == len(names):
+        return values
+    return np.array(names)
+
+
+def _bools(names):
+    if all(n in ("True", "False") for n in names):
+        return [n == "True" for n in names]
+    return None
+
+
 def _classes(names, n_classes, kind=None):
     """``classes_`` from the class names a model stores, as the labels' ``kind`` says
-    (a model saved from Python records it); else numbers when every name is one (the
-    labels of a table or of numeric ``y``), else strings; ``0..n-1`` without names."""
+    (a model saved from Python records it); else ints when every name is an integer as
+    ``ant`` writes one, floats when every name is a decimal number a float holds
+    exactly, else strings; ``0..n-1`` without names. Names that would become one value
+    (``1_000`` and ``1000``, ``0.1`` and ``0.10000000000000001``, which ``ant`` keeps
+    apart) stay strings: classes are never merged."""
     if names is None:
         return np.arange(n_classes)
+    names = list(names)
     if kind == "bool":
-        return np.array([n == "True" for n in names])
-    if kind == "int":
-        return np.array([int(n) for n in names])
-    if kind == "float":
-        return np.array([float(n) for n in names])
-    if kind == "text":
-        return np.array(names)
-    if all(re.fullmatch(r"[+-]?\d+", n) for n in names):
-        return np.array([int(n) for n in names])
-    try:
-        return np.array([float(n) for n in names])
-    except ValueError:
-        return np.array(names)
+        values = _bools(names)
+    elif kind == "int":
+        values = _ints(names)
+    elif kind == "float":
+        values = _floats(names)
+    elif kind == "text":
+        values = None
+    else:
+        values = _ints(names, _CANONICAL_INT)
+        if values is None:
+            values = _floats(names)
+    return _distinct(None if values is None else np.array(values), names)
 
 
 def _classes_of_dtype(names, dtype):
     """``classes_`` from their names in the labels' own NumPy dtype (uint8, float32,
     object, ...): they read back as they went in. Integers go through Python's ints, so
-    uint64's top values hold."""
-    if dtype.kind == "b":
-        return np.array([n == "True" for n in names], dtype=dtype)
-    if dtype.kind in "iu":
-        return np.array([int(n) for n in names], dtype=dtype)
-    if dtype.kind == "f":
-        return np.array([float(n) for n in names], dtype=dtype)
+    uint64's top values hold. Names that are not of that dtype, or that would become one
+    value, stay strings (as ``_classes``)."""
+    names = list(names)
+    if dtype.kind in "biuf":
+        values = {"b": _bools, "i": _ints, "u": _ints, "f": _float_spellings}[dtype.kind](names)
+        try:
+            values = None if values is None else np.array(values, dtype=dtype)
+        except (OverflowError, ValueError):
+            values = None
+        return _distinct(values, names)
     return np.array(names, dtype=dtype)
+
+
+def _float_spellings(names):
+    """The names as floats when each is a decimal number in ASCII (no precision asked:
+    they were written from floats of the recorded dtype)."""
+    if all(_DECIMAL.fullmatch(n) for n in names):
+        return [float(n) for n in names]
+    return None
 
 
 def estimator_from_model(model, device, params=None):

@@ -1,6 +1,8 @@
 """Bad input from Python raises ValueError / TypeError / OSError with a clear message:
 never a Rust panic, never an abort of the interpreter."""
 
+import inspect
+
 import numpy as np
 import pytest
 from conftest import SMALL
@@ -207,3 +209,87 @@ def test_labels_a_table_could_not_tell_apart_are_refused(iris):
     # Among text, `inf` is a grade like any.
     grades = np.array(["sup", "inf", "mid"], dtype=object)[y]
     assert set(ant.ANTClassifier(**SMALL).fit(X, grades).classes_) == {"sup", "inf", "mid"}
+
+
+def small(cls):
+    """A small estimator of ``cls`` (an ensemble: of one small member)."""
+    if cls is ant.ANTEnsembleClassifier:
+        return cls(ant.ANTClassifier(**SMALL), n_members=1)
+    if cls is ant.ANTEnsembleRegressor:
+        return cls(ant.ANTRegressor(**SMALL), n_members=1)
+    return cls(**SMALL)
+
+
+def bool_params(est):
+    """The yes/no parameters of ``est``, nested ones too (``estimator__single_path``):
+    those whose value, left at its default, is a bool."""
+    return sorted(k for k, v in est.get_params(deep=True).items() if isinstance(v, bool))
+
+
+@pytest.mark.parametrize(
+    "cls", [ant.ANTClassifier, ant.ANTRegressor, ant.ANTEnsembleClassifier, ant.ANTEnsembleRegressor]
+)
+def test_yes_no_parameters_take_only_bools(iris, cls):
+    """Found by session 26's hostile pass: `single_path='False'` predicted single-path
+    (any truthy value counted as yes). Every parameter whose default is a bool takes
+    True or False (or a NumPy bool) only."""
+    X, y = iris
+    names = bool_params(small(cls))
+    assert names, f"{cls.__name__} has no yes/no parameter"
+    for name in names:
+        for bad in ["False", "no", 0, 1, None]:
+            est = small(cls).set_params(**{name: bad})
+            with pytest.raises(TypeError, match=f"{name.split('__')[-1]} must be True or False.*{bad!r}"):
+                est.fit(X, y)
+            assert not hasattr(est, "model_") and not hasattr(est, "members_")
+
+
+def test_a_yes_no_parameter_set_after_fit_is_checked_at_prediction(iris):
+    X, y = iris
+    clf = ant.ANTClassifier(**SMALL, single_path=np.True_).fit(X, y)
+    assert clf.predict(X[:2]).shape == (2,)
+    clf.set_params(single_path="False")
+    with pytest.raises(TypeError, match="single_path must be True or False"):
+        clf.predict_proba(X)
+
+
+def bool_arguments():
+    """(owner, function, argument) for every public function and method of ``ant``
+    (its own, not scikit-learn's) with an argument that defaults to a bool."""
+    found = set()
+    for owner_name in ant.__all__:
+        owner = getattr(ant, owner_name)
+        if isinstance(owner, type):
+            funcs = inspect.getmembers(owner, inspect.isfunction)
+        elif inspect.isfunction(owner):
+            funcs = [(owner_name, owner)]
+        else:
+            continue
+        for name, f in funcs:
+            if name.startswith("_") or not f.__module__.startswith("ant"):
+                continue
+            for p in inspect.signature(f).parameters.values():
+                if isinstance(p.default, bool):
+                    found.add((owner_name, name, p.name))
+    return sorted(found)
+
+
+def test_yes_no_arguments_take_only_bools(fitted, iris, tmp_path):
+    """Found by session 26's hostile pass: `save(dir, overwrite='no')` replaced a saved
+    model. Every bool argument of the package refuses any other value, naming itself."""
+    X, y = iris
+    other = ant.ANTClassifier(**dict(SMALL, seed=5)).fit(X, y)
+    fitted.save(tmp_path / "m")
+    before = (tmp_path / "m" / "tree.json").read_bytes()
+    calls = {("save", "overwrite"): lambda value: other.save(tmp_path / "m", overwrite=value)}
+    found = bool_arguments()
+    assert ("ANTClassifier", "save", "overwrite") in found
+    for owner, method, arg in found:
+        assert (method, arg) in calls, f"{owner}.{method}({arg}=...) has no case in this test"
+    for (_, arg), call in calls.items():
+        for bad in ["no", "False", 0, 1, None]:
+            with pytest.raises(TypeError, match=f"{arg} must be True or False.*{bad!r}"):
+                call(bad)
+            assert (tmp_path / "m" / "tree.json").read_bytes() == before
+    calls[("save", "overwrite")](np.True_)
+    assert (tmp_path / "m" / "tree.json").read_bytes() != before

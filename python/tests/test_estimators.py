@@ -1,5 +1,6 @@
 """Fit, predict, probabilities, leaves and paths, fitted attributes; rows and images."""
 
+import json
 import logging
 
 import numpy as np
@@ -189,3 +190,32 @@ def test_the_docstring_names_every_parameter():
     missing = [k for k in ant.DEFAULTS if f"``{k}``" not in doc]
     assert not missing, f"ANTClassifier's docstring does not name {missing}"
     assert "``device``" in doc and "``single_path" in doc
+
+
+@pytest.mark.parametrize("cls", [ant.ANTClassifier, ant.ANTEnsembleClassifier])
+def test_a_refit_forgets_the_feature_names_of_the_last(iris, digits, cls, tmp_path):
+    """Found by session 26's hostile pass: a refit on images after a fit on a DataFrame
+    kept its 4 column names on a 64-pixel model, and `save` wrote them into tree.json.
+    Each fit names its features by its own X's columns, or not at all (as scikit-learn)."""
+    pd = pytest.importorskip("pandas")
+    X, y = iris
+    tiny = dict(epochs_node=1, refine_epochs=1, max_depth=1, batch_size=64, width=8)
+
+    def make(**params):
+        if cls is ant.ANTEnsembleClassifier:
+            return cls(ant.ANTClassifier(**tiny, **params), n_members=1)
+        return cls(**tiny, **params)
+
+    est = make().fit(pd.DataFrame(X, columns=list("abcd")), y)
+    assert list(est.feature_names_in_) == list("abcd")
+    est.fit(X, y)
+    assert not hasattr(est, "feature_names_in_")
+    est.fit(pd.DataFrame(X, columns=list("abcd")), y)
+    images, labels = digits
+    est.set_params(**({"estimator__preset": "mnist-c"} if cls is ant.ANTEnsembleClassifier else {"preset": "mnist-c"}))
+    est.fit(images[:60], labels[:60])
+    assert est.n_features_in_ == 64 and not hasattr(est, "feature_names_in_")
+    if cls is ant.ANTClassifier:
+        est.save(tmp_path / "m")
+        assert json.loads((tmp_path / "m" / "tree.json").read_text())["estimator"]["feature_names"] is None
+        assert not hasattr(ant.load(tmp_path / "m"), "feature_names_in_")

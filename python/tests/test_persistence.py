@@ -337,3 +337,104 @@ def test_labels_equal_in_nfc_are_refused(iris):
     labels = np.array(["caf\u00e9", "cafe\u0301", "x"], dtype=object)[y]
     with pytest.raises(ValueError, match="one class"):
         ant.ANTClassifier(**SMALL).fit(X, labels)
+
+
+@pytest.mark.parametrize(
+    "names, want",
+    [
+        (["0.1", "0.10000000000000001", "2"], None),
+        (["1000", "1_000", "2000"], None),
+        (["1", "2", "\uff11"], None),
+        (["1", " 2", "3"], None),
+        (["9007199254740992", "9007199254740993"], [9007199254740992, 9007199254740993]),
+        (["-1", "0", "10"], [-1, 0, 10]),
+        (["-1.5", "0.1", "2.5", "1e-20"], [-1.5, 0.1, 2.5, 1e-20]),
+        (["a", "1"], None),
+    ],
+    ids=["decimal", "underscore", "fullwidth", "space", "beyond-float", "ints", "floats", "text"],
+)
+def test_class_names_become_numbers_only_when_no_two_merge(names, want):
+    """Found by session 26's hostile pass: `ant.load` read a CLI model's class names with
+    Python's int() and float(), which take '1_000', full-width digits and spaces, and
+    round 0.10000000000000001 to 0.1: two classes the CLI keeps apart became one label.
+    Names become numbers only when each is one in ASCII that Python holds exactly;
+    else they stay the CLI's strings (`want` None)."""
+    from ant._io import _classes, _classes_of_dtype
+
+    got = _classes(names, len(names))
+    if want is None:
+        assert got.dtype.kind == "U" and list(got) == names
+    else:
+        assert got.dtype.kind in "if" and list(got) == want
+    # A recorded kind or dtype (a model saved from Python) never merges two names either.
+    for kind in ["int", "float", "bool"]:
+        assert len(set(_classes(names, len(names), kind).tolist())) == len(names), kind
+    for dtype in ["uint8", "int64", "float32", "float64", "bool"]:
+        assert len(set(_classes_of_dtype(names, np.dtype(dtype)).tolist())) == len(names), dtype
+
+
+def test_a_cli_models_classes_stay_apart_in_python(iris, tmp_path):
+    """End to end (the hostile pass's case): labels 0.1 and 0.10000000000000001, two
+    classes to `ant train`, are two classes of `ant.load`, predicted as the CLI does."""
+    X, y = iris
+    labels = np.array(["0.1", "0.10000000000000001", "2"])[y]
+    rows = "".join(",".join(map(str, x)) + f",{t}\n" for x, t in zip(X, labels))
+    (tmp_path / "t.csv").write_text("a,b,c,d,label\n" + rows)
+    run_cli(
+        "train", "--preset", "tabular", "--target", "label", "--task", "classification",
+        "--epochs-node", "4", "--refine-epochs", "2", "--max-depth", "1", "--width", "8", "--lr", "0.02",
+        "--data", tmp_path / "t.csv", "--out", tmp_path / "m",
+    )
+    back = ant.load(tmp_path / "m")
+    assert list(back.classes_) == ["0.1", "0.10000000000000001", "2"]
+    out = run_cli("predict", "--model", tmp_path / "m", "--input", tmp_path / "t.csv").splitlines()
+    cli = [line.split(",")[1] for line in out[1:]]
+    pd = pytest.importorskip("pandas")
+    assert list(back.predict(pd.DataFrame(X.astype(np.float32), columns=list("abcd")))) == cli
+    assert len(set(cli)) > 1
+
+
+def test_a_cli_model_of_a_pandas_written_csv_reads_that_dataframe(iris, tmp_path):
+    """Found by session 26's hostile pass: a CSV written by `pd.DataFrame(X).to_csv`
+    has the header 0,1,2,3; the CLI's model, loaded, names its features '0'..'3', and
+    predicting on that DataFrame (columns the ints 0..3) died with a pandas KeyError.
+    Columns are matched to the names by their text; columns that are not the names
+    raise a ValueError naming them."""
+    pd = pytest.importorskip("pandas")
+    X, y = iris
+    frame = pd.DataFrame(X)
+    frame[4] = y
+    frame.to_csv(tmp_path / "t.csv", index=False)
+    run_cli(
+        "train", "--preset", "tabular", "--target", "4", "--task", "classification",
+        "--epochs-node", "2", "--refine-epochs", "1", "--max-depth", "1", "--width", "8",
+        "--data", tmp_path / "t.csv", "--out", tmp_path / "m",
+    )
+    back = ant.load(tmp_path / "m")
+    assert list(back.feature_names_in_) == ["0", "1", "2", "3"]
+    df = pd.DataFrame(X)
+    want = back.predict_proba(pd.DataFrame(X, columns=["0", "1", "2", "3"]))
+    assert same_bits(back.predict_proba(df), want)
+    assert same_bits(back.predict_proba(df[[3, 1, 0, 2]]), want)
+    with pytest.raises(ValueError, match=r"missing: '3'.*not seen at fit: '7'"):
+        back.predict(df.rename(columns={3: 7}))
+    with pytest.raises(ValueError, match=r"missing: '3'"):
+        back.predict(df[[0, 1, 2]])
+    with pytest.raises(ValueError, match=r"not seen at fit: '9'"):
+        back.predict(df.assign(**{"9": 0.0}).rename(columns={"9": 9}))
+
+
+@pytest.mark.parametrize("param, other", [("width", 8), ("lr", 0.05), ("max_depth", 2)])
+def test_an_ensemble_of_members_trained_with_other_parameters_is_refused(iris, param, other):
+    """Found by session 26's hostile pass: `from_members` took members of other widths,
+    and the saved ensemble.json, which records one value of each parameter for all,
+    claimed member 0's for every member."""
+    X, y = iris
+    small = dict(SMALL, max_depth=1, epochs_node=2, refine_epochs=1)
+    a = ant.fit_member(ant.ANTClassifier(**small), X, y, 0, 2)
+    b = ant.fit_member(ant.ANTClassifier(**dict(small, **{param: other})), X, y, 1, 2)
+    want = rf"member 1 was trained with {param}={other!r}, member 0 with {param}={small[param]!r}"
+    with pytest.raises(ValueError, match=want):
+        ant.ANTEnsembleClassifier.from_members([a, b])
+    c = ant.fit_member(ant.ANTClassifier(**dict(small, device="cpu")), X, y, 1, 2)
+    assert len(ant.ANTEnsembleClassifier.from_members([a, c]).members_) == 2

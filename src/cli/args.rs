@@ -85,6 +85,8 @@ pub(crate) struct PruneArgs {
     #[arg(long)]
     pub(crate) force: bool,
     #[command(flatten)]
+    pub(crate) table: TableArgs,
+    #[command(flatten)]
     pub(crate) device: DeviceArg,
 }
 
@@ -172,6 +174,8 @@ pub(crate) struct PredictArgs {
     #[arg(long)]
     pub(crate) reach: bool,
     #[command(flatten)]
+    pub(crate) table: TableArgs,
+    #[command(flatten)]
     pub(crate) device: DeviceArg,
 }
 
@@ -185,7 +189,32 @@ pub(crate) struct EvalArgs {
     #[arg(long)]
     pub(crate) json: bool,
     #[command(flatten)]
+    pub(crate) table: TableArgs,
+    #[command(flatten)]
     pub(crate) device: DeviceArg,
+}
+
+/// How a command that reads table files for a saved model reads them, where the
+/// file is not read as the model's training file was.
+#[derive(clap::Args)]
+pub(crate) struct TableArgs {
+    /// Table field separator: ',' ';' tab or space (runs of blanks); if unset, as the
+    /// model's training file (given, or detected).
+    #[arg(long)]
+    pub(crate) delimiter: Option<Separator>,
+    /// Lines to drop at the top of a table before its header or first row; if unset,
+    /// as many as the model's training file (a warning says so when that is not 0).
+    #[arg(long)]
+    pub(crate) skip_rows: Option<usize>,
+}
+
+impl TableArgs {
+    pub(crate) fn reading(&self) -> ant::data::tabular::FileReading {
+        ant::data::tabular::FileReading {
+            delimiter: self.delimiter,
+            skip_rows: self.skip_rows,
+        }
+    }
 }
 
 /// `--device`, on every command that computes.
@@ -236,6 +265,8 @@ pub(crate) struct PlotArgs {
     #[arg(long)]
     pub(crate) force: bool,
     #[command(flatten)]
+    pub(crate) table: TableArgs,
+    #[command(flatten)]
     pub(crate) device: DeviceArg,
 }
 
@@ -263,6 +294,8 @@ pub(crate) struct ExportArgs {
     /// web: a data path whose first test samples the page offers as examples.
     #[arg(long)]
     pub(crate) data: Option<PathBuf>,
+    #[command(flatten)]
+    pub(crate) table: TableArgs,
 }
 
 #[derive(Clone, Copy, clap::ValueEnum)]

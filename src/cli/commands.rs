@@ -65,7 +65,7 @@ fn warn(warning: Option<String>) {
 }
 
 fn eval(a: EvalArgs) -> Result<()> {
-    let model = SavedModel::load(&a.model, &a.device.burn()?)?;
+    let model = SavedModel::load_reading(&a.model, &a.device.burn()?, a.table.reading())?;
     let (test, warning) = model.test_rows(&a.data)?;
     warn(warning);
     let report = model.report(&test).map_err(of_file(&a.data))?;
@@ -97,7 +97,16 @@ fn of_file(file: &Path) -> impl Fn(AntError) -> AntError + '_ {
 
 fn prune(a: PruneArgs) -> Result<()> {
     let device = a.device.burn()?;
-    let summary = ant::saved::prune(&a.model, &a.data, a.min_reach, &a.out, a.force, &device)?;
+    let (reading, force) = (a.table.reading(), a.force);
+    let summary = ant::saved::prune(
+        &a.model,
+        &a.data,
+        a.min_reach,
+        &a.out,
+        force,
+        &device,
+        reading,
+    )?;
     print_json(&summary)
 }
 
@@ -106,7 +115,7 @@ fn plot(a: PlotArgs) -> Result<()> {
         Stage::Final => a.model.clone(),
         Stage::Grown => grown_dir(&a.model)?,
     };
-    let model = SavedModel::load(&dir, &a.device.burn()?)?;
+    let model = SavedModel::load_reading(&dir, &a.device.burn()?, a.table.reading())?;
     let format = ant::viz::Format::choose(a.format.as_deref(), &a.out)?;
     // The test rows, read once for every member (a pipe gives its rows once).
     let test = match &a.data {
@@ -168,7 +177,9 @@ fn plot_model(a: &PlotArgs, model: &Ant, test: Option<&ant::Dataset>, out: &Path
 }
 
 fn export(a: ExportArgs) -> Result<()> {
-    let SavedModel::Single(model) = SavedModel::load(&a.model, &ant::default_device())? else {
+    let device = ant::default_device();
+    let SavedModel::Single(model) = SavedModel::load_reading(&a.model, &device, a.table.reading())?
+    else {
         let msg = "is an ensemble: export one member (its member-K directory)";
         return Err(AntError::data(&a.model, msg));
     };
@@ -216,7 +227,8 @@ fn predict(a: PredictArgs) -> Result<()> {
     } else {
         Inference::MultiPath
     };
-    let (text, n) = match SavedModel::load(&a.model, &a.device.burn()?)? {
+    let (text, n) = match SavedModel::load_reading(&a.model, &a.device.burn()?, a.table.reading())?
+    {
         SavedModel::Single(model) => {
             let data = load_inputs(&model, &a.input)?;
             let reach = match a.reach {

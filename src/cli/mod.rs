@@ -2,6 +2,7 @@
 
 pub(crate) mod args;
 mod commands;
+pub(crate) mod log;
 mod progress;
 mod train;
 

@@ -35,6 +35,23 @@ pub(crate) fn check_unique(header: &[String], line: usize, path: &Path) -> Resul
     Err(AntError::data(path, msg))
 }
 
+/// The column that stands for the model's target when the header does not name it:
+/// the one column of a header that names every feature and one column more (a target
+/// renamed, or a model fitted on a DataFrame, whose target had no name).
+fn target_stand_in(
+    names: &[String],
+    target: Option<usize>,
+    unknown: &[usize],
+    find: &dyn Fn(&str) -> Option<usize>,
+    n_cols: usize,
+) -> Option<usize> {
+    let i = target?;
+    match unknown {
+        [j] if find(&names[i]).is_none() && n_cols == names.len() => Some(*j),
+        _ => None,
+    }
+}
+
 /// The table's columns by the header names a model was trained on (`names`, every
 /// column of its training file in order), in that order, the header row first. With
 /// `optional` (the target's index in `names`, for rows to predict) that column may be
@@ -61,23 +78,38 @@ pub(crate) fn by_names(
         .enumerate()
         .filter(|&(j, _)| Some(j) != optional)
         .collect();
-    let missing: Vec<String> = wanted
-        .iter()
-        .filter(|(_, n)| find(n).is_none())
-        .map(|(_, n)| quoted(n))
-        .collect();
     let name_keys: std::collections::HashSet<String> = names.iter().map(|n| name_key(n)).collect();
     let known = |c: &str| name_keys.contains(c);
-    let extra: Vec<String> = first
-        .iter()
-        .filter(|c| !known(c))
-        .map(|c| quoted(c))
-        .collect();
+    let unknown: Vec<usize> = (0..first.len()).filter(|&j| !known(first[j])).collect();
     let mut seen = first.clone();
     seen.sort_unstable();
     let twice = seen.windows(2).find(|w| w[0] == w[1]).map(|w| w[0]);
+    // Only where the target is read: rows to predict name every column they hold.
+    let stand_in = match optional {
+        None => target_stand_in(names, target, &unknown, &find, t.n_cols()),
+        Some(_) => None,
+    };
+    let column = |j: usize, n: &str| find(n).or_else(|| (Some(j) == target).then_some(stand_in?));
+    let missing: Vec<String> = wanted
+        .iter()
+        .filter(|&&(j, n)| column(j, n).is_none())
+        .map(|(_, n)| quoted(n))
+        .collect();
+    let extra: Vec<String> = unknown
+        .iter()
+        .filter(|&&j| Some(j) != stand_in)
+        .map(|&j| quoted(first[j]))
+        .collect();
     if missing.is_empty() && extra.is_empty() && twice.is_none() {
-        let order: Vec<usize> = wanted.iter().filter_map(|(_, n)| find(n)).collect();
+        if let (Some(j), Some(i)) = (stand_in, target) {
+            tracing::warn!(
+                "{}: no column is named {} (the model's target): column {j} ({}), the one column that is not one of its features, is read as its target",
+                path.display(),
+                quoted(&names[i]),
+                quoted(first[j])
+            );
+        }
+        let order: Vec<usize> = wanted.iter().filter_map(|&(j, n)| column(j, n)).collect();
         return Ok(t.with_columns(&order));
     }
     let all: Vec<String> = names.iter().map(|n| quoted(n)).collect();

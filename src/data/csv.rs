@@ -193,13 +193,51 @@ pub(crate) fn first_row_is_header(
     })
 }
 
-/// Whether a first row is the column numbers `0,1,...,n-1` (3 columns or more): pandas'
-/// header of a frame whose columns are unnamed (`df.to_csv(index=False)`), which read
-/// as data would be a bogus sample. Asked of a file read fresh (training, SARCOS's
-/// files), never of a later file of a model trained without a header: that model took
-/// such a row as data, and its later files are read as it read its own.
-pub(crate) fn is_column_numbers(row: &[impl AsRef<str>]) -> bool {
-    row.len() >= 3 && row.iter().enumerate().all(|(j, c)| c.as_ref().trim() == j.to_string())
+/// Whether a first row is a header of column numbers: `0,1,...,n-1` (3 columns or
+/// more), pandas' header of a frame whose columns are unnamed (`df.to_csv(index=False)`);
+/// or 3 features or more numbered `0,1,...` or `1,2,...` in order beside the name of a
+/// column that may hold text (`named(j)`: a target of labels), as `1,2,3,4,species`.
+/// Read as data it would be a bogus sample, where a row of real values this regular is
+/// far rarer; every reader that takes it for a header says so
+/// ([`header_of_column_numbers`]).
+pub(crate) fn is_column_numbers(row: &[impl AsRef<str>], named: impl Fn(usize) -> bool) -> bool {
+    let cells: Vec<&str> = row.iter().map(|c| c.as_ref().trim()).collect();
+    let counts = |numbers: &[&str], from: usize| {
+        numbers.len() >= 3 && numbers.iter().enumerate().all(|(k, c)| *c == (k + from).to_string())
+    };
+    if counts(&cells, 0) {
+        return true;
+    }
+    let is_name = |j: usize| named(j) && !cells[j].is_empty() && !is_number(cells[j]);
+    let numbers: Vec<&str> = (0..cells.len()).filter(|&j| !is_name(j)).map(|j| cells[j]).collect();
+    numbers.len() + 1 == cells.len() && (counts(&numbers, 0) || counts(&numbers, 1))
+}
+
+/// Whether a first row (on `line`) that is otherwise a row of values is a header of
+/// column numbers ([`is_column_numbers`]), said in a warning whenever it may be one: in
+/// a file read fresh it is a header; in a later file of a model whose own file had no
+/// header it is a row, as the model read its own, and the warning says how to skip it.
+pub(crate) fn header_of_column_numbers(
+    path: &Path,
+    line: usize,
+    row: &[impl AsRef<str>],
+    named: impl Fn(usize) -> bool,
+    fresh: bool,
+) -> bool {
+    if !is_column_numbers(row, named) {
+        return false;
+    }
+    let cells: Vec<&str> = row.iter().map(|c| c.as_ref().trim()).collect();
+    let (path, cells) = (path.display(), cells.join(","));
+    match fresh {
+        true => tracing::warn!(
+            "{path}: line {line} ({cells}) is read as a header of column numbers, as pandas writes one, not as a row of values"
+        ),
+        false => tracing::warn!(
+            "{path}: line {line} ({cells}) is read as a row of values, as the model read its own file, which had no header; if it is pandas' header of column numbers, give --skip-rows {line}"
+        ),
+    }
+    fresh
 }
 
 #[cfg_attr(not(feature = "internals"), allow(dead_code))] // the tests' way in
@@ -257,7 +295,8 @@ pub(crate) fn parse_table(text: &str, path: &Path, opts: &CsvOptions) -> Result<
                 HeaderMode::Present => true,
                 HeaderMode::Absent => false,
                 HeaderMode::Auto => {
-                    first_row_is_header(&fields, |_| true) || is_column_numbers(&fields)
+                    first_row_is_header(&fields, |_| true)
+                        || header_of_column_numbers(path, line, &fields, |_| false, true)
                 }
             };
             cells.width = fields.len();
@@ -575,10 +614,22 @@ mod tests {
         let row = |r: &[&str]| r.iter().map(|s| s.to_string()).collect::<Vec<_>>();
         assert!(first_row_is_header(row(&["1", "a"]), |_| true));
         // pandas' header of unnamed columns; two columns may be a data row.
-        assert!(is_column_numbers(&["0", "1", " 2", "3"]));
-        assert!(!is_column_numbers(&["0", "1"]));
-        assert!(!is_column_numbers(&["0", "1", "3"]));
-        assert!(!is_column_numbers(&["1", "2", "3"]));
+        let none = |_| false;
+        assert!(is_column_numbers(&["0", "1", " 2", "3"], none));
+        assert!(!is_column_numbers(&["1", "2", "3"], none));
+        assert!(!is_column_numbers(&["0", "1"], none));
+        assert!(!is_column_numbers(&["0", "1", "3"], none));
+        assert!(!is_column_numbers(&["1", "2", "3", "species"], none));
+        // Three features or more numbered in order, beside a label column's name.
+        let last = |j| j == 3;
+        assert!(is_column_numbers(&["1", "2", "3", "species"], last));
+        assert!(is_column_numbers(&["0", "1", "2", "species"], last));
+        assert!(is_column_numbers(&["0", "1", "2", "3"], last));
+        assert!(is_column_numbers(&["species", "1", "2", "3"], |j| j == 0));
+        assert!(!is_column_numbers(&["x", "1", "2"], |j| j == 0));
+        assert!(!is_column_numbers(&["1", "2", "3", "7"], last));
+        assert!(!is_column_numbers(&["1", "2", "4", "species"], last));
+        assert!(!is_column_numbers(&["1", "2", "3", ""], last));
         assert!(!first_row_is_header(row(&["1", "a"]), |j| j != 1));
         assert!(!first_row_is_header(
             row(&[" 1e3", "NaN", "-inf", ""]),

@@ -21,7 +21,7 @@ internal_mods! {
     /// Validation and test rows, and ensemble members' rows.
     split;
 }
-mod columns;
+pub(crate) mod columns;
 mod compatible;
 pub mod labels;
 pub mod source;

@@ -160,6 +160,10 @@ pub fn load_source(
         let t = load_any(tp, target.as_ref(), class_names.as_deref())?;
         // Found now, not after all of training.
         check_test_fits(&all, &t.all, tp)?;
+        let sum = all.checksum();
+        if t.all.checksum() == sum {
+            tracing::warn!("{}", trained_rows_warning(tp, &sum));
+        }
         return Ok(Source {
             train: all,
             test: t.all,
@@ -242,6 +246,15 @@ pub fn load_test_for(
         tracing::warn!("{w}");
     }
     Ok(test)
+}
+
+/// The warning for scores on `path` when its rows are exactly a model's training and
+/// validation rows (checksum `sum`): they say nothing of new data.
+pub(crate) fn trained_rows_warning(path: &Path, sum: &str) -> String {
+    format!(
+        "{}: these are the rows the model was trained on (its training and validation rows, checksum {sum}): the scores say nothing of new data",
+        path.display()
+    )
 }
 
 /// [`load_test_for`], and a warning when the rows are not the ones the model was tested

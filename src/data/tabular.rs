@@ -12,7 +12,7 @@ use serde::{Deserialize, Serialize};
 
 pub use super::csv::Separator;
 use super::csv::{
-    CsvOptions, HeaderMode, Table, first_row_is_header, is_column_numbers, parse_bytes,
+    CsvOptions, HeaderMode, Table, first_row_is_header, header_of_column_numbers, parse_bytes,
 };
 use super::target_column::{Reading, TargetColumn, check_magnitudes};
 use super::{Dataset, Targets};
@@ -128,6 +128,27 @@ impl TargetSpec {
     }
 }
 
+/// How a command reads a table file for a saved model, where it says: its field
+/// separator and the lines to drop at its top (`None`: as the model's training file
+/// was read, which the training file itself needs).
+#[derive(Clone, Copy, Debug, Default, PartialEq)]
+pub struct FileReading {
+    pub delimiter: Option<Separator>,
+    pub skip_rows: Option<usize>,
+}
+
+impl TargetSpec {
+    /// Reads the next files as `reading` says, where it says.
+    pub fn read_files_as(&mut self, reading: FileReading) {
+        if let Some(d) = reading.delimiter {
+            self.delimiter = Some(d);
+        }
+        if let Some(n) = reading.skip_rows {
+            self.skip_rows = n;
+        }
+    }
+}
+
 /// A labelled table read as a data set.
 #[derive(Debug)]
 pub struct Tabular {
@@ -182,10 +203,8 @@ fn resolve_target(t: &Table, spec: &TargetSpec, path: &Path) -> Result<(usize, b
                 format!("target column index {j} out of range: the file has {n} columns (0-based)"),
             ));
         }
-        // A model's spec (its index recorded) reads files as it read its own.
-        let fresh = spec.index.is_none();
-        let has_header =
-            first_row_is_header(&first, |k| k != j) || (fresh && is_column_numbers(&first));
+        let has_header = first_row_is_header(&first, |k| k != j)
+            || header_of_column_numbers(path, t.line(0), &first, |k| k == j, spec.index.is_none());
         return Ok((j, has_header));
     }
     let key = super::columns::name_key(wanted);
@@ -404,7 +423,9 @@ pub(crate) fn parse_features(
     let is_feature = |j: usize| !dropped.contains(&j);
     // Only the feature columns decide whether the first row is a header: the
     // target column may hold text labels.
-    let has_header = first_row_is_header(t.row(0), is_feature);
+    let first = t.row_strings(0);
+    let has_header = first_row_is_header(&first, is_feature)
+        || header_of_column_numbers(path, t.line(0), &first, |j| !is_feature(j), false);
     let rows = data_rows(&t, has_header, path)?;
     let kept = keep_columns(t, is_feature);
     let header = has_header.then(|| kept.row_strings(0));

@@ -79,6 +79,14 @@ impl Ensemble {
         &self.members
     }
 
+    /// Reads the table files given to the members as `reading` says
+    /// ([`Ant::read_files_as`]).
+    pub fn read_files_as(&mut self, reading: crate::data::tabular::FileReading) {
+        self.members
+            .iter_mut()
+            .for_each(|m| m.read_files_as(reading));
+    }
+
     /// The members, taken out of the ensemble.
     pub fn into_members(self) -> Vec<Ant> {
         self.members
@@ -278,7 +286,7 @@ fn run_spec(first: &Ant, run_seed: u64) -> RunSpec {
 }
 
 /// Member `k` must be what `ensemble.json` says, and fit `first`; else why not.
-fn check_member(
+pub(super) fn check_member(
     file: &EnsembleFile,
     k: usize,
     ant: &Ant,

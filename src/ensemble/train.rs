@@ -102,12 +102,20 @@ fn check_start(file: &EnsembleFile, members: &[usize]) -> Result<()> {
 
 /// Finishes the ensemble in `dir`: resumes its interrupted members and trains its
 /// missing ones, each by `train(k, run)`; its trained members are left as they are.
+/// A trained member is checked to be this ensemble's (one copied in from another is
+/// refused); an ensemble with nothing left to train is an error, as a finished run is.
 pub fn resume_members(dir: &Path, mut train: impl FnMut(usize, Run) -> Result<()>) -> Result<()> {
     let file = EnsembleFile::open(dir)?;
+    let mut trained = 0;
     for k in 0..file.size {
         let mdir = member_dir(dir, k);
         let run = match member_state(dir, k) {
-            MemberState::Trained => continue,
+            MemberState::Trained => {
+                let ant = crate::Ant::load(&mdir, &crate::default_device())?;
+                super::check_member(&file, k, &ant, None).map_err(|m| AntError::data(&mdir, m))?;
+                trained += 1;
+                continue;
+            }
             MemberState::Started => Run::resume(&mdir)?,
             MemberState::Missing => Run::start_from(
                 &mdir,
@@ -117,6 +125,13 @@ pub fn resume_members(dir: &Path, mut train: impl FnMut(usize, Run) -> Result<()
             )?,
         };
         train(k, run)?;
+    }
+    if trained == file.size {
+        let msg = format!(
+            "holds a finished ensemble (its {} members trained): nothing to resume",
+            file.size
+        );
+        return Err(AntError::data(dir, msg));
     }
     Ok(())
 }

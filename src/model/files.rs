@@ -215,7 +215,7 @@ fn max_weights_bytes(topology: &Topology) -> u64 {
 /// `tree.json`, checked: anything it says must be possible.
 fn parse_tree_file(text: &[u8], tp: &Path) -> Result<TreeFile> {
     let not_model = |e: serde_json::Error| AntError::data(tp, format!("not a model file: {e}"));
-    let meta: ModelMeta = serde_json::from_slice(text).map_err(not_model)?;
+    let mut meta: ModelMeta = serde_json::from_slice(text).map_err(not_model)?;
     if meta.format != FORMAT {
         return Err(AntError::data(
             tp,
@@ -224,6 +224,8 @@ fn parse_tree_file(text: &[u8], tp: &Path) -> Result<TreeFile> {
     }
     let rest: TreeFileRest = serde_json::from_slice(text).map_err(not_model)?;
     meta.check(&rest.topology, tp)?;
+    // Models saved before fitted columns were named read tables by them too.
+    meta.name_fitted_columns();
     Ok(TreeFile {
         meta,
         topology: rest.topology,

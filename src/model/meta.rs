@@ -65,6 +65,37 @@ pub enum LabelKind {
 }
 
 impl ModelMeta {
+    /// A model fitted on a DataFrame reads tables by its columns' names, as a model of a
+    /// headed table does (else `ant eval` and `ant predict` would read a file's columns
+    /// by position, whatever its header says): the names join its table layout, with
+    /// the target after them, named `target` (as scikit-learn's data frames name it;
+    /// any one other column stands for it, see [`crate::data::columns::by_names`]).
+    /// Names that a table could not tell apart leave the layout as it is.
+    pub(crate) fn name_fitted_columns(&mut self) {
+        use crate::data::columns::name_key;
+        let names = self
+            .estimator
+            .as_ref()
+            .and_then(|e| e.feature_names.as_ref());
+        let (Some(names), Some(spec)) = (names, self.provenance.target.as_mut()) else {
+            return;
+        };
+        if spec.columns.is_some() || spec.index != Some(names.len()) {
+            return;
+        }
+        let keys: std::collections::HashSet<String> = names.iter().map(|n| name_key(n)).collect();
+        let target = (0..)
+            .map(|k| match k {
+                0 => "target".to_string(),
+                k => format!("target_{k}"),
+            })
+            .find(|t| !keys.contains(t))
+            .expect("a free name");
+        if keys.len() == names.len() {
+            spec.columns = Some(names.iter().cloned().chain([target]).collect());
+        }
+    }
+
     /// How the validation rows were chosen among the training rows.
     pub fn valid_split(&self) -> ValidSplit {
         self.provenance

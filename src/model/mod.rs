@@ -206,6 +206,14 @@ impl Ant {
         p.member = member;
     }
 
+    /// Reads the table files given to this model (`ant eval`, `predict`, `prune`,
+    /// `plot`) as `reading` says, not as its training file was read.
+    pub fn read_files_as(&mut self, reading: crate::data::tabular::FileReading) {
+        if let Some(spec) = self.meta.provenance.target.as_mut() {
+            spec.read_files_as(reading);
+        }
+    }
+
     /// Records what a Python estimator knew of its data (label kind, feature names,
     /// the targets' shape), saved with the model.
     pub fn set_estimator_record(&mut self, record: EstimatorRecord) -> Result<()> {
@@ -216,6 +224,7 @@ impl Ant {
             ));
         }
         self.meta.estimator = Some(record);
+        self.meta.name_fitted_columns();
         Ok(())
     }
 

@@ -46,12 +46,8 @@ impl Ant {
             return None;
         }
         let trained = p.train_checksum.as_ref()?;
-        (test.checksum() == *trained).then(|| {
-            format!(
-                "{}: these are the rows the model was trained on (its training and validation rows, checksum {trained}): the scores say nothing of new data",
-                path.display()
-            )
-        })
+        (test.checksum() == *trained)
+            .then(|| crate::data::source::trained_rows_warning(path, trained))
     }
 
     /// Why `path` cannot hold this model's kind of input, when it plainly cannot: images
@@ -110,7 +106,8 @@ impl Ant {
     /// The validation and test rows this model was trained with, rebuilt from its
     /// provenance and the data at `path`; an error when that is not the data it was
     /// trained on (its checksum or row counts differ).
-    pub fn recorded_rows(&self, path: &Path) -> Result<(Dataset, Dataset)> {
+    /// A model fitted through the library has no test rows: `None`.
+    pub fn recorded_rows(&self, path: &Path) -> Result<(Dataset, Option<Dataset>)> {
         let prov = &self.meta().provenance;
         let target = prov.target.as_ref();
         let src = match &prov.test_split {
@@ -120,9 +117,8 @@ impl Ant {
             TestSplit::File { path: test } => {
                 load_source(path, Some(Path::new(test)), 0.2, 0, target)?
             }
-            TestSplit::Files | TestSplit::Unknown => {
-                load_source(path, None, 0.2, self.meta().config.seed, target)?
-            }
+            TestSplit::Files => load_source(path, None, 0.2, self.meta().config.seed, target)?,
+            TestSplit::Unknown => return self.library_rows(path).map(|valid| (valid, None)),
         };
         let mut train = src.train;
         if let Some(n) = prov.train_limit {
@@ -132,24 +128,56 @@ impl Ant {
             // An ensemble member validated on rows taken in its own order.
             train = m.rows(&train);
         }
-        // Only the data the model was trained on gives back its validation rows (a model
-        // fitted through the library records no data path: its rows are taken as they come).
-        let known = !matches!(prov.test_split, TestSplit::Unknown);
+        let valid = self.valid_rows_of(&train, path)?;
+        // The test rows from the same read (a pipe can be read once): the training rows'
+        // checksum has shown the data is the model's, so its split is the model's.
+        Ok((valid, Some(src.test)))
+    }
+
+    /// The validation rows of a model fitted through the library (Python): `path` must
+    /// hold every row it was fitted on, the features then the target as `ant eval`
+    /// reads a table for it, and nothing else.
+    fn library_rows(&self, path: &Path) -> Result<Dataset> {
+        if let Some(e) = self.no_table_layout(path) {
+            return Err(e);
+        }
+        let p = &self.meta().provenance;
+        let names = self.meta().class_names.as_deref();
+        let (mut rows, _) = load_test_rows(path, &p.test_split, p.target.as_ref(), names)
+            .map_err(|e| self.not_its_kind_of_data(path).unwrap_or(e))?;
+        self.check_fits_file(&rows, path, true)?;
+        if let Some(m) = p.member {
+            rows = m.rows(&rows);
+        }
+        self.valid_rows_of(&rows, path)
+    }
+
+    /// The validation rows the model took from `train` (its training and validation
+    /// rows, read from `path`), or an error when they cannot be those it was trained on:
+    /// their checksum or count differs, or no checksum was recorded.
+    fn valid_rows_of(&self, train: &Dataset, path: &Path) -> Result<Dataset> {
+        let prov = &self.meta().provenance;
         let other = |why: String| {
             let msg = format!(
                 "not the data the model was trained on ({why}): its validation rows cannot be rebuilt"
             );
             AntError::data(path, msg)
         };
-        if let Some(sum) = &prov.train_checksum
-            && known
-            && train.checksum() != *sum
-        {
-            let why = format!("the checksum of its training rows is not {sum}");
-            return Err(other(why));
+        match &prov.train_checksum {
+            Some(sum) if train.checksum() != *sum => {
+                return Err(other(format!(
+                    "the checksum of its training rows is not {sum}"
+                )));
+            }
+            None if matches!(prov.test_split, TestSplit::Unknown) => {
+                return Err(other(
+                    "the model records no checksum of its rows".to_string(),
+                ));
+            }
+            _ => {}
         }
-        let (_, valid) = self.meta().valid_split().apply(&train);
-        if known && valid.len() != prov.n_valid {
+        let (_, valid) = self.meta().valid_split().apply(train);
+        if valid.len() != prov.n_valid {
             let why = format!(
                 "{} validation rows, the model had {}",
                 valid.len(),
@@ -157,18 +185,6 @@ impl Ant {
             );
             return Err(other(why));
         }
-        // The test rows from the same read (a pipe can be read once): the training rows'
-        // checksum has shown the data is the model's, so its split is the model's.
-        let test = match prov.test_split {
-            TestSplit::Unknown => {
-                let (test, warning) = self.test_rows(path)?;
-                if let Some(w) = warning {
-                    tracing::warn!("{w}");
-                }
-                test
-            }
-            _ => src.test,
-        };
-        Ok((valid, test))
+        Ok(valid)
     }
 }

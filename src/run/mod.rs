@@ -381,7 +381,6 @@ fn warn_of_data(spec: &RunSpec, source: &TestSide, train: &Dataset, observer: &m
             .and_then(|t| t.index_also_a_name(data_path)),
     ];
     for msg in warnings.iter().flatten() {
-        tracing::warn!("{msg}");
         observer.warning(msg);
     }
 }

@@ -261,7 +261,6 @@ fn validation_rows(
         std::borrow::Cow::Borrowed(d) => (d.subset(&train_rows), d.subset(&valid_rows)),
     };
     if let Some(msg) = missing_classes_warning(&train, &valid, "validation", None) {
-        tracing::warn!("{msg}");
         observer.warning(&msg);
     }
     (provenance, train, valid)

@@ -15,6 +15,8 @@ pub fn escape(s: &str) -> String {
             '"' => o.push_str("\\\""),
             '\\' => o.push_str("\\\\"),
             '\n' => o.push_str("\\n"),
+            // Other control characters, shown as their code (`\u{7}`: Graphviz refuses them).
+            c if c.is_control() => o.push_str(&format!("\\\\u{{{:x}}}", c as u32)),
             c => o.push(c),
         }
     }

@@ -150,10 +150,41 @@ pub fn render_tree(
             class_names: names,
         },
     );
+    picture(&svg, format, None)
+}
+
+/// The bytes of a picture drawn as `svg`, in `format` (svg or png, `width` pixels wide
+/// or the SVG's own), every picture's one way out: text XML cannot hold (a class name
+/// with a control character) is written visibly first, so that the SVG stays
+/// well-formed and the PNG can be drawn.
+fn picture(svg: &str, format: Format, width: Option<u32>) -> Result<Vec<u8>> {
+    let svg = xml_text(svg);
     match format {
-        Format::Png => png(&svg, None),
-        _ => Ok(svg.into_bytes()),
+        Format::Png => png(&svg, width),
+        Format::Svg => Ok(svg.into_owned().into_bytes()),
+        Format::Dot => Err(AntError::param("pictures are drawn as svg or png, not dot")),
     }
+}
+
+/// `s` with each character XML 1.0 cannot hold (C0 controls but tab, newline and
+/// carriage return; U+FFFE, U+FFFF) written as its code, `\u{7}`.
+pub(crate) fn xml_text(s: &str) -> std::borrow::Cow<'_, str> {
+    let bad = |c: char| {
+        (c < ' ' && !matches!(c, '\t' | '\n' | '\r')) || matches!(c, '\u{fffe}' | '\u{ffff}')
+    };
+    if !s.contains(bad) {
+        return std::borrow::Cow::Borrowed(s);
+    }
+    let visible = s
+        .chars()
+        .fold(String::with_capacity(s.len() + 8), |mut o, c| {
+            match bad(c) {
+                true => o.push_str(&format!("\\u{{{:x}}}", c as u32)),
+                false => o.push(c),
+            }
+            o
+        });
+    std::borrow::Cow::Owned(visible)
 }
 
 /// A run's epoch records and, when it finished, its `tree.json` record.
@@ -263,11 +294,10 @@ pub fn render_curves(dirs: &[std::path::PathBuf], format: Format, width: u32) ->
             compare::compare_svg(&runs, metric, width, height)?
         }
     };
-    match format {
-        Format::Png => png(&svg, Some(width)),
-        Format::Svg => Ok(svg.into_bytes()),
-        Format::Dot => Err(AntError::param("curves are drawn as svg or png, not dot")),
+    if format == Format::Dot {
+        return Err(AntError::param("curves are drawn as svg or png, not dot"));
     }
+    picture(&svg, format, Some(width))
 }
 
 /// `12345` -> `12,345` (parameter counts in labels).

@@ -1,0 +1,54 @@
+//! The library's log events on stderr, as the command's own lines: `warning: ...`.
+//! Without `RUST_LOG`, every warning of `ant` is shown (a warning hidden by a default
+//! filter is a result silently wrong) and only errors of the crates below it.
+
+use std::fmt;
+
+use tracing::{Event, Level, Subscriber};
+use tracing_subscriber::EnvFilter;
+use tracing_subscriber::fmt::format::Writer;
+use tracing_subscriber::fmt::{FmtContext, FormatEvent, FormatFields};
+use tracing_subscriber::registry::LookupSpan;
+
+/// What the command shows when `RUST_LOG` says nothing.
+pub(crate) const DEFAULT_FILTER: &str = "error,ant=warn";
+
+/// Sends log events to stderr, one line each, prefixed by their level's word.
+pub(crate) fn init() {
+    let filter =
+        EnvFilter::try_from_default_env().unwrap_or_else(|_| EnvFilter::new(DEFAULT_FILTER));
+    tracing_subscriber::fmt()
+        .with_writer(std::io::stderr)
+        .with_env_filter(filter)
+        // Its default reports a failed write with `eprintln!`, which panics when
+        // stderr is closed.
+        .log_internal_errors(false)
+        .event_format(Line)
+        .init();
+}
+
+/// `warning: MESSAGE`, as the command's own notes are written.
+struct Line;
+
+impl<S, N> FormatEvent<S, N> for Line
+where
+    S: Subscriber + for<'a> LookupSpan<'a>,
+    N: for<'a> FormatFields<'a> + 'static,
+{
+    fn format_event(
+        &self,
+        ctx: &FmtContext<'_, S, N>,
+        mut w: Writer<'_>,
+        event: &Event<'_>,
+    ) -> fmt::Result {
+        let word = match *event.metadata().level() {
+            Level::ERROR => "error",
+            Level::WARN => "warning",
+            Level::INFO => "note",
+            Level::DEBUG | Level::TRACE => "debug",
+        };
+        write!(w, "{word}: ")?;
+        ctx.field_format().format_fields(w.by_ref(), event)?;
+        writeln!(w)
+    }
+}

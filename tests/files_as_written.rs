@@ -1,0 +1,339 @@
+//! What the sixth hostile pass found, kept found: the library's warnings never reached
+//! the command line (a default log filter hid them); a model fitted on a DataFrame read
+//! tables by position whatever their header said; `ant prune` of such a model took any
+//! rows; a training file's `--skip-rows` dropped a row of every later file; a header of
+//! column numbers beside a label's name (`1,2,3,4,species`), or pandas' in a later
+//! file, was read as a sample; a class name with a control character broke the SVG;
+//! `--resume` of an ensemble said nothing of a finished one or of a member copied in.
+//! (Python's side: `python/tests/test_bad_input.py`, `test_persistence.py`.)
+
+use std::path::{Path, PathBuf};
+
+mod common;
+
+use ant::data::tabular::TargetSpec;
+use ant::{Ant, EstimatorRecord, TaskKind};
+use burn::prelude::Device;
+use common::*;
+
+const QUICK: &str = "train --preset tabular --epochs-node 2 --refine-epochs 1 --max-depth 1";
+
+/// 90 rows of two features and a label (`0`, `1`, `2` by the first feature's sign and
+/// the second's), as `a,b,y` lines.
+fn rows() -> Vec<(f32, f32, u32)> {
+    uniform(180, 2, 3)
+        .chunks(2)
+        .map(|r| (r[0], r[1], u32::from(r[0] > 0.0) + u32::from(r[1] > 0.5)))
+        .collect()
+}
+
+fn write(dir: &Path, name: &str, text: String) -> PathBuf {
+    let p = dir.join(name);
+    std::fs::write(&p, text).unwrap();
+    p
+}
+
+/// The rows as a table: a first line (`head`, or none), then `a,b,y` or `y,b,a`.
+fn table(dir: &Path, name: &str, head: Option<&str>, reversed: bool) -> PathBuf {
+    let mut text = head.map(|h| format!("{h}\n")).unwrap_or_default();
+    for (a, b, y) in rows() {
+        text += &match reversed {
+            false => format!("{a},{b},{y}\n"),
+            true => format!("{y},{b},{a}\n"),
+        };
+    }
+    write(dir, name, text)
+}
+
+fn train(data: &Path, out: &Path, more: &[&str]) -> std::process::Output {
+    let mut args = vec![
+        "--data",
+        s(data),
+        "--out",
+        s(out),
+        "--task",
+        "classification",
+    ];
+    args.extend_from_slice(more);
+    let o = ant_with(QUICK, &args);
+    assert!(o.status.success(), "{}", stderr(&o));
+    o
+}
+
+fn predictions(o: &std::process::Output) -> Vec<String> {
+    assert!(o.status.success(), "{}", stderr(o));
+    let text = String::from_utf8(o.stdout.clone()).unwrap();
+    text.lines().skip(1).map(str::to_string).collect()
+}
+
+#[test]
+fn the_librarys_warnings_reach_the_command_line() {
+    let t = tempfile::tempdir().unwrap();
+    let data = table(t.path(), "d.csv", Some("a,b,y"), false);
+    let copy = t.path().join("copy.csv");
+    std::fs::copy(&data, &copy).unwrap();
+    // Scores on the training rows, from training itself (a warning of the data reader).
+    let o = train(
+        &data,
+        &t.path().join("m"),
+        &["--target", "y", "--test-data", s(&copy)],
+    );
+    let err = stderr(&o);
+    assert!(
+        err.contains("warning: ")
+            && err.contains("copy.csv: these are the rows the model was trained on"),
+        "{err}"
+    );
+    // One line per warning, as the command's own (no timestamps, no module paths).
+    assert!(!err.contains("WARN") && !err.contains("ant::data"), "{err}");
+}
+
+/// A model fitted through the library on rows whose columns were named `a`, `b`, as
+/// Python saves one fitted on a DataFrame.
+fn fitted_on_named_columns(dir: &Path) -> PathBuf {
+    let r = rows();
+    let x: Vec<f32> = r.iter().flat_map(|&(a, b, _)| [a, b]).collect();
+    let data = classification(x, 2, 3, |p| u32::from(p[0] > 0.0) + u32::from(p[1] > 0.5));
+    let mut model = Ant::fit(
+        small_params(),
+        &data,
+        &Device::flex(),
+        &mut ant::observe::Silent,
+    )
+    .unwrap();
+    model.record_source(
+        "numpy arrays (Python)",
+        Some(TargetSpec::last_of(2, TaskKind::Classification)),
+        None,
+    );
+    model
+        .set_class_names(vec!["0".into(), "1".into(), "2".into()])
+        .unwrap();
+    let record = EstimatorRecord {
+        feature_names: Some(vec!["a".into(), "b".into()]),
+        ..Default::default()
+    };
+    model.set_estimator_record(record).unwrap();
+    let out = dir.join("fitted");
+    model.save(&out).unwrap();
+    out
+}
+
+#[test]
+fn a_model_fitted_on_named_columns_reads_tables_by_those_names() {
+    let t = tempfile::tempdir().unwrap();
+    let model = fitted_on_named_columns(t.path());
+    let same = table(t.path(), "same.csv", Some("a,b,target"), false);
+    let reversed = table(t.path(), "rev.csv", Some("target,b,a"), true);
+    let eval = |data: &Path| ant(&["eval", "--model", s(&model), "--data", s(data), "--json"]);
+    let score = |o: std::process::Output| {
+        assert!(o.status.success(), "{}", stderr(&o));
+        let v: serde_json::Value = serde_json::from_slice(&o.stdout).unwrap();
+        v["multi_path_error"].as_f64().unwrap()
+    };
+    assert_eq!(score(eval(&same)), score(eval(&reversed)));
+    // The target's column under another name: the one column that is not a feature.
+    let renamed = table(t.path(), "label.csv", Some("label,b,a"), true);
+    let o = eval(&renamed);
+    assert!(stderr(&o).contains("column 0 ('label')"), "{}", stderr(&o));
+    assert_eq!(score(o), score(eval(&same)));
+    // Columns the model does not know are refused, not read by position.
+    let other = table(t.path(), "other.csv", Some("u,v,w"), false);
+    assert_clean_error(&eval(&other), &["other.csv", "missing 'a', 'b'"]);
+    let p = |data: &Path| predictions(&ant(&["predict", "--model", s(&model), "--input", s(data)]));
+    assert_eq!(p(&same), p(&reversed));
+}
+
+#[test]
+fn pruning_a_fitted_model_takes_only_the_rows_it_was_fitted_on() {
+    let t = tempfile::tempdir().unwrap();
+    let model = fitted_on_named_columns(t.path());
+    let own = table(t.path(), "own.csv", Some("a,b,target"), false);
+    let prune = |data: &Path, out: &str| {
+        let out = t.path().join(out);
+        ant(&[
+            "prune",
+            "--model",
+            s(&model),
+            "--data",
+            s(data),
+            "--min-reach",
+            "0.01",
+            "--out",
+            s(&out),
+        ])
+    };
+    let o = prune(&own, "p");
+    assert!(o.status.success(), "{}", stderr(&o));
+    let v: serde_json::Value = serde_json::from_slice(&o.stdout).unwrap();
+    // No test rows: a model fitted in memory has none.
+    assert!(v["test_multi_path_before"].is_null(), "{v}");
+    assert!(v["valid_multi_path_before"].as_f64().is_some(), "{v}");
+    // Half of its rows are not its rows.
+    let text = std::fs::read_to_string(&own).unwrap();
+    let half: Vec<&str> = text.lines().take(46).collect();
+    let half = write(t.path(), "half.csv", half.join("\n") + "\n");
+    assert_clean_error(
+        &prune(&half, "q"),
+        &["half.csv", "not the data the model was trained on"],
+    );
+    assert!(!t.path().join("q").exists());
+}
+
+#[test]
+fn a_training_files_reading_options_are_said_and_can_be_overridden() {
+    let t = tempfile::tempdir().unwrap();
+    let data = table(t.path(), "d.csv", Some("exported by instrument 7"), false);
+    let model = t.path().join("m");
+    train(&data, &model, &["--target", "2", "--skip-rows", "1"]);
+    let three: String = rows()
+        .iter()
+        .take(3)
+        .map(|(a, b, _)| format!("{a},{b}\n"))
+        .collect();
+    let new = write(t.path(), "new.csv", three.clone());
+    let predict = |input: &Path, more: &[&str]| {
+        let mut args = vec!["predict", "--model", s(&model), "--input", s(input)];
+        args.extend_from_slice(more);
+        predictions(&ant(&args))
+    };
+    // As the training file was read (the training file itself needs it), not silently.
+    let o = ant(&["predict", "--model", s(&model), "--input", s(&new)]);
+    assert!(stderr(&o).contains("give --skip-rows 0"), "{}", stderr(&o));
+    assert_eq!(predictions(&o).len(), 2);
+    let all = predict(&new, &["--skip-rows", "0"]);
+    assert_eq!(all.len(), 3);
+    let junk = write(
+        t.path(),
+        "junk.csv",
+        format!("exported by instrument 7\n{three}"),
+    );
+    assert_eq!(predict(&junk, &[]), all);
+    let semi = write(t.path(), "semi.csv", three.replace(',', ";"));
+    assert_eq!(
+        predict(&semi, &["--delimiter", ";", "--skip-rows", "0"]),
+        all
+    );
+}
+
+#[test]
+fn headers_of_column_numbers_are_headers_and_said_so() {
+    let t = tempfile::tempdir().unwrap();
+    let names = ["zero", "one", "two"];
+    let text: String = rows()
+        .iter()
+        .map(|(a, b, y)| format!("{a},{b},{},{}\n", a + b, names[*y as usize]))
+        .collect();
+    let named = write(t.path(), "named.csv", format!("1,2,3,species\n{text}"));
+    let model = t.path().join("m");
+    let o = train(&named, &model, &["--target", "3"]);
+    assert!(
+        stderr(&o).contains("line 1 (1,2,3,species) is read as a header"),
+        "{}",
+        stderr(&o)
+    );
+    let tree: serde_json::Value =
+        serde_json::from_str(&std::fs::read_to_string(model.join("tree.json")).unwrap()).unwrap();
+    assert_eq!(
+        tree["class_names"].as_array().unwrap().len(),
+        3,
+        "{}",
+        tree["class_names"]
+    );
+    // A model of a file without a header, given pandas' header of column numbers later.
+    let plain = table(t.path(), "plain.csv", None, false);
+    let headerless = t.path().join("h");
+    train(&plain, &headerless, &["--target", "2"]);
+    let three: String = rows()
+        .iter()
+        .take(3)
+        .map(|(a, b, y)| format!("{a},{b},{y}\n"))
+        .collect();
+    let pandas = write(t.path(), "pandas.csv", format!("0,1,2\n{three}"));
+    // Read as the model read its own file, a row; the warning says how to skip it.
+    let o = ant(&["predict", "--model", s(&headerless), "--input", s(&pandas)]);
+    assert!(
+        stderr(&o).contains("line 1 (0,1,2)") && stderr(&o).contains("--skip-rows 1"),
+        "{}",
+        stderr(&o)
+    );
+    assert_eq!(predictions(&o).len(), 4);
+    let o = ant(&[
+        "predict",
+        "--model",
+        s(&headerless),
+        "--input",
+        s(&pandas),
+        "--skip-rows",
+        "1",
+    ]);
+    assert_eq!(predictions(&o).len(), 3);
+}
+
+#[test]
+fn class_names_with_control_characters_are_drawn_visibly() {
+    let t = tempfile::tempdir().unwrap();
+    let text = std::fs::read_to_string(table(t.path(), "d.csv", Some("a,b,y"), false)).unwrap();
+    let data = write(t.path(), "bel.csv", text.replace(",1\n", ",on\u{7}e\n"));
+    let model = t.path().join("m");
+    train(&data, &model, &["--target", "y"]);
+    let svg = t.path().join("t.svg");
+    let o = ant(&[
+        "plot",
+        "--model",
+        s(&model),
+        "--data",
+        s(&data),
+        "--out",
+        s(&svg),
+    ]);
+    assert!(o.status.success(), "{}", stderr(&o));
+    let drawn = std::fs::read_to_string(&svg).unwrap();
+    assert!(!drawn.contains('\u{7}') && drawn.contains("on\\u{7}e"));
+    let png = t.path().join("t.png");
+    let o = ant(&[
+        "plot",
+        "--model",
+        s(&model),
+        "--data",
+        s(&data),
+        "--out",
+        s(&png),
+    ]);
+    assert!(o.status.success(), "{}", stderr(&o));
+}
+
+#[test]
+fn resuming_an_ensemble_says_what_there_is_to_resume() {
+    let t = tempfile::tempdir().unwrap();
+    let data = table(t.path(), "d.csv", Some("a,b,y"), false);
+    let (ens, other) = (t.path().join("ens"), t.path().join("other"));
+    train(&data, &ens, &["--target", "y", "--ensemble", "2"]);
+    train(
+        &data,
+        &other,
+        &["--target", "y", "--ensemble", "2", "--seed", "9"],
+    );
+    assert_clean_error(
+        &ant(&["train", "--resume", s(&ens)]),
+        &["nothing to resume"],
+    );
+    let member = ens.join("member-1");
+    std::fs::remove_dir_all(&member).unwrap();
+    copy_dir(&other.join("member-1"), &member);
+    assert_clean_error(
+        &ant(&["train", "--resume", s(&ens)]),
+        &["member-1", "was not trained as member 1 of this ensemble"],
+    );
+}
+
+fn copy_dir(from: &Path, to: &Path) {
+    std::fs::create_dir_all(to).unwrap();
+    for e in std::fs::read_dir(from).unwrap() {
+        let e = e.unwrap();
+        match e.file_type().unwrap().is_dir() {
+            true => copy_dir(&e.path(), &to.join(e.file_name())),
+            false => drop(std::fs::copy(e.path(), to.join(e.file_name())).unwrap()),
+        }
+    }
+}
