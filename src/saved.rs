@@ -32,18 +32,14 @@ impl SavedModel {
     }
 
     /// [`SavedModel::load`], the model then reading table files as `reading` says (how
-    /// every command that reads files for a saved model loads it). Lines its training
-    /// file skipped are skipped in every file, which `reading` does not say otherwise:
-    /// a warning says so, since a file without them loses its first rows.
+    /// every command that reads files for a saved model loads it); a model that reads
+    /// no table refuses such options.
     pub fn load_reading(dir: &Path, device: &Device, reading: FileReading) -> Result<SavedModel> {
         let mut model = SavedModel::load(dir, device)?;
-        let target = model.first().meta().provenance.target.as_ref();
-        let skipped = target.map_or(0, |t| t.skip_rows);
-        if reading.skip_rows.is_none() && skipped > 0 {
-            tracing::warn!(
-                "{}: its training file was read with --skip-rows {skipped}, so the first {skipped} lines of the file given are skipped too; give --skip-rows 0 to keep them",
-                dir.display()
-            );
+        let given = reading.delimiter.is_some() || reading.skip_rows.is_some();
+        if given && model.first().meta().provenance.target.is_none() {
+            let msg = "reads no table with a target column (it was trained without --target, on images or SARCOS files): --delimiter and --skip-rows do not apply";
+            return Err(AntError::data(dir, msg));
         }
         match &mut model {
             SavedModel::Single(a) => a.read_files_as(reading),

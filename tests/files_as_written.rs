@@ -18,7 +18,7 @@ use common::*;
 
 const QUICK: &str = "train --preset tabular --epochs-node 2 --refine-epochs 1 --max-depth 1";
 
-/// 90 rows of two features and a label (`0`, `1`, `2` by the first feature's sign and
+/// 180 rows of two features and a label (`0`, `1`, `2` by the first feature's sign and
 /// the second's), as `a,b,y` lines.
 fn rows() -> Vec<(f32, f32, u32)> {
     uniform(180, 2, 3)
@@ -277,30 +277,23 @@ fn class_names_with_control_characters_are_drawn_visibly() {
     let data = write(t.path(), "bel.csv", text.replace(",1\n", ",on\u{7}e\n"));
     let model = t.path().join("m");
     train(&data, &model, &["--target", "y"]);
+    let plot = |out: &Path| {
+        let o = ant(&[
+            "plot",
+            "--model",
+            s(&model),
+            "--data",
+            s(&data),
+            "--out",
+            s(out),
+        ]);
+        assert!(o.status.success(), "{}", stderr(&o));
+    };
     let svg = t.path().join("t.svg");
-    let o = ant(&[
-        "plot",
-        "--model",
-        s(&model),
-        "--data",
-        s(&data),
-        "--out",
-        s(&svg),
-    ]);
-    assert!(o.status.success(), "{}", stderr(&o));
+    plot(&svg);
     let drawn = std::fs::read_to_string(&svg).unwrap();
     assert!(!drawn.contains('\u{7}') && drawn.contains("on\\u{7}e"));
-    let png = t.path().join("t.png");
-    let o = ant(&[
-        "plot",
-        "--model",
-        s(&model),
-        "--data",
-        s(&data),
-        "--out",
-        s(&png),
-    ]);
-    assert!(o.status.success(), "{}", stderr(&o));
+    plot(&t.path().join("t.png"));
 }
 
 #[test]
@@ -336,4 +329,195 @@ fn copy_dir(from: &Path, to: &Path) {
             false => drop(std::fs::copy(e.path(), to.join(e.file_name())).unwrap()),
         }
     }
+}
+
+// What a second pass found in these fixes.
+
+#[test]
+fn warnings_stay_when_the_log_filter_names_other_crates() {
+    let t = tempfile::tempdir().unwrap();
+    let data = table(t.path(), "d.csv", Some("a,b,y"), false);
+    let copy = t.path().join("copy.csv");
+    std::fs::copy(&data, &copy).unwrap();
+    let model = t.path().join("m");
+    let args = ["--data", s(&data), "--out", s(&model), "--target", "y"];
+    let run = |log: &str| {
+        let mut c = std::process::Command::new(env!("CARGO_BIN_EXE_ant"));
+        c.args(QUICK.split_whitespace())
+            .args(args)
+            .args(["--task", "classification", "--force"]);
+        c.args(["--test-data", s(&copy)]).env("RUST_LOG", log);
+        stderr(&c.output().unwrap())
+    };
+    for log in ["", "wgpu_core=off", "hyper=info"] {
+        assert!(
+            run(log).contains("these are the rows the model was trained on"),
+            "RUST_LOG={log}"
+        );
+    }
+    assert!(
+        !run("ant=error").contains("warning"),
+        "RUST_LOG=ant=error hides them"
+    );
+}
+
+#[test]
+fn the_same_bytes_read_into_other_rows_are_not_split_as_the_training_file() {
+    let t = tempfile::tempdir().unwrap();
+    let data = table(t.path(), "d.csv", None, false);
+    let model = t.path().join("m");
+    train(&data, &model, &["--target", "2"]);
+    let eval = |more: &[&str]| {
+        let mut args = vec!["eval", "--model", s(&model), "--data", s(&data), "--json"];
+        args.extend_from_slice(more);
+        let o = ant(&args);
+        assert!(o.status.success(), "{}", stderr(&o));
+        let v: serde_json::Value = serde_json::from_slice(&o.stdout).unwrap();
+        (v["test_samples"].as_u64().unwrap(), stderr(&o))
+    };
+    let (held_out, err) = eval(&[]);
+    assert_eq!(held_out, 36, "{err}");
+    assert!(!err.contains("warning"), "{err}");
+    // A row fewer: no longer the model's split, so every row is scored, and said.
+    let (all, err) = eval(&["--skip-rows", "1"]);
+    assert_eq!(all, 179, "{err}");
+    assert!(
+        err.contains("read into other rows than its training's"),
+        "{err}"
+    );
+}
+
+#[test]
+fn an_ensemble_scored_on_its_training_rows_says_so() {
+    let t = tempfile::tempdir().unwrap();
+    let data = table(t.path(), "d.csv", Some("a,b,y"), false);
+    let test = table(t.path(), "t.csv", Some("a,b,y"), false);
+    let ens = t.path().join("ens");
+    train(
+        &data,
+        &ens,
+        &["--target", "y", "--ensemble", "2", "--test-data", s(&test)],
+    );
+    for model in [ens.clone(), ens.join("member-1")] {
+        let o = ant(&["eval", "--model", s(&model), "--data", s(&data)]);
+        assert!(
+            stderr(&o).contains("these are the rows the model was trained on"),
+            "{}",
+            stderr(&o)
+        );
+    }
+}
+
+#[test]
+fn reading_options_are_refused_by_a_model_that_reads_no_table() {
+    let t = tempfile::tempdir().unwrap();
+    let mat = Path::new(env!("CARGO_MANIFEST_DIR")).join("data/sarcos_inv_test.mat");
+    let model = t.path().join("sarcos");
+    let o = ant_with(
+        QUICK.replace("tabular", "sarcos").as_str(),
+        &[
+            "--data",
+            s(&mat),
+            "--out",
+            s(&model),
+            "--train-limit",
+            "300",
+        ],
+    );
+    assert!(o.status.success(), "{}", stderr(&o));
+    let o = ant(&[
+        "eval",
+        "--model",
+        s(&model),
+        "--data",
+        s(&mat),
+        "--skip-rows",
+        "1",
+    ]);
+    assert_clean_error(&o, &["sarcos", "--delimiter and --skip-rows do not apply"]);
+}
+
+#[test]
+fn a_first_row_is_judged_as_fresh_where_no_model_read_a_file_of_its_own() {
+    let t = tempfile::tempdir().unwrap();
+    // At training: a test file with pandas' header beside a training file without one.
+    let plain = table(t.path(), "plain.csv", None, false);
+    let pandas = table(t.path(), "pandas.csv", Some("0,1,2"), false);
+    let m = t.path().join("m");
+    let o = train(&plain, &m, &["--target", "2", "--test-data", s(&pandas)]);
+    assert!(
+        stderr(&o).contains("line 1 (0,1,2) is read as a header"),
+        "{}",
+        stderr(&o)
+    );
+    // A model fitted in memory read no file: pandas' header of its columns is a header.
+    let fitted = fitted_in_memory(t.path());
+    let o = ant(&[
+        "eval",
+        "--model",
+        s(&fitted),
+        "--data",
+        s(&pandas),
+        "--json",
+    ]);
+    assert!(o.status.success(), "{}", stderr(&o));
+    assert!(stderr(&o).contains("is read as a header"), "{}", stderr(&o));
+    let v: serde_json::Value = serde_json::from_slice(&o.stdout).unwrap();
+    assert_eq!(v["test_samples"], 180);
+    // A row of values is no header, though a value equals a column's name.
+    let named = fitted_on_named_columns(t.path());
+    let values = write(t.path(), "v.csv", "0.5,0.25,2\n".to_string());
+    let o = ant(&["eval", "--model", s(&named), "--data", s(&values)]);
+    assert_clean_error(&o, &["v.csv", "has no header row"]);
+}
+
+/// A model fitted through the library on rows without column names.
+fn fitted_in_memory(dir: &Path) -> PathBuf {
+    let r = rows();
+    let x: Vec<f32> = r.iter().flat_map(|&(a, b, _)| [a, b]).collect();
+    let data = classification(x, 2, 3, |p| u32::from(p[0] > 0.0) + u32::from(p[1] > 0.5));
+    let mut model = Ant::fit(
+        small_params(),
+        &data,
+        &Device::flex(),
+        &mut ant::observe::Silent,
+    )
+    .unwrap();
+    let spec = TargetSpec::last_of(2, TaskKind::Classification);
+    model.record_source("numpy arrays (Python)", Some(spec), None);
+    model
+        .set_class_names(vec!["0".into(), "1".into(), "2".into()])
+        .unwrap();
+    let out = dir.join("in-memory");
+    model.save(&out).unwrap();
+    out
+}
+
+#[test]
+fn no_skip_is_announced_where_no_row_of_values_is_skipped() {
+    let t = tempfile::tempdir().unwrap();
+    let data = table(t.path(), "d.csv", Some("exported by instrument 7"), false);
+    let model = t.path().join("m");
+    train(&data, &model, &["--target", "2", "--skip-rows", "1"]);
+    let o = ant(&["eval", "--model", s(&model), "--data", s(&data)]);
+    assert!(
+        o.status.success() && !stderr(&o).contains("warning"),
+        "{}",
+        stderr(&o)
+    );
+    let onnx = t.path().join("m.onnx");
+    let o = ant(&[
+        "export",
+        "--model",
+        s(&model),
+        "--format",
+        "onnx",
+        "--out",
+        s(&onnx),
+    ]);
+    assert!(
+        o.status.success() && !stderr(&o).contains("warning"),
+        "{}",
+        stderr(&o)
+    );
 }

@@ -15,8 +15,7 @@ pub(crate) const DEFAULT_FILTER: &str = "error,ant=warn";
 
 /// Sends log events to stderr, one line each, prefixed by their level's word.
 pub(crate) fn init() {
-    let filter =
-        EnvFilter::try_from_default_env().unwrap_or_else(|_| EnvFilter::new(DEFAULT_FILTER));
+    let filter = filter(&std::env::var("RUST_LOG").unwrap_or_default());
     tracing_subscriber::fmt()
         .with_writer(std::io::stderr)
         .with_env_filter(filter)
@@ -25,6 +24,22 @@ pub(crate) fn init() {
         .log_internal_errors(false)
         .event_format(Line)
         .init();
+}
+
+/// The filter of `RUST_LOG`'s directives: [`DEFAULT_FILTER`] when it has none (unset,
+/// empty or not understood), and `ant`'s warnings kept unless a directive names `ant`
+/// (`RUST_LOG=wgpu_core=off` quiets that crate, not `ant`'s warnings).
+fn filter(directives: &str) -> EnvFilter {
+    let names_ant = directives.split(',').any(|d| {
+        let target = d.split(['=', '[']).next().unwrap_or("").trim();
+        target == "ant" || target.starts_with("ant::")
+    });
+    match EnvFilter::try_new(directives) {
+        Ok(_) if directives.trim().is_empty() => EnvFilter::new(DEFAULT_FILTER),
+        Ok(f) if names_ant => f,
+        Ok(f) => f.add_directive("ant=warn".parse().expect("a directive")),
+        Err(_) => EnvFilter::new(DEFAULT_FILTER),
+    }
 }
 
 /// `warning: MESSAGE`, as the command's own notes are written.

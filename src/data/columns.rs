@@ -117,7 +117,8 @@ pub(crate) fn by_names(
     // where the target's column is in place, it says nothing of a header.
     let in_place = t.n_cols() == names.len();
     let guess = |k: usize| !(in_place && Some(k) == target);
-    if !first.iter().any(|c| known(c)) && !first_row_is_header(t.row(0), guess) {
+    // A row of values, though a value may equal a name (a label `2`, a column `2`).
+    if !first.iter().all(|c| known(c)) && !first_row_is_header(t.row(0), guess) {
         let msg = format!(
             "has no header row (line {} holds values): the model reads its columns by the \
              names it was trained on, in any order; add a header naming them: {}",

@@ -194,8 +194,8 @@ pub(crate) fn first_row_is_header(
 }
 
 /// Whether a first row is a header of column numbers: `0,1,...,n-1` (3 columns or
-/// more), pandas' header of a frame whose columns are unnamed (`df.to_csv(index=False)`);
-/// or 3 features or more numbered `0,1,...` or `1,2,...` in order beside the name of a
+/// more), pandas' header of a frame whose columns are unnamed (`df.to_csv(index=False)`),
+/// or `1,...,n`; or 3 features or more numbered `0,1,...` or `1,2,...` in order beside the name of a
 /// column that may hold text (`named(j)`: a target of labels), as `1,2,3,4,species`.
 /// Read as data it would be a bogus sample, where a row of real values this regular is
 /// far rarer; every reader that takes it for a header says so
@@ -205,7 +205,7 @@ pub(crate) fn is_column_numbers(row: &[impl AsRef<str>], named: impl Fn(usize) -
     let counts = |numbers: &[&str], from: usize| {
         numbers.len() >= 3 && numbers.iter().enumerate().all(|(k, c)| *c == (k + from).to_string())
     };
-    if counts(&cells, 0) {
+    if counts(&cells, 0) || counts(&cells, 1) {
         return true;
     }
     let is_name = |j: usize| named(j) && !cells[j].is_empty() && !is_number(cells[j]);
@@ -375,6 +375,16 @@ struct Record {
 }
 
 /// The non-blank records of `text`, whose first line is line `first_line` of the file.
+/// Whether `line` (one physical line) splits by `d` into `width` cells that are all
+/// numbers but at most one (a label): a row of values, not a title or a comment.
+pub(crate) fn holds_values(line: &str, d: Separator, width: usize) -> bool {
+    let Some(r) = records(line, d, 1).next() else {
+        return false;
+    };
+    let text = r.fields.iter().filter(|c| !is_number(c)).count();
+    r.problem.is_none() && r.fields.len() == width && text <= 1
+}
+
 fn records(text: &str, d: Separator, first_line: usize) -> Box<dyn Iterator<Item = Record> + '_> {
     let Some(byte) = d.byte() else {
         return Box::new(
@@ -533,12 +543,12 @@ mod tests {
     #[test]
     fn detects_each_delimiter() {
         let cases = [
-            ("1,2,3\n4,5,6\n", Separator::Comma),
-            ("1;2;3\n4;5;6\n", Separator::Semicolon),
-            ("1\t2\t3\n4\t5\t6\n", Separator::Tab),
-            ("1 2  3\n  4   5 6  \n", Separator::Space),
+            ("7,2,3\n4,5,6\n", Separator::Comma),
+            ("7;2;3\n4;5;6\n", Separator::Semicolon),
+            ("7\t2\t3\n4\t5\t6\n", Separator::Tab),
+            ("7 2  3\n  4   5 6  \n", Separator::Space),
             // Spaces around commas do not make it whitespace-separated.
-            ("1, 2, 3\n4 ,5 , 6\n", Separator::Comma),
+            ("7, 2, 3\n4 ,5 , 6\n", Separator::Comma),
         ];
         for (text, d) in cases {
             let t = table(text).unwrap();
@@ -546,7 +556,7 @@ mod tests {
             assert_eq!(t.header, None);
             assert_eq!(
                 t.rows(),
-                cells(&[&["1", "2", "3"], &["4", "5", "6"]]),
+                cells(&[&["7", "2", "3"], &["4", "5", "6"]]),
                 "{text:?}"
             );
             assert_eq!(t.n_cols(), 3);
@@ -616,7 +626,7 @@ mod tests {
         // pandas' header of unnamed columns; two columns may be a data row.
         let none = |_| false;
         assert!(is_column_numbers(&["0", "1", " 2", "3"], none));
-        assert!(!is_column_numbers(&["1", "2", "3"], none));
+        assert!(is_column_numbers(&["1", "2", "3"], none));
         assert!(!is_column_numbers(&["0", "1"], none));
         assert!(!is_column_numbers(&["0", "1", "3"], none));
         assert!(!is_column_numbers(&["1", "2", "3", "species"], none));

@@ -156,8 +156,13 @@ pub fn load_source(
     let l = load_any(path, target, None)?;
     let (all, class_names, target, md5) = (l.all, l.class_names, l.target, l.md5);
     if let Some(tp) = test_data {
-        // The test file must use the training file's columns and label mapping.
-        let t = load_any(tp, target.as_ref(), class_names.as_deref())?;
+        // The test file must use the training file's columns and label mapping; no model
+        // exists yet, so its first row is judged as the training file's was.
+        let test_spec = target.clone().map(|mut s| {
+            s.fresh = true;
+            s
+        });
+        let t = load_any(tp, test_spec.as_ref(), class_names.as_deref())?;
         // Found now, not after all of training.
         check_test_fits(&all, &t.all, tp)?;
         let sum = all.checksum();
@@ -241,7 +246,7 @@ pub fn load_test_for(
     target: Option<&TargetSpec>,
     class_names: Option<&[String]>,
 ) -> Result<Dataset> {
-    let (test, warning) = load_test_rows(path, split, target, class_names)?;
+    let (test, warning) = load_test_rows(path, split, target, class_names, &|_| true)?;
     if let Some(w) = warning {
         tracing::warn!("{w}");
     }
@@ -261,11 +266,16 @@ pub(crate) fn trained_rows_warning(path: &Path, sum: &str) -> String {
 /// on in training: a model trained with a test fraction of a file whose checksum
 /// differs from `path`'s (another file, or the same file changed) is scored on every
 /// row of `path`, which may include rows it was trained on.
+///
+/// `trained(rows)` says whether the rows a seeded split leaves for training are the
+/// model's: the file's checksum alone cannot say it, since the same bytes read with
+/// other options (`--skip-rows`) are other rows, and a split of them other test rows.
 pub(crate) fn load_test_rows(
     path: &Path,
     split: &TestSplit,
     target: Option<&TargetSpec>,
     class_names: Option<&[String]>,
+    trained: &dyn Fn(&Dataset) -> bool,
 ) -> Result<(Dataset, Option<String>)> {
     let l = load_any(path, target, class_names)?;
     if let Some(test) = l.own_test {
@@ -281,8 +291,16 @@ pub(crate) fn load_test_rows(
     };
     let now = md5_of(l.md5, path)?;
     if now == *md5 {
-        let (_, test, _) = l.all.seeded_split(*fraction, *seed);
-        return Ok((test, None));
+        let (train, test, _) = l.all.seeded_split(*fraction, *seed);
+        if trained(&train) {
+            return Ok((test, None));
+        }
+        let warning = format!(
+            "{}: the file the model was trained on, read into other rows than its training's (other --skip-rows or --delimiter?): scoring all its {} rows, not a held-out {fraction} of them",
+            path.display(),
+            l.all.len()
+        );
+        return Ok((l.all, Some(warning)));
     }
     let warning = format!(
         "{}: not the file the model was trained on (checksum {now}, the model's {md5}): scoring all its {} rows, not a held-out {fraction} of them",

@@ -40,6 +40,11 @@ pub struct TargetSpec {
     /// files are read by these names, whatever their order.
     #[serde(default)]
     pub(crate) columns: Option<Vec<String>>,
+    /// Whether files are judged as read fresh though the target's place is known: a
+    /// test file given at training, or every file of a model fitted in memory (it read
+    /// no file of its own whose first row a later one should be read like). Not saved.
+    #[serde(skip)]
+    pub(crate) fresh: bool,
 }
 
 impl TargetSpec {
@@ -114,6 +119,7 @@ impl TargetSpec {
             index: None,
             n_columns: None,
             columns: None,
+            fresh: false,
         }
     }
 
@@ -138,6 +144,12 @@ pub struct FileReading {
 }
 
 impl TargetSpec {
+    /// Whether a file is read as a training file is (the user's spec, or
+    /// [`TargetSpec::fresh`]), not as a later file of a model that read its own.
+    pub(crate) fn read_fresh(&self) -> bool {
+        self.index.is_none() || self.fresh
+    }
+
     /// Reads the next files as `reading` says, where it says.
     pub fn read_files_as(&mut self, reading: FileReading) {
         if let Some(d) = reading.delimiter {
@@ -165,6 +177,7 @@ pub struct Tabular {
 /// Parses the table; an empty one is an error.
 fn table(bytes: &[u8], path: &Path, spec: &TargetSpec) -> Result<Table> {
     let t = parse_bytes(bytes, path, &spec.options())?;
+    warn_of_skipped_values(bytes, &t, spec, path);
     if t.n_rows() == 0 {
         let skipped = if spec.skip_rows > 0 {
             format!(" after skipping {} lines", spec.skip_rows)
@@ -174,6 +187,29 @@ fn table(bytes: &[u8], path: &Path, spec: &TargetSpec) -> Result<Table> {
         return Err(AntError::data(path, format!("contains no rows{skipped}")));
     }
     Ok(t)
+}
+
+/// Warns when a line that a model's `--skip-rows` (its training file's) drops from a
+/// later file holds a row of values: that file may not have the training file's first
+/// lines, and its first rows would be lost without a word.
+fn warn_of_skipped_values(bytes: &[u8], t: &Table, spec: &TargetSpec, path: &Path) {
+    if spec.skip_rows == 0 || spec.read_fresh() {
+        return;
+    }
+    let text = String::from_utf8_lossy(&bytes[..bytes.len().min(1 << 20)]);
+    let skipped = text.lines().take(spec.skip_rows).enumerate();
+    let values = skipped
+        .filter(|(_, l)| super::csv::holds_values(l, t.delimiter, t.n_cols()))
+        .map(|(k, _)| k + 1)
+        .next();
+    if let Some(line) = values {
+        tracing::warn!(
+            "{}: line {line} holds values but is skipped, as the model's training file's first {} lines were (--skip-rows {}); give --skip-rows 0 to read it",
+            path.display(),
+            spec.skip_rows,
+            spec.skip_rows
+        );
+    }
 }
 
 /// What `--target` says to mean a header name only (`name:1`, the column named 1),
@@ -204,7 +240,7 @@ fn resolve_target(t: &Table, spec: &TargetSpec, path: &Path) -> Result<(usize, b
             ));
         }
         let has_header = first_row_is_header(&first, |k| k != j)
-            || header_of_column_numbers(path, t.line(0), &first, |k| k == j, spec.index.is_none());
+            || header_of_column_numbers(path, t.line(0), &first, |k| k == j, spec.read_fresh());
         return Ok((j, has_header));
     }
     let key = super::columns::name_key(wanted);
@@ -425,7 +461,13 @@ pub(crate) fn parse_features(
     // target column may hold text labels.
     let first = t.row_strings(0);
     let has_header = first_row_is_header(&first, is_feature)
-        || header_of_column_numbers(path, t.line(0), &first, |j| !is_feature(j), false);
+        || header_of_column_numbers(
+            path,
+            t.line(0),
+            &first,
+            |j| !is_feature(j),
+            spec.is_none_or(|s| s.read_fresh()),
+        );
     let rows = data_rows(&t, has_header, path)?;
     let kept = keep_columns(t, is_feature);
     let header = has_header.then(|| kept.row_strings(0));

@@ -225,7 +225,7 @@ fn parse_tree_file(text: &[u8], tp: &Path) -> Result<TreeFile> {
     let rest: TreeFileRest = serde_json::from_slice(text).map_err(not_model)?;
     meta.check(&rest.topology, tp)?;
     // Models saved before fitted columns were named read tables by them too.
-    meta.name_fitted_columns();
+    meta.complete_table_layout();
     Ok(TreeFile {
         meta,
         topology: rest.topology,

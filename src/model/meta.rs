@@ -65,13 +65,25 @@ pub enum LabelKind {
 }
 
 impl ModelMeta {
+    /// What a table layout recorded by an older build, or by a fit in memory, leaves to
+    /// be inferred: a model fitted in memory judges every file's first row as a fresh
+    /// file's (it read none of its own); one fitted on a DataFrame reads by names.
+    ///
     /// A model fitted on a DataFrame reads tables by its columns' names, as a model of a
     /// headed table does (else `ant eval` and `ant predict` would read a file's columns
     /// by position, whatever its header says): the names join its table layout, with
     /// the target after them, named `target` (as scikit-learn's data frames name it;
     /// any one other column stands for it, see [`crate::data::columns::by_names`]).
     /// Names that a table could not tell apart leave the layout as it is.
-    pub(crate) fn name_fitted_columns(&mut self) {
+    pub(crate) fn complete_table_layout(&mut self) {
+        let in_memory = matches!(self.provenance.test_split, TestSplit::Unknown);
+        if let Some(spec) = self.provenance.target.as_mut() {
+            spec.fresh = in_memory;
+        }
+        self.name_fitted_columns();
+    }
+
+    fn name_fitted_columns(&mut self) {
         use crate::data::columns::name_key;
         let names = self
             .estimator

@@ -204,6 +204,7 @@ impl Ant {
         p.data = data.to_string();
         p.target = target;
         p.member = member;
+        self.meta.complete_table_layout();
     }
 
     /// Reads the table files given to this model (`ant eval`, `predict`, `prune`,
@@ -224,7 +225,7 @@ impl Ant {
             ));
         }
         self.meta.estimator = Some(record);
-        self.meta.name_fitted_columns();
+        self.meta.complete_table_layout();
         Ok(())
     }
 

@@ -28,11 +28,31 @@ impl Ant {
         if let Some(e) = self.no_table_layout(path) {
             return Err(e);
         }
-        let (test, warning) = load_test_rows(path, &p.test_split, p.target.as_ref(), names)
-            .map_err(|e| self.not_its_kind_of_data(path).unwrap_or(e))?;
+        let trained = |train: &Dataset| self.are_its_training_rows(train);
+        let (test, warning) =
+            load_test_rows(path, &p.test_split, p.target.as_ref(), names, &trained)
+                .map_err(|e| self.not_its_kind_of_data(path).unwrap_or(e))?;
         self.check_fits_file(&test, path, true)?;
         let warning = warning.or_else(|| self.trained_on_warning(&test, path));
         Ok((test, warning))
+    }
+
+    /// Whether `train`, the rows a seeded split of its file left for training (before its
+    /// train limit and member order), are those this model was trained on, by their
+    /// checksum; a model that recorded none is taken at its word.
+    fn are_its_training_rows(&self, train: &Dataset) -> bool {
+        let p = &self.meta().provenance;
+        let Some(sum) = &p.train_checksum else {
+            return true;
+        };
+        let mut rows = std::borrow::Cow::Borrowed(train);
+        if let Some(n) = p.train_limit {
+            rows = std::borrow::Cow::Owned(rows.take_first(n));
+        }
+        if let Some(m) = p.member {
+            rows = std::borrow::Cow::Owned(m.rows(&rows));
+        }
+        rows.checksum() == *sum
     }
 
     /// A warning when `test` (read from `path`) is exactly the rows this model was
@@ -46,8 +66,12 @@ impl Ant {
             return None;
         }
         let trained = p.train_checksum.as_ref()?;
-        (test.checksum() == *trained)
-            .then(|| crate::data::source::trained_rows_warning(path, trained))
+        // A member's checksum is of the rows in its own order.
+        let sum = match p.member {
+            Some(m) => m.rows(test).checksum(),
+            None => test.checksum(),
+        };
+        (sum == *trained).then(|| crate::data::source::trained_rows_warning(path, trained))
     }
 
     /// Why `path` cannot hold this model's kind of input, when it plainly cannot: images
@@ -143,8 +167,9 @@ impl Ant {
         }
         let p = &self.meta().provenance;
         let names = self.meta().class_names.as_deref();
-        let (mut rows, _) = load_test_rows(path, &p.test_split, p.target.as_ref(), names)
-            .map_err(|e| self.not_its_kind_of_data(path).unwrap_or(e))?;
+        let (mut rows, _) =
+            load_test_rows(path, &p.test_split, p.target.as_ref(), names, &|_| true)
+                .map_err(|e| self.not_its_kind_of_data(path).unwrap_or(e))?;
         self.check_fits_file(&rows, path, true)?;
         if let Some(m) = p.member {
             rows = m.rows(&rows);
