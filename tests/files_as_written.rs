@@ -91,30 +91,37 @@ fn the_librarys_warnings_reach_the_command_line() {
 /// A model fitted through the library on rows whose columns were named `a`, `b`, as
 /// Python saves one fitted on a DataFrame.
 fn fitted_on_named_columns(dir: &Path) -> PathBuf {
-    let r = rows();
-    let x: Vec<f32> = r.iter().flat_map(|&(a, b, _)| [a, b]).collect();
+    fitted(dir, Some(vec!["a".into(), "b".into()]))
+}
+
+/// A model fitted through the library on rows without column names.
+fn fitted_in_memory(dir: &Path) -> PathBuf {
+    fitted(dir, None)
+}
+
+/// A model fitted through the library on [`rows`], as Python saves one, its columns
+/// named `names` (a DataFrame's) or not; in `dir/named` or `dir/in-memory`.
+fn fitted(dir: &Path, names: Option<Vec<String>>) -> PathBuf {
+    let x: Vec<f32> = rows().iter().flat_map(|&(a, b, _)| [a, b]).collect();
     let data = classification(x, 2, 3, |p| u32::from(p[0] > 0.0) + u32::from(p[1] > 0.5));
-    let mut model = Ant::fit(
-        small_params(),
-        &data,
-        &Device::flex(),
-        &mut ant::observe::Silent,
-    )
-    .unwrap();
-    model.record_source(
-        "numpy arrays (Python)",
-        Some(TargetSpec::last_of(2, TaskKind::Classification)),
-        None,
-    );
-    model
-        .set_class_names(vec!["0".into(), "1".into(), "2".into()])
-        .unwrap();
-    let record = EstimatorRecord {
-        feature_names: Some(vec!["a".into(), "b".into()]),
-        ..Default::default()
-    };
-    model.set_estimator_record(record).unwrap();
-    let out = dir.join("fitted");
+    let dev = Device::flex();
+    let mut model = Ant::fit(small_params(), &data, &dev, &mut ant::observe::Silent).unwrap();
+    let spec = TargetSpec::last_of(2, TaskKind::Classification);
+    model.record_source("numpy arrays (Python)", Some(spec), None);
+    let classes = vec!["0".into(), "1".into(), "2".into()];
+    model.set_class_names(classes).unwrap();
+    let out = dir.join(if names.is_some() {
+        "named"
+    } else {
+        "in-memory"
+    });
+    if names.is_some() {
+        let record = EstimatorRecord {
+            feature_names: names,
+            ..Default::default()
+        };
+        model.set_estimator_record(record).unwrap();
+    }
     model.save(&out).unwrap();
     out
 }
@@ -469,28 +476,6 @@ fn a_first_row_is_judged_as_fresh_where_no_model_read_a_file_of_its_own() {
     let values = write(t.path(), "v.csv", "0.5,0.25,2\n".to_string());
     let o = ant(&["eval", "--model", s(&named), "--data", s(&values)]);
     assert_clean_error(&o, &["v.csv", "has no header row"]);
-}
-
-/// A model fitted through the library on rows without column names.
-fn fitted_in_memory(dir: &Path) -> PathBuf {
-    let r = rows();
-    let x: Vec<f32> = r.iter().flat_map(|&(a, b, _)| [a, b]).collect();
-    let data = classification(x, 2, 3, |p| u32::from(p[0] > 0.0) + u32::from(p[1] > 0.5));
-    let mut model = Ant::fit(
-        small_params(),
-        &data,
-        &Device::flex(),
-        &mut ant::observe::Silent,
-    )
-    .unwrap();
-    let spec = TargetSpec::last_of(2, TaskKind::Classification);
-    model.record_source("numpy arrays (Python)", Some(spec), None);
-    model
-        .set_class_names(vec!["0".into(), "1".into(), "2".into()])
-        .unwrap();
-    let out = dir.join("in-memory");
-    model.save(&out).unwrap();
-    out
 }
 
 #[test]
