@@ -38,7 +38,7 @@ impl SavedModel {
         let mut model = SavedModel::load(dir, device)?;
         let given = reading.delimiter.is_some() || reading.skip_rows.is_some();
         if given && model.first().meta().provenance.target.is_none() {
-            let msg = "reads no table with a target column (it was trained without --target, on images or SARCOS files): --delimiter and --skip-rows do not apply";
+            let msg = "reads no table with a target column (images, SARCOS files, or rows of several outputs fitted in memory): --delimiter and --skip-rows do not apply";
             return Err(AntError::data(dir, msg));
         }
         match &mut model {

@@ -506,3 +506,111 @@ fn no_skip_is_announced_where_no_row_of_values_is_skipped() {
         stderr(&o)
     );
 }
+
+// What a third pass found in these fixes.
+
+#[test]
+fn a_row_counting_its_columns_is_values_said_and_numbers_reordered_are_said() {
+    let t = tempfile::tempdir().unwrap();
+    let body = std::fs::read_to_string(table(t.path(), "d.csv", None, false)).unwrap();
+    // `1,2,3` alone may be small integers: a row, with a warning naming the way out.
+    let likert = write(t.path(), "likert.csv", format!("1,2,1\n{body}"));
+    let o = train(&likert, &t.path().join("m"), &["--target", "2"]);
+    assert!(!stderr(&o).contains("counts its columns"), "{}", stderr(&o));
+    let counting = write(t.path(), "counting.csv", format!("1,2,3\n{body}"));
+    let o = train(&counting, &t.path().join("c"), &["--target", "2"]);
+    assert!(
+        stderr(&o).contains("counts its columns but is read as a row of values"),
+        "{}",
+        stderr(&o)
+    );
+    // A model of pandas' header reads later headers of those numbers by name; one in
+    // another order might be a row of values, and is said.
+    let pandas = table(t.path(), "pandas.csv", Some("0,1,2"), false);
+    let m = t.path().join("p");
+    train(&pandas, &m, &["--target", "2"]);
+    let rows: String = rows()
+        .iter()
+        .take(3)
+        .map(|(a, b, _)| format!("{b},{a}\n"))
+        .collect();
+    let swapped = write(t.path(), "swapped.csv", format!("1,0\n{rows}"));
+    let o = ant(&["predict", "--model", s(&m), "--input", s(&swapped)]);
+    assert!(
+        stderr(&o).contains("in another order than its"),
+        "{}",
+        stderr(&o)
+    );
+    assert_eq!(predictions(&o).len(), 3);
+}
+
+#[test]
+fn a_models_own_test_file_is_read_as_training_read_it() {
+    let t = tempfile::tempdir().unwrap();
+    let plain = table(t.path(), "plain.csv", None, false);
+    let pandas = table(t.path(), "pandas.csv", Some("0,1,2"), false);
+    let m = t.path().join("m");
+    train(&plain, &m, &["--target", "2", "--test-data", s(&pandas)]);
+    let report: serde_json::Value =
+        serde_json::from_str(&std::fs::read_to_string(m.join("report.json")).unwrap()).unwrap();
+    let o = ant(&["eval", "--model", s(&m), "--data", s(&pandas), "--json"]);
+    assert!(o.status.success(), "{}", stderr(&o));
+    let v: serde_json::Value = serde_json::from_slice(&o.stdout).unwrap();
+    assert_eq!(v["test_samples"], report["test_samples"]);
+    assert_eq!(v["multi_path_error"], report["multi_path_error"]);
+}
+
+#[test]
+fn skips_the_user_asked_for_are_not_warned_and_a_header_skipped_is_no_row() {
+    let t = tempfile::tempdir().unwrap();
+    let pandas = table(t.path(), "pandas.csv", Some("0,1,2"), false);
+    let m = t.path().join("m");
+    // pandas' header dropped by the training file's skip: its own file reads quietly.
+    train(&pandas, &m, &["--target", "2", "--skip-rows", "1"]);
+    let o = ant(&["eval", "--model", s(&m), "--data", s(&pandas)]);
+    assert!(
+        o.status.success() && !stderr(&o).contains("warning"),
+        "{}",
+        stderr(&o)
+    );
+    let plain = table(t.path(), "plain.csv", None, false);
+    let o = ant(&[
+        "eval",
+        "--model",
+        s(&m),
+        "--data",
+        s(&plain),
+        "--skip-rows",
+        "1",
+    ]);
+    assert!(
+        !stderr(&o).contains("holds values but is skipped"),
+        "{}",
+        stderr(&o)
+    );
+    // A test file of the limited training rows is the training rows.
+    let first: String = std::fs::read_to_string(&plain)
+        .unwrap()
+        .lines()
+        .take(100)
+        .map(|l| format!("{l}\n"))
+        .collect();
+    let first = write(t.path(), "first.csv", first);
+    let o = train(
+        &plain,
+        &t.path().join("l"),
+        &[
+            "--target",
+            "2",
+            "--train-limit",
+            "100",
+            "--test-data",
+            s(&first),
+        ],
+    );
+    assert!(
+        stderr(&o).contains("these are the rows the model was trained on"),
+        "{}",
+        stderr(&o)
+    );
+}

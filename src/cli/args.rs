@@ -203,7 +203,8 @@ pub(crate) struct TableArgs {
     #[arg(long)]
     pub(crate) delimiter: Option<Separator>,
     /// Lines to drop at the top of a table before its header or first row; if unset,
-    /// as many as the model's training file (a warning says so when that is not 0).
+    /// as many as the model's training file (a warning says so when a line dropped so
+    /// holds values).
     #[arg(long)]
     pub(crate) skip_rows: Option<usize>,
 }

@@ -190,7 +190,11 @@ fn export(a: ExportArgs) -> Result<()> {
         ExportFormat::Web => {
             ant::export::check_site_out(&a.out, &a.model, a.data.as_deref())?;
             let examples = match &a.data {
-                Some(d) => Some(model.test_rows(d)?.0),
+                Some(d) => {
+                    let (rows, warning) = model.test_rows(d)?;
+                    warn(warning);
+                    Some(rows)
+                }
                 None => None,
             };
             ant::export::write_site(&model, examples.as_ref(), &a.out)?;

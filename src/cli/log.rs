@@ -32,7 +32,10 @@ pub(crate) fn init() {
 fn filter(directives: &str) -> EnvFilter {
     let names_ant = directives.split(',').any(|d| {
         let target = d.split(['=', '[']).next().unwrap_or("").trim();
-        target == "ant" || target.starts_with("ant::")
+        let bare_level = !d.contains(['=', '['])
+            && ["warn", "info", "debug", "trace"].contains(&target.to_ascii_lowercase().as_str());
+        // A bare level that shows warnings (`info`) shows ant's already.
+        target == "ant" || target.starts_with("ant::") || bare_level
     });
     match EnvFilter::try_new(directives) {
         Ok(_) if directives.trim().is_empty() => EnvFilter::new(DEFAULT_FILTER),

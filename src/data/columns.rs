@@ -35,6 +35,27 @@ pub(crate) fn check_unique(header: &[String], line: usize, path: &Path) -> Resul
     Err(AntError::data(path, msg))
 }
 
+/// Warns when a header of names that are all numbers (`0,1,2,3`, pandas' for unnamed
+/// columns) comes in another order than the model's: a row of values that are those
+/// numbers reads the same, so a file without its header would be read silently wrong.
+fn warn_of_numbers_reordered(
+    first: &[&str],
+    order: &[usize],
+    names: &[String],
+    path: &Path,
+    line: usize,
+) {
+    let numbers = names.iter().all(|n| n.trim().parse::<f64>().is_ok());
+    if numbers && order.windows(2).any(|w| w[0] > w[1]) {
+        tracing::warn!(
+            "{}: line {line} ({}) is read as the model's column names, which are numbers, in another order than its ({}); if it is a row of values, the file lacks its header",
+            path.display(),
+            first.join(","),
+            names.join(",")
+        );
+    }
+}
+
 /// The column that stands for the model's target when the header does not name it:
 /// the one column of a header that names every feature and one column more (a target
 /// renamed, or a model fitted on a DataFrame, whose target had no name).
@@ -110,6 +131,7 @@ pub(crate) fn by_names(
             );
         }
         let order: Vec<usize> = wanted.iter().filter_map(|&(j, n)| column(j, n)).collect();
+        warn_of_numbers_reordered(&first, &order, names, path, t.line(0));
         return Ok(t.with_columns(&order));
     }
     let all: Vec<String> = names.iter().map(|n| quoted(n)).collect();

@@ -194,8 +194,8 @@ pub(crate) fn first_row_is_header(
 }
 
 /// Whether a first row is a header of column numbers: `0,1,...,n-1` (3 columns or
-/// more), pandas' header of a frame whose columns are unnamed (`df.to_csv(index=False)`),
-/// or `1,...,n`; or 3 features or more numbered `0,1,...` or `1,2,...` in order beside the name of a
+/// more), pandas' header of a frame whose columns are unnamed (`df.to_csv(index=False)`);
+/// or 3 features or more numbered `0,1,...` or `1,2,...` in order beside the name of a
 /// column that may hold text (`named(j)`: a target of labels), as `1,2,3,4,species`.
 /// Read as data it would be a bogus sample, where a row of real values this regular is
 /// far rarer; every reader that takes it for a header says so
@@ -205,12 +205,18 @@ pub(crate) fn is_column_numbers(row: &[impl AsRef<str>], named: impl Fn(usize) -
     let counts = |numbers: &[&str], from: usize| {
         numbers.len() >= 3 && numbers.iter().enumerate().all(|(k, c)| *c == (k + from).to_string())
     };
-    if counts(&cells, 0) || counts(&cells, 1) {
+    if counts(&cells, 0) {
         return true;
     }
     let is_name = |j: usize| named(j) && !cells[j].is_empty() && !is_number(cells[j]);
     let numbers: Vec<&str> = (0..cells.len()).filter(|&j| !is_name(j)).map(|j| cells[j]).collect();
     numbers.len() + 1 == cells.len() && (counts(&numbers, 0) || counts(&numbers, 1))
+}
+
+/// Whether a row is `1,2,...,n` (3 cells or more): a header a person may write, or a
+/// row of small integers, so only said in a warning.
+pub(crate) fn counts_its_columns(cells: &[&str]) -> bool {
+    cells.len() >= 3 && cells.iter().enumerate().all(|(j, c)| c.trim() == (j + 1).to_string())
 }
 
 /// Whether a first row (on `line`) that is otherwise a row of values is a header of
@@ -224,10 +230,17 @@ pub(crate) fn header_of_column_numbers(
     named: impl Fn(usize) -> bool,
     fresh: bool,
 ) -> bool {
+    let cells: Vec<&str> = row.iter().map(|c| c.as_ref().trim()).collect();
     if !is_column_numbers(row, named) {
+        if counts_its_columns(&cells) {
+            tracing::warn!(
+                "{}: line {line} ({}) counts its columns but is read as a row of values; if it is a header, give --skip-rows {line}",
+                path.display(),
+                cells.join(",")
+            );
+        }
         return false;
     }
-    let cells: Vec<&str> = row.iter().map(|c| c.as_ref().trim()).collect();
     let (path, cells) = (path.display(), cells.join(","));
     match fresh {
         true => tracing::warn!(
@@ -382,7 +395,8 @@ pub(crate) fn holds_values(line: &str, d: Separator, width: usize) -> bool {
         return false;
     };
     let text = r.fields.iter().filter(|c| !is_number(c)).count();
-    r.problem.is_none() && r.fields.len() == width && text <= 1
+    let header = is_column_numbers(&r.fields, |_| true);
+    r.problem.is_none() && r.fields.len() == width && text <= 1 && !header
 }
 
 fn records(text: &str, d: Separator, first_line: usize) -> Box<dyn Iterator<Item = Record> + '_> {
@@ -626,7 +640,9 @@ mod tests {
         // pandas' header of unnamed columns; two columns may be a data row.
         let none = |_| false;
         assert!(is_column_numbers(&["0", "1", " 2", "3"], none));
-        assert!(is_column_numbers(&["1", "2", "3"], none));
+        // `1,2,3` alone is as likely a row of small integers: said, not taken.
+        assert!(!is_column_numbers(&["1", "2", "3"], none));
+        assert!(counts_its_columns(&["1", "2", "3"]));
         assert!(!is_column_numbers(&["0", "1"], none));
         assert!(!is_column_numbers(&["0", "1", "3"], none));
         assert!(!is_column_numbers(&["1", "2", "3", "species"], none));

@@ -165,10 +165,6 @@ pub fn load_source(
         let t = load_any(tp, test_spec.as_ref(), class_names.as_deref())?;
         // Found now, not after all of training.
         check_test_fits(&all, &t.all, tp)?;
-        let sum = all.checksum();
-        if t.all.checksum() == sum {
-            tracing::warn!("{}", trained_rows_warning(tp, &sum));
-        }
         return Ok(Source {
             train: all,
             test: t.all,

@@ -45,6 +45,10 @@ pub struct TargetSpec {
     /// no file of its own whose first row a later one should be read like). Not saved.
     #[serde(skip)]
     pub(crate) fresh: bool,
+    /// Whether `skip_rows` was given for the file now read (not the training file's,
+    /// applied to another). Not saved.
+    #[serde(skip)]
+    pub(crate) skip_given: bool,
 }
 
 impl TargetSpec {
@@ -120,6 +124,7 @@ impl TargetSpec {
             n_columns: None,
             columns: None,
             fresh: false,
+            skip_given: false,
         }
     }
 
@@ -157,6 +162,7 @@ impl TargetSpec {
         }
         if let Some(n) = reading.skip_rows {
             self.skip_rows = n;
+            self.skip_given = true;
         }
     }
 }
@@ -193,7 +199,8 @@ fn table(bytes: &[u8], path: &Path, spec: &TargetSpec) -> Result<Table> {
 /// later file holds a row of values: that file may not have the training file's first
 /// lines, and its first rows would be lost without a word.
 fn warn_of_skipped_values(bytes: &[u8], t: &Table, spec: &TargetSpec, path: &Path) {
-    if spec.skip_rows == 0 || spec.read_fresh() {
+    // The user's own skip (training's file, or a command's flag) is theirs to judge.
+    if spec.skip_rows == 0 || spec.index.is_none() || spec.skip_given {
         return;
     }
     let text = String::from_utf8_lossy(&bytes[..bytes.len().min(1 << 20)]);

@@ -66,8 +66,8 @@ pub enum LabelKind {
 
 impl ModelMeta {
     /// What a table layout recorded by an older build, or by a fit in memory, leaves to
-    /// be inferred: a model fitted in memory judges every file's first row as a fresh
-    /// file's (it read none of its own); one fitted on a DataFrame reads by names.
+    /// be inferred: a model fitted in memory, or trained with a test file, judges every
+    /// file's first row as a fresh file's; one fitted on a DataFrame reads by names.
     ///
     /// A model fitted on a DataFrame reads tables by its columns' names, as a model of a
     /// headed table does (else `ant eval` and `ant predict` would read a file's columns
@@ -76,9 +76,14 @@ impl ModelMeta {
     /// any one other column stands for it, see [`crate::data::columns::by_names`]).
     /// Names that a table could not tell apart leave the layout as it is.
     pub(crate) fn complete_table_layout(&mut self) {
-        let in_memory = matches!(self.provenance.test_split, TestSplit::Unknown);
+        // A model fitted in memory read no file; one trained with a test file read two,
+        // the test file fresh: later files are judged as those were.
+        let fresh = matches!(
+            self.provenance.test_split,
+            TestSplit::Unknown | TestSplit::File { .. }
+        );
         if let Some(spec) = self.provenance.target.as_mut() {
-            spec.fresh = in_memory;
+            spec.fresh = fresh;
         }
         self.name_fitted_columns();
     }

@@ -632,6 +632,7 @@ fn load(spec: &RunSpec, cwd: &Path) -> Result<(TestSide, Dataset)> {
         Some(m) => m.rows(&train),
         None => train,
     };
+    warn_of_test_rows_trained_on(&source, &train, spec.member, test_data.as_deref());
     let input = crate::train::check_training_data(&cfg, &train)?;
     // Checked here too, to name the file: a model that would not load is never trained.
     let norm = crate::normalise::Normalisation::from_data(&train, input, cfg.image_norm);
@@ -646,6 +647,25 @@ fn load(spec: &RunSpec, cwd: &Path) -> Result<(TestSide, Dataset)> {
     // A bad budget in the environment is refused before the run writes anything.
     crate::train::growth_cache_budget(0)?;
     Ok((source, train))
+}
+
+/// Warns when a test file (`test_data`) holds exactly the rows training takes (`train`,
+/// after its limit, in `member`'s order): its scores would be the training error's.
+fn warn_of_test_rows_trained_on(
+    source: &TestSide,
+    train: &Dataset,
+    member: Option<crate::Member>,
+    test_data: Option<&Path>,
+) {
+    let Some(path) = test_data else { return };
+    let test = match member {
+        Some(m) => std::borrow::Cow::Owned(m.rows(&source.test)),
+        None => std::borrow::Cow::Borrowed(&source.test),
+    };
+    let sum = train.checksum();
+    if test.len() == train.len() && test.checksum() == sum {
+        tracing::warn!("{}", crate::data::source::trained_rows_warning(path, &sum));
+    }
 }
 
 /// Refuses a width whose layers cannot fit in the memory this process may use (its
