@@ -614,3 +614,29 @@ fn skips_the_user_asked_for_are_not_warned_and_a_header_skipped_is_no_row() {
         stderr(&o)
     );
 }
+
+#[test]
+fn a_header_the_training_files_skip_dropped_is_named_in_the_error() {
+    let t = tempfile::tempdir().unwrap();
+    let body = std::fs::read_to_string(table(t.path(), "d.csv", Some("a,b,y"), false)).unwrap();
+    let junk = write(
+        t.path(),
+        "junk.csv",
+        format!("exported by instrument 7\n{body}"),
+    );
+    let m = t.path().join("m");
+    train(&junk, &m, &["--target", "y", "--skip-rows", "1"]);
+    let headed = table(t.path(), "headed.csv", Some("a,b,y"), false);
+    let o = ant(&["eval", "--model", s(&m), "--data", s(&headed)]);
+    assert_clean_error(&o, &["headed.csv", "give --skip-rows 0 to read them"]);
+    let o = ant(&[
+        "eval",
+        "--model",
+        s(&m),
+        "--data",
+        s(&headed),
+        "--skip-rows",
+        "0",
+    ]);
+    assert!(o.status.success(), "{}", stderr(&o));
+}

@@ -195,6 +195,21 @@ fn table(bytes: &[u8], path: &Path, spec: &TargetSpec) -> Result<Table> {
     Ok(t)
 }
 
+/// `e` (a header the model cannot read) with the lines skipped before it named, when
+/// the training file's skip, not the user, dropped them: the header may be among them.
+fn skipped(e: AntError, spec: &TargetSpec) -> AntError {
+    match e {
+        AntError::Data { path, msg } if spec.skip_rows > 0 && !spec.skip_given => {
+            let n = spec.skip_rows;
+            let msg = format!(
+                "{msg} (its first {n} lines were skipped, as the model's training file's: give --skip-rows 0 to read them)"
+            );
+            AntError::Data { path, msg }
+        }
+        e => e,
+    }
+}
+
 /// Warns when a line that a model's `--skip-rows` (its training file's) drops from a
 /// later file holds a row of values: that file may not have the training file's first
 /// lines, and its first rows would be lost without a word.
@@ -350,7 +365,8 @@ pub(crate) fn parse_labelled(
     let mut t = table(bytes, path, spec)?;
     // A model's table is read by the names it was trained on, in its order.
     if let Some(names) = &spec.columns {
-        t = super::columns::by_names(t, names, None, spec.index, path)?;
+        t = super::columns::by_names(t, names, None, spec.index, path)
+            .map_err(|e| skipped(e, spec))?;
     }
     let n_columns = t.n_cols();
     check_column_count(n_columns, spec, path)?;
@@ -448,7 +464,8 @@ pub(crate) fn parse_features(
         && let (Some(names), Some(target)) = (&s.columns, s.index)
     {
         // The features by the names the model was trained on; the target may be there.
-        let kept = super::columns::by_names(t, names, Some(target), Some(target), path)?;
+        let kept = super::columns::by_names(t, names, Some(target), Some(target), path)
+            .map_err(|e| skipped(e, s))?;
         let rows = data_rows(&kept, true, path)?;
         let count = rows.len();
         let x = features(
