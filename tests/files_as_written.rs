@@ -505,6 +505,19 @@ fn no_skip_is_announced_where_no_row_of_values_is_skipped() {
         "{}",
         stderr(&o)
     );
+    // Where no data file is read, the options would do nothing: refused.
+    let o = ant(&[
+        "export",
+        "--model",
+        s(&model),
+        "--format",
+        "onnx",
+        "--out",
+        s(&onnx),
+        "--skip-rows",
+        "0",
+    ]);
+    assert_clean_error(&o, &["no --data is given"]);
 }
 
 // What a third pass found in these fixes.

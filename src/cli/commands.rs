@@ -111,6 +111,7 @@ fn prune(a: PruneArgs) -> Result<()> {
 }
 
 fn plot(a: PlotArgs) -> Result<()> {
+    check_table_args_used(&a.table, a.data.as_deref())?;
     let dir = match a.stage {
         Stage::Final => a.model.clone(),
         Stage::Grown => grown_dir(&a.model)?,
@@ -176,7 +177,24 @@ fn plot_model(a: &PlotArgs, model: &Ant, test: Option<&ant::Dataset>, out: &Path
     Ok(())
 }
 
+/// Refuses `--delimiter` / `--skip-rows` on a command that reads no data file (no
+/// `--data`), where they would do nothing.
+fn check_table_args_used(table: &super::args::TableArgs, data: Option<&Path>) -> Result<()> {
+    let given = table.delimiter.is_some() || table.skip_rows.is_some();
+    match (given, data) {
+        (true, None) => Err(AntError::param(
+            "--delimiter and --skip-rows say how the --data file is read; no --data is given",
+        )),
+        _ => Ok(()),
+    }
+}
+
 fn export(a: ExportArgs) -> Result<()> {
+    let data = match a.format {
+        ExportFormat::Web => a.data.as_deref(),
+        ExportFormat::Onnx => None,
+    };
+    check_table_args_used(&a.table, data)?;
     let device = ant::default_device();
     let SavedModel::Single(model) = SavedModel::load_reading(&a.model, &device, a.table.reading())?
     else {

@@ -632,7 +632,7 @@ fn load(spec: &RunSpec, cwd: &Path) -> Result<(TestSide, Dataset)> {
         Some(m) => m.rows(&train),
         None => train,
     };
-    warn_of_test_rows_trained_on(&source, &train, spec.member, test_data.as_deref());
+    warn_of_test_rows_trained_on(&source, &train, spec.member, d.test_data.as_deref());
     let input = crate::train::check_training_data(&cfg, &train)?;
     // Checked here too, to name the file: a model that would not load is never trained.
     let norm = crate::normalise::Normalisation::from_data(&train, input, cfg.image_norm);
