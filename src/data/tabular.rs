@@ -96,12 +96,14 @@ impl TargetSpec {
         let key = super::columns::name_key(&self.column);
         let k = (0..names.len()).find(|&k| k != j && super::columns::name_key(&names[k]) == key)?;
         Some(format!(
-            "{}: the target {} is taken as a 0-based index, column {j} ({}), though column {k} is named {}; --target {NAME_PREFIX}{} means that one",
+            "{}: the target {} is taken as a 0-based index, column {j} ({}), though column {k} is named {}; --target {NAME_PREFIX}{} means that one (and if line {} is no header, --skip-rows {} drops it)",
             path.display(),
             quoted(&self.column),
             quoted(names.get(j)?),
             quoted(&names[k]),
-            self.column.trim()
+            self.column.trim(),
+            self.skip_rows + 1,
+            self.skip_rows + 1
         ))
     }
 
