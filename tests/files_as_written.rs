@@ -27,6 +27,11 @@ fn rows() -> Vec<(f32, f32, u32)> {
         .collect()
 }
 
+/// The first `n` of [`rows`], each written by `line`.
+fn first_rows(n: usize, line: impl Fn(&(f32, f32, u32)) -> String) -> String {
+    rows().iter().take(n).map(line).collect()
+}
+
 fn write(dir: &Path, name: &str, text: String) -> PathBuf {
     let p = dir.join(name);
     std::fs::write(&p, text).unwrap();
@@ -193,11 +198,7 @@ fn a_training_files_reading_options_are_said_and_can_be_overridden() {
     let data = table(t.path(), "d.csv", Some("exported by instrument 7"), false);
     let model = t.path().join("m");
     train(&data, &model, &["--target", "2", "--skip-rows", "1"]);
-    let three: String = rows()
-        .iter()
-        .take(3)
-        .map(|(a, b, _)| format!("{a},{b}\n"))
-        .collect();
+    let three: String = first_rows(3, |&(a, b, _)| format!("{a},{b}\n"));
     let new = write(t.path(), "new.csv", three.clone());
     let predict = |input: &Path, more: &[&str]| {
         let mut args = vec!["predict", "--model", s(&model), "--input", s(input)];
@@ -251,11 +252,7 @@ fn headers_of_column_numbers_are_headers_and_said_so() {
     let plain = table(t.path(), "plain.csv", None, false);
     let headerless = t.path().join("h");
     train(&plain, &headerless, &["--target", "2"]);
-    let three: String = rows()
-        .iter()
-        .take(3)
-        .map(|(a, b, y)| format!("{a},{b},{y}\n"))
-        .collect();
+    let three: String = first_rows(3, |&(a, b, y)| format!("{a},{b},{y}\n"));
     let pandas = write(t.path(), "pandas.csv", format!("0,1,2\n{three}"));
     // Read as the model read its own file, a row; the warning says how to skip it.
     let o = ant(&["predict", "--model", s(&headerless), "--input", s(&pandas)]);
@@ -542,11 +539,7 @@ fn a_row_counting_its_columns_is_values_said_and_numbers_reordered_are_said() {
     let pandas = table(t.path(), "pandas.csv", Some("0,1,2"), false);
     let m = t.path().join("p");
     train(&pandas, &m, &["--target", "2"]);
-    let rows: String = rows()
-        .iter()
-        .take(3)
-        .map(|(a, b, _)| format!("{b},{a}\n"))
-        .collect();
+    let rows: String = first_rows(3, |&(a, b, _)| format!("{b},{a}\n"));
     let swapped = write(t.path(), "swapped.csv", format!("1,0\n{rows}"));
     let o = ant(&["predict", "--model", s(&m), "--input", s(&swapped)]);
     assert!(

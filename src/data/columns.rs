@@ -123,12 +123,7 @@ pub(crate) fn by_names(
         .collect();
     if missing.is_empty() && extra.is_empty() && twice.is_none() {
         if let (Some(j), Some(i)) = (stand_in, target) {
-            tracing::warn!(
-                "{}: no column is named {} (the model's target): column {j} ({}), the one column that is not one of its features, is read as its target",
-                path.display(),
-                quoted(&names[i]),
-                quoted(first[j])
-            );
+            warn_of_stand_in(path, &names[i], j, first[j]);
         }
         let order: Vec<usize> = wanted.iter().filter_map(|&(j, n)| column(j, n)).collect();
         warn_of_numbers_reordered(&first, &order, names, path, t.line(0));
@@ -149,22 +144,38 @@ pub(crate) fn by_names(
         );
         return Err(AntError::data(path, msg));
     }
-    let mut why = Vec::new();
-    if !missing.is_empty() {
-        why.push(format!("missing {}", list(&missing)));
-    }
-    if !extra.is_empty() {
-        why.push(format!("not the model's: {}", list(&extra)));
-    }
-    if let Some(name) = twice {
-        why.push(format!("{} named twice", quoted(name)));
-    }
     let msg = format!(
         "line {}: the header does not name the columns the model was trained on ({}); the \
          model reads its columns by these names, in any order: {}",
         t.line(0),
-        why.join("; "),
+        mismatch(&missing, &extra, twice),
         list(&all)
     );
     Err(AntError::data(path, msg))
+}
+
+/// What a header lacks (`missing`), has beyond the model's names (`extra`) or names
+/// twice, in words.
+fn mismatch(missing: &[String], extra: &[String], twice: Option<&str>) -> String {
+    let mut why = Vec::new();
+    if !missing.is_empty() {
+        why.push(format!("missing {}", list(missing)));
+    }
+    if !extra.is_empty() {
+        why.push(format!("not the model's: {}", list(extra)));
+    }
+    if let Some(name) = twice {
+        why.push(format!("{} named twice", quoted(name)));
+    }
+    why.join("; ")
+}
+
+/// Says that column `j` (named `found`) is read as the model's target, named `target`.
+fn warn_of_stand_in(path: &Path, target: &str, j: usize, found: &str) {
+    tracing::warn!(
+        "{}: no column is named {} (the model's target): column {j} ({}), the one column that is not one of its features, is read as its target",
+        path.display(),
+        quoted(target),
+        quoted(found)
+    );
 }
