@@ -584,7 +584,7 @@ pub fn fetch(
         return Err(download_error(base, format!("not a valid URL: {e}")));
     }
     crate::outputs::check(dir, crate::outputs::Kind::Dir, &[])?;
-    std::fs::create_dir_all(dir).map_err(|e| AntError::io(dir, e))?;
+    crate::persist::create_dir_all(dir)?;
     let agent = agent(opts);
     for f in set.files() {
         fetch_file(&agent, base, f, dir, opts, progress)?;
@@ -641,7 +641,7 @@ fn unpack_into(archive: &Path, dir: &Path) -> Result<()> {
     if tmp.exists() {
         std::fs::remove_dir_all(&tmp).map_err(|e| AntError::io(&tmp, e))?;
     }
-    std::fs::create_dir_all(&tmp).map_err(|e| AntError::io(&tmp, e))?;
+    crate::persist::create_dir_all(&tmp)?;
     let res = (|| {
         let file = File::open(archive).map_err(|e| AntError::io(archive, e))?;
         tar::Archive::new(flate2::read::GzDecoder::new(file))

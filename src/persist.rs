@@ -18,10 +18,36 @@ use std::sync::atomic::{AtomicUsize, Ordering};
 
 use crate::error::{AntError, Result};
 
+/// Create `dir` and the folders above it. The OS says only "File exists" when a folder
+/// on the way is a link to nowhere; the error then names the link and where it points.
+pub(crate) fn create_dir_all(dir: &Path) -> Result<()> {
+    std::fs::create_dir_all(dir).map_err(|e| match link_to_nowhere_above(dir) {
+        Some((link, target)) => {
+            let why = format!(
+                "a link to {}, which does not exist: create that folder or remove the link",
+                target.display()
+            );
+            AntError::io(link, std::io::Error::new(e.kind(), why))
+        }
+        None => AntError::io(dir, e),
+    })
+}
+
+/// The deepest of `dir` and the folders above it that is a symbolic link whose target
+/// does not exist, with that target.
+fn link_to_nowhere_above(dir: &Path) -> Option<(PathBuf, PathBuf)> {
+    dir.ancestors()
+        .filter(|a| !a.as_os_str().is_empty())
+        .find_map(|a| {
+            let target = std::fs::read_link(a).ok()?;
+            (!a.exists()).then(|| (a.to_path_buf(), target))
+        })
+}
+
 /// Write `bytes` to `path` atomically.
 pub fn write_atomic(path: &Path, bytes: &[u8]) -> Result<()> {
     let dir = parent_of(path);
-    std::fs::create_dir_all(dir).map_err(|e| AntError::io(dir, e))?;
+    create_dir_all(dir)?;
     let tmp = temp_path(path);
     let res = (|| {
         let mut f = std::fs::File::create(&tmp)?;
@@ -138,7 +164,7 @@ fn staged(
         std::fs::remove_dir_all(&tmp).map_err(|e| AntError::io(&tmp, e))?;
     }
     let res = (|| {
-        std::fs::create_dir_all(&tmp).map_err(|e| AntError::io(&tmp, e))?;
+        create_dir_all(&tmp)?;
         for (name, bytes) in files {
             write_atomic(&tmp.join(name), bytes).map_err(|e| match e {
                 // Name the file where it will be, not where it is staged.

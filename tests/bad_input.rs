@@ -542,6 +542,62 @@ fn what_cannot_train_is_refused_before_anything_is_written() {
     );
 }
 
+/// Found in session 27: the repository had committed `runs` as a link to a folder of
+/// one machine, so on any other machine the README's first command failed with only
+/// "runs/mnist-c: File exists". A folder on the way that is a link to nowhere is named,
+/// with where it points, by every command that makes an output folder.
+#[test]
+fn an_output_under_a_link_to_nowhere_names_the_link() {
+    let t = tempfile::tempdir().unwrap();
+    let link = t.path().join("runs");
+    std::os::unix::fs::symlink(t.path().join("gone"), &link).unwrap();
+    let m = tiny_model();
+    let d = m.parent().unwrap().join("train.csv");
+    let expect = [s(&link), "a link to", "gone", "which does not exist"];
+    let r = train_into(
+        &d,
+        &link.join("x"),
+        &[
+            "--preset",
+            "tabular",
+            "--target",
+            "y",
+            "--task",
+            "classification",
+        ],
+    );
+    assert_clean_error(&r, &expect);
+    let out = link.join("pruned");
+    let r = ant(&[
+        "prune",
+        "--model",
+        s(m),
+        "--data",
+        s(&d),
+        "--min-reach",
+        "0.5",
+        "--out",
+        s(&out),
+    ]);
+    assert_clean_error(&r, &expect);
+    let r = ant(&[
+        "export",
+        "--model",
+        s(m),
+        "--format",
+        "web",
+        "--data",
+        s(&d),
+        "--out",
+        s(&link.join("page")),
+    ]);
+    assert_clean_error(&r, &expect);
+    assert!(
+        !t.path().join("gone").exists(),
+        "the link's target was made"
+    );
+}
+
 /// A copy of the tiny model's directory (and its files) in `to`.
 fn copy_model(to: &Path) -> PathBuf {
     let m = to.join("model");
@@ -844,6 +900,7 @@ fn an_impossible_table_description_in_tree_json_is_refused_by_every_command() {
         let m = copy_model(&t.path().join(k.to_string()));
         edit_tree(&m, edit);
         let out = t.path().join(format!("out-{k}"));
+        let picture = t.path().join(format!("x-{k}.svg"));
         let runs: [Vec<&str>; 6] = [
             vec!["eval", "--model", s(&m), "--data", s(&data)],
             vec!["predict", "--model", s(&m), "--input", s(&data)],
@@ -854,7 +911,7 @@ fn an_impossible_table_description_in_tree_json_is_refused_by_every_command() {
                 "--data",
                 s(&data),
                 "--out",
-                "x.svg",
+                s(&picture),
             ],
             vec![
                 "prune",
@@ -909,6 +966,9 @@ fn a_model_that_could_not_load_is_never_trained_and_settings_that_conflict_are_r
     assert_clean_error(&o, &[s(&data), "cannot be standardised in f32", "y_mean"]);
     let m = tiny_model();
     let d = m.parent().unwrap().join("train.csv");
+    // Written in the test's own folder: an earlier version wrote `b.svg` in the
+    // repository's root.
+    let picture = t.path().join("b.svg");
     let o = ant(&[
         "plot",
         "--model",
@@ -918,9 +978,10 @@ fn a_model_that_could_not_load_is_never_trained_and_settings_that_conflict_are_r
         "--bins",
         "0",
         "--out",
-        "b.svg",
+        s(&picture),
     ]);
     assert_clean_error(&o, &["--bins must be from 1 to 1000"]);
+    assert!(!picture.exists(), "a refused plot wrote its picture");
     let svg = t.path().join("c.pdf");
     let o = ant(&["curves", "--run", s(m), "--out", s(&svg)]);
     assert_clean_error(&o, &["unknown picture format", "use svg or png"]);

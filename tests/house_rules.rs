@@ -81,6 +81,19 @@ fn kernels_and_foreign_calls_stay_behind_their_doors() {
     }
 }
 
+/// Folders are made in one place (`persist::create_dir_all`), whose error names a link
+/// to nowhere on the way; the OS alone says only "File exists".
+#[test]
+fn folders_are_made_in_one_place() {
+    for f in rust_files(&src()) {
+        assert!(
+            under(&f, "persist.rs") || !code(&f).contains("fs::create_dir_all"),
+            "{} calls fs::create_dir_all: use crate::persist::create_dir_all",
+            f.display()
+        );
+    }
+}
+
 /// The text of `p` without comments and without its `mod tests` (which may use anything).
 fn code(p: &Path) -> String {
     let text = std::fs::read_to_string(p).unwrap();

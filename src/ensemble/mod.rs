@@ -131,7 +131,7 @@ impl Ensemble {
         // As `ant train --ensemble` checks its --out: no model, ensemble or run there.
         let saved = crate::outputs::Saved::Ensemble;
         crate::outputs::check_model_dir(dir, saved, false, &[])?;
-        std::fs::create_dir_all(dir).map_err(|e| AntError::io(dir, e))?;
+        crate::persist::create_dir_all(dir)?;
         let _lock = crate::run::DirLock::take(dir, false)?;
         for (k, m) in self.members.iter().enumerate() {
             m.save(member_dir(dir, k))?;

@@ -81,7 +81,7 @@ impl Ant {
     pub fn save(&self, dir: impl AsRef<Path>) -> Result<()> {
         let dir = dir.as_ref();
         crate::outputs::check_nothing_foreign(dir)?;
-        std::fs::create_dir_all(dir).map_err(|e| AntError::io(dir, e))?;
+        crate::persist::create_dir_all(dir)?;
         let bytes = self.weights_bytes()?;
         let weights = WeightsRef::of(&bytes);
         // Every file goes through the manifest: only what ant wrote is replaced.

@@ -154,7 +154,7 @@ impl Run {
                 return Err(e);
             }
         };
-        std::fs::create_dir_all(out).map_err(|e| AntError::io(out, e))?;
+        crate::persist::create_dir_all(out)?;
         let lock = match held {
             Some(l) => l,
             None => {
@@ -500,7 +500,7 @@ impl DirLock {
     /// holds it; with `wait`, once the command holding it lets go.
     pub fn take(dir: &Path, wait: bool) -> Result<DirLock> {
         let made = !dir.exists();
-        std::fs::create_dir_all(dir).map_err(|e| AntError::io(dir, e))?;
+        crate::persist::create_dir_all(dir)?;
         // Refused, a directory this made stays: another command may be writing it.
         let file = lock_checked(dir, wait)?;
         Ok(DirLock {
