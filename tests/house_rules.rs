@@ -94,6 +94,38 @@ fn folders_are_made_in_one_place() {
     }
 }
 
+/// Session 27: the repository had committed `runs`, a link to a folder of one machine,
+/// which broke the README's first command on every other machine. A link the
+/// repository holds points inside it, at something it holds.
+#[test]
+fn every_committed_link_points_inside_the_repository() {
+    let root = Path::new(env!("CARGO_MANIFEST_DIR"));
+    if !root.join(".git").exists() {
+        return; // a source archive: nothing is committed here
+    }
+    let out = std::process::Command::new("git")
+        .args(["ls-files", "-s", "-z"])
+        .current_dir(root)
+        .output()
+        .expect("git runs");
+    assert!(out.status.success());
+    let listing = String::from_utf8(out.stdout).unwrap();
+    let links: Vec<&str> = listing
+        .split('\0')
+        .filter_map(|e| e.strip_prefix("120000 "))
+        .filter_map(|e| e.split_once('\t').map(|(_, path)| path))
+        .collect();
+    let root = root.canonicalize().unwrap();
+    for link in links {
+        let to = root.join(link).canonicalize();
+        assert!(
+            to.as_ref().is_ok_and(|to| to.starts_with(&root)),
+            "{link} is a committed link to {:?}, outside the repository or nowhere",
+            std::fs::read_link(root.join(link))
+        );
+    }
+}
+
 /// The text of `p` without comments and without its `mod tests` (which may use anything).
 fn code(p: &Path) -> String {
     let text = std::fs::read_to_string(p).unwrap();
