@@ -150,6 +150,51 @@ fn columns_below_f32s_normal_range_are_refused_values_are_not() {
     assert!(o.status.success(), "{}", stderr(&o));
 }
 
+/// Found by session 27's hostile pass: a column of Unix times (1.7e9 plus a few tens),
+/// or a target 1e9 + 10x, became a handful of f32 values 128 apart, was taken for a
+/// constant and trained on nothing (60% error; a test MSE of 0 printed). Such columns
+/// are refused with the offset that rescues them; f64 noise around a constant is not.
+#[test]
+fn columns_whose_spread_f32_cannot_hold_are_refused_noise_is_not() {
+    let t = tempfile::tempdir().unwrap();
+    let r: Vec<String> = (0..80)
+        .map(|i| {
+            format!(
+                "{},{},{}",
+                1_700_000_000 + (i % 2) * 40 + i % 7,
+                i % 3,
+                i % 2
+            )
+        })
+        .collect();
+    let data = table(t.path(), "times.csv", "t,b,y", &r);
+    let o = train(&data, &t.path().join("m"), "y", "classification");
+    assert_clean_error(
+        &o,
+        &[
+            "times.csv",
+            "column 0 ('t')",
+            "finer than f32",
+            "offset such as 1700000000",
+        ],
+    );
+    let r: Vec<String> = (0..80)
+        .map(|i| format!("{},{},{}", i % 5, i % 3, 1e9 + 10.0 * f64::from(i % 9)))
+        .collect();
+    let data = table(t.path(), "y.csv", "a,b,y", &r);
+    let o = train(&data, &t.path().join("m"), "y", "regression");
+    assert_clean_error(&o, &["y.csv", "column 2 ('y')", "finer than f32"]);
+    let r: Vec<String> = (0..80)
+        .map(|i| {
+            let noisy = ["0.3", "0.30000000000000004"][i % 2];
+            format!("{noisy},{},{}", i % 5, i % 2)
+        })
+        .collect();
+    let data = table(t.path(), "noise.csv", "a,b,y", &r);
+    let o = train(&data, &t.path().join("m"), "y", "classification");
+    assert!(o.status.success(), "{}", stderr(&o));
+}
+
 #[test]
 fn a_model_trained_without_a_header_reads_a_row_0_1_2_as_data() {
     let t = tempfile::tempdir().unwrap();

@@ -190,6 +190,18 @@ def test_columns_below_float32s_normal_range_are_refused(iris, fitted):
     assert fitted.predict(Xp[:8]).shape == (8,)
 
 
+def test_columns_whose_spread_float32_cannot_hold_are_refused(iris):
+    """Found by session 27's hostile pass: a feature or target of Unix times (1.7e9 plus
+    a few tens) became a handful of float32 values 128 apart and trained as a constant.
+    The crate refuses it, naming the column and an offset that rescues it."""
+    X, y = iris
+    with pytest.raises(ValueError, match="X: column 0: its values vary by .* finer than f32"):
+        ant.ANTClassifier(**SMALL).fit(X + np.array([1.7e9, 0, 0, 0]), y)
+    with pytest.raises(ValueError, match="y: column 0: .*subtract an offset such as 10000000"):
+        ant.ANTRegressor(**SMALL).fit(X, 1e9 + 10 * X[:, 0])
+    ant.ANTRegressor(**SMALL).fit(X, 1e3 + 10 * X[:, 0])
+
+
 def test_reach_of_inputs_beyond_float32_arithmetic_is_refused(fitted):
     """Found by session 25's hostile pass: `predict` refused a row whose prediction is
     not finite, while `path_proba` and `leaf_proba` returned NaN for it."""

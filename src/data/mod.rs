@@ -55,37 +55,87 @@ pub fn to_f32(v: f64) -> std::result::Result<f32, String> {
     }
 }
 
-/// The largest magnitude of each column of values read, to refuse a column that f32
-/// would flatten: one whose every non-zero value lies below f32's smallest normal
-/// magnitude (1.2e-38), where f32 keeps few digits or none (1e-50 becomes 0), so the
-/// column would silently vanish from training.
-pub struct ColumnMagnitudes(Vec<f64>);
+/// What f32 would do to each column of values read, to refuse a column it would
+/// silently flatten or blur:
+/// - one whose every non-zero value lies below f32's smallest normal magnitude
+///   (1.2e-38), where f32 keeps few digits or none (1e-50 becomes 0);
+/// - one whose spread is finer than f32's 7 digits hold at its size (timestamps,
+///   identifiers or readings with a large offset: 1,700,000,000 plus a few tens becomes
+///   a handful of values 128 apart), found as narrowing changing its values by more than
+///   5% of their spread. A spread below 1e-10 of the values' size is f64 rounding noise
+///   (0.1 + 0.2 against 0.3), not data: such a column is constant to training, as before.
+pub struct ColumnMagnitudes(Vec<ColumnSeen>);
+
+/// One column's largest magnitude, its running mean and sum of squared deviations
+/// (Welford's, in f64), and the largest change narrowing to f32 made to a value.
+#[derive(Clone, Copy, Default)]
+struct ColumnSeen {
+    max: f64,
+    n: f64,
+    mean: f64,
+    m2: f64,
+    narrowing: f64,
+}
+
+/// The share of a column's spread that narrowing may change a value by (steps of a
+/// tenth of the spread: noise of 3% of it, which no fit notices).
+const MAX_NARROWING_SHARE: f64 = 0.05;
+/// A spread below this share of the values' size is f64 rounding noise.
+const NOISE_SHARE: f64 = 1e-10;
 
 impl ColumnMagnitudes {
     pub fn new(columns: usize) -> ColumnMagnitudes {
-        ColumnMagnitudes(vec![0.0; columns])
+        ColumnMagnitudes(vec![ColumnSeen::default(); columns])
     }
 
     pub fn see(&mut self, column: usize, v: f64) {
-        let m = &mut self.0[column];
-        *m = m.max(v.abs());
+        let c = &mut self.0[column];
+        c.max = c.max.max(v.abs());
+        if !v.is_finite() {
+            return; // refused by to_f32, with its line
+        }
+        c.n += 1.0;
+        let delta = v - c.mean;
+        c.mean += delta / c.n;
+        c.m2 += delta * (v - c.mean);
+        c.narrowing = c.narrowing.max((f64::from(v as f32) - v).abs());
     }
 
-    /// The first column f32 would flatten, and why (with the factor that rescues it).
+    /// The first column f32 would flatten or blur, and why (with what rescues it).
     pub fn too_small(&self) -> Option<(usize, String)> {
-        let (j, &max) = self
-            .0
+        self.0
             .iter()
             .enumerate()
-            .find(|(_, m)| **m > 0.0 && **m < f64::from(f32::MIN_POSITIVE))?;
-        let factor = 10f64.powi((-max.log10()).ceil() as i32);
-        Some((
-            j,
-            format!(
+            .find_map(|(j, c)| c.lost_in_f32().map(|why| (j, why)))
+    }
+}
+
+impl ColumnSeen {
+    fn lost_in_f32(&self) -> Option<String> {
+        let max = self.max;
+        if max > 0.0 && max < f64::from(f32::MIN_POSITIVE) {
+            let factor = 10f64.powi((-max.log10()).ceil() as i32);
+            return Some(format!(
                 "every value is below f32's smallest normal magnitude ({:e}; the largest is {max:e}), where f32 keeps few digits or none: multiply the column by {factor:e}",
                 f32::MIN_POSITIVE
-            ),
-        ))
+            ));
+        }
+        let std = (self.m2 / self.n.max(1.0)).sqrt();
+        let blurred = self.narrowing > MAX_NARROWING_SHARE * std;
+        if std > NOISE_SHARE * self.mean.abs() && std > 0.0 && blurred {
+            // An offset of the mean's leading digits, down to the spread's.
+            let power = std.log10().floor() as i32 + 1;
+            let offset = (self.mean / 10f64.powi(power)).round() * 10f64.powi(power);
+            let offset = format!("{offset:.*}", (-power).max(0) as usize);
+            return Some(format!(
+                "its values vary by {std:.3e} around {:.*}, finer than f32's 7 digits hold at that size (ant computes in f32): narrowing changes them by up to {:.3e}, {:.0}% of their spread; subtract an offset such as {offset} first",
+                (2 - power).max(0) as usize,
+                self.mean,
+                self.narrowing,
+                100.0 * self.narrowing / std
+            ));
+        }
+        None
     }
 }
 
@@ -295,6 +345,37 @@ pub(crate) fn check_class_names(
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    /// The column `values` as [`ColumnMagnitudes`] judges it.
+    fn judged(values: impl Iterator<Item = f64>) -> Option<String> {
+        let mut seen = ColumnMagnitudes::new(1);
+        values.for_each(|v| seen.see(0, v));
+        seen.too_small().map(|(_, why)| why)
+    }
+
+    #[test]
+    fn a_column_is_refused_only_when_f32_blurs_its_spread() {
+        // Unix times a few tens apart: 128 apart in f32.
+        let why = judged((0..50).map(|i| 1.7e9 + f64::from(i))).expect("refused");
+        assert!(
+            why.contains("subtract an offset such as 1700000000"),
+            "{why}"
+        );
+        // The same times days apart, a price, a coordinate: kept.
+        assert_eq!(
+            judged((0..50).map(|i| 1.7e9 + 86_400.0 * f64::from(i))),
+            None
+        );
+        assert_eq!(judged((0..50).map(|i| 2e5 + 1e3 * f64::from(i))), None);
+        assert_eq!(judged((0..50).map(|i| 37.7 + 1e-3 * f64::from(i))), None);
+        // f64 rounding noise around a constant is a constant, not data.
+        assert_eq!(judged((0..50).map(|i| [0.3, 0.1 + 0.2][i % 2])), None);
+        let why = judged((0..50).map(|i| 37.774_929 + 1e-6 * f64::from(i))).expect("refused");
+        assert!(
+            why.contains("around 37.77495") && why.contains("offset such as 37.7750"),
+            "{why}"
+        );
+    }
 
     fn toy(n: usize) -> Dataset {
         // Sample i is [i, 10*i]; label i % 3.
