@@ -196,9 +196,10 @@ pub trait FetchProgress {
     fn download_ended(&mut self) {}
     /// `path` is in place.
     fn step(&mut self, _path: &Path, _step: Step) {}
-    /// `path` is there but fails its check (`why`): it is downloaded again, and
-    /// replaced only once the new copy is verified.
-    fn replacing(&mut self, _path: &Path, _why: &str) {}
+    /// `path` is there but fails its check (`why`): it is downloaded again; once the
+    /// new copy is verified, the file there moves to `kept_as` (a user's file of the
+    /// same name is never lost).
+    fn replacing(&mut self, _path: &Path, _why: &str, _kept_as: &Path) {}
 }
 
 /// Reports nothing.
@@ -694,7 +695,8 @@ fn fetch_file(
     progress: &mut dyn FetchProgress,
 ) -> Result<()> {
     let path = dir.join(f.name);
-    // A file in place that fails its check stays until a verified copy replaces it.
+    // A file in place that fails its check stays until a verified copy takes its
+    // place; then it moves aside (it may be the user's own, not a damaged download).
     let mut failing = None;
     if path.is_file() {
         match verify(&path, f)? {
@@ -703,13 +705,14 @@ fn fetch_file(
                 return Ok(());
             }
             Verdict::Mismatch(why) => {
-                progress.replacing(&path, &why);
-                failing = Some(why);
+                let aside = aside_name(&path);
+                progress.replacing(&path, &why, &aside);
+                failing = Some((why, aside));
             }
         }
     }
     let kept = |e: AntError| match (&failing, e) {
-        (Some(why), AntError::Download { url, reason }) => AntError::Download {
+        (Some((why, _)), AntError::Download { url, reason }) => AntError::Download {
             url,
             reason: format!(
                 "{reason}; {} (which fails its check: {why}) was left as it was",
@@ -744,9 +747,25 @@ fn fetch_file(
             ));
         }
     }
+    if let Some((_, aside)) = &failing {
+        std::fs::rename(&path, aside).map_err(|e| AntError::io(&path, e))?;
+    }
     std::fs::rename(&part, &path).map_err(|e| AntError::io(&path, e))?;
     progress.step(&path, Step::Downloaded);
     Ok(())
+}
+
+/// Where a file that fails its check goes when a verified copy takes its place:
+/// `NAME.replaced`, or `NAME.replaced.K` for the first K free.
+fn aside_name(path: &Path) -> PathBuf {
+    let name = path.file_name().unwrap_or_default().to_string_lossy();
+    (0..)
+        .map(|k| match k {
+            0 => path.with_file_name(format!("{name}.replaced")),
+            k => path.with_file_name(format!("{name}.replaced.{k}")),
+        })
+        .find(|p| std::fs::symlink_metadata(p).is_err())
+        .expect("a free name")
 }
 
 #[cfg(test)]

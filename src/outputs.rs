@@ -121,8 +121,9 @@ fn check_not_owned(out: &Path, resolved: &Path, exists: bool) -> Result<()> {
 }
 
 /// Writes the file output `out` atomically (stdout for `-`), once [`check`]ed against
-/// `inputs`.
-pub(crate) fn write_file(out: &Path, bytes: &[u8], inputs: &[Input]) -> Result<()> {
+/// `inputs`. `endings` are the name endings of the format written (`["onnx"]`,
+/// `["csv", "jsonl"]`): an existing file is replaced only when its name ends so.
+pub(crate) fn write_file(out: &Path, bytes: &[u8], inputs: &[Input], endings: &[&str]) -> Result<()> {
     if is_stdout(out) {
         use std::io::Write;
         let mut s = std::io::stdout().lock();
@@ -134,7 +135,29 @@ pub(crate) fn write_file(out: &Path, bytes: &[u8], inputs: &[Input]) -> Result<(
         };
     }
     let target = check(out, Kind::File, inputs)?;
+    check_replaces_its_kind(&target, out, endings)?;
     crate::persist::write_atomic(&target, bytes)
+}
+
+/// Refuses to replace an existing file whose name (through a link, the file it leads
+/// to) does not end as the format written does: `--out data.csv` of an ONNX export
+/// never turns a table into a model. A new file may have any name.
+fn check_replaces_its_kind(target: &Path, out: &Path, endings: &[&str]) -> Result<()> {
+    let exists = std::fs::metadata(target).is_ok_and(|m| m.is_file());
+    let ending = target
+        .extension()
+        .map(|e| e.to_string_lossy().to_ascii_lowercase());
+    if !exists || ending.is_some_and(|e| endings.contains(&e.as_str())) {
+        return Ok(());
+    }
+    let kind = endings.iter().map(|e| format!(".{e}")).collect::<Vec<_>>();
+    Err(AntError::data(
+        out,
+        format!(
+            "exists, and its name does not end in {}: an output replaces only a file of the kind it writes; choose such a name, or remove the file",
+            kind.join(" or ")
+        ),
+    ))
 }
 
 /// Checks the file outputs a command names after the one it was given (an ensemble's
@@ -299,13 +322,19 @@ pub fn inputs<'a>(model: &'a Path, data: Option<&'a Path>) -> Vec<Input<'a>> {
         .collect()
 }
 
-/// Writes the file output `out` (see `write_file`) of a command that reads the model
-/// directory `model` and, if given, the data path `data`.
-pub fn write_output(out: &Path, bytes: &[u8], model: &Path, data: Option<&Path>) -> Result<()> {
+/// Writes the file output `out` (see `write_file`, for `endings`) of a command that
+/// reads the model directory `model` and, if given, the data path `data`.
+pub fn write_output(
+    out: &Path,
+    bytes: &[u8],
+    endings: &[&str],
+    model: &Path,
+    data: Option<&Path>,
+) -> Result<()> {
     let trained_on = trained_on(model);
     let mut all = inputs(model, data);
     all.extend(trained_on.as_deref().map(Input::Data));
-    write_file(out, bytes, &all)
+    write_file(out, bytes, &all, endings)
 }
 
 /// The data file a model (or an ensemble's first member) records it was trained on,
@@ -514,11 +543,15 @@ mod tests {
             );
         }
         // A link to a file is written through.
-        let f = d.path().join("f");
+        let f = d.path().join("f.txt");
         std::fs::write(&f, "old").unwrap();
-        let link2 = d.path().join("l2");
+        let link2 = d.path().join("l2.onnx");
         std::os::unix::fs::symlink(&f, &link2).unwrap();
-        write_file(&link2, b"new", &[]).unwrap();
+        // ... only when the file it leads to is of the kind written.
+        let e = err(write_file(&link2, b"new", &[], &["onnx"]));
+        assert!(e.contains("l2.onnx") && e.contains("does not end in .onnx"), "{e}");
+        assert_eq!(std::fs::read(&f).unwrap(), b"old");
+        write_file(&link2, b"new", &[], &["txt"]).unwrap();
         assert_eq!(std::fs::read(&f).unwrap(), b"new");
         assert!(
             std::fs::symlink_metadata(&link2)

@@ -598,6 +598,46 @@ fn an_output_under_a_link_to_nowhere_names_the_link() {
     );
 }
 
+/// Found by session 27's hostile pass: `export --format onnx --out data.csv` replaced a
+/// table with a model, and pictures replaced files of any name. An existing file is
+/// replaced only by output of its own kind (its name's ending); nothing is written.
+#[test]
+fn an_output_never_replaces_a_file_of_another_kind() {
+    let t = tempfile::tempdir().unwrap();
+    let m = tiny_model();
+    let d = m.parent().unwrap().join("train.csv");
+    let victim = t.path().join("victim.csv");
+    std::fs::write(&victim, "a,b\n1,2\n").unwrap();
+    let v = s(&victim);
+    let runs: [Vec<&str>; 3] = [
+        vec!["export", "--model", s(m), "--format", "onnx", "--out", v],
+        vec!["plot", "--model", s(m), "--format", "dot", "--out", v],
+        vec!["curves", "--run", s(m), "--format", "svg", "--out", v],
+    ];
+    for args in runs {
+        assert_clean_error(&ant(&args), &["victim.csv", "does not end in ."]);
+        assert_eq!(std::fs::read_to_string(&victim).unwrap(), "a,b\n1,2\n");
+    }
+    // A file of the kind written is replaced, and a new file may have any name.
+    let onnx = t.path().join("m.onnx");
+    std::fs::write(&onnx, "old").unwrap();
+    for out in [&onnx, &t.path().join("model.bin")] {
+        let r = ant(&[
+            "export",
+            "--model",
+            s(m),
+            "--format",
+            "onnx",
+            "--out",
+            s(out),
+        ]);
+        assert!(r.status.success(), "{}", String::from_utf8_lossy(&r.stderr));
+    }
+    assert_ne!(std::fs::read(&onnx).unwrap(), b"old");
+    let r = ant(&["predict", "--model", s(m), "--input", s(&d), "--output", v]);
+    assert!(r.status.success(), "{}", String::from_utf8_lossy(&r.stderr));
+}
+
 /// A copy of the tiny model's directory (and its files) in `to`.
 fn copy_model(to: &Path) -> PathBuf {
     let m = to.join("model");

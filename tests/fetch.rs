@@ -531,10 +531,23 @@ fn a_bad_file_in_place_is_fetched_again_and_kept_until_replaced() {
         "the truncated file was fetched again"
     );
 
+    // Found by session 27's hostile pass: a complete file of the user's under that name
+    // was replaced. A file that fails its check moves aside when the copy comes in.
     let srv = serve(Behaviour::default());
     let o = fetch(d.path(), &srv.url);
     assert!(o.status.success(), "{}", String::from_utf8_lossy(&o.stderr));
     assert_complete(d.path());
+    let aside = d.path().join("t10k-labels-idx1-ubyte.gz.replaced");
+    assert_eq!(
+        std::fs::read(&aside).unwrap(),
+        tampered,
+        "the user's file is kept"
+    );
+    let log = String::from_utf8_lossy(&o.stderr);
+    assert!(
+        log.contains("moves to") && log.contains(".gz.replaced"),
+        "{log}"
+    );
 }
 
 #[test]

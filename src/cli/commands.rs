@@ -172,7 +172,7 @@ fn plot_model(a: &PlotArgs, model: &Ant, test: Option<&ant::Dataset>, out: &Path
         Some(d) => bytes.map_err(of_file(d))?,
         None => bytes?,
     };
-    ant::export::write_output(out, &bytes, &a.model, a.data.as_deref())?;
+    ant::export::write_output(out, &bytes, format.endings(), &a.model, a.data.as_deref())?;
     note!("wrote {}", out.display());
     Ok(())
 }
@@ -203,7 +203,8 @@ fn export(a: ExportArgs) -> Result<()> {
     };
     match a.format {
         ExportFormat::Onnx => {
-            ant::export::write_output(&a.out, &ant::export::to_onnx(&model)?, &a.model, None)?
+            let onnx = ant::export::to_onnx(&model)?;
+            ant::export::write_output(&a.out, &onnx, &["onnx"], &a.model, None)?
         }
         ExportFormat::Web => {
             ant::export::check_site_out(&a.out, &a.model, a.data.as_deref())?;
@@ -233,7 +234,7 @@ fn curves(a: CurvesArgs) -> Result<()> {
         return Err(AntError::param("--width must be at least 300"));
     }
     let bytes = render_curves(&a.run, format, a.width)?;
-    ant::export::write_output_of(&a.out, &bytes, &a.run)?;
+    ant::export::write_output_of(&a.out, &bytes, format.endings(), &a.run)?;
     note!("wrote {}", a.out.display());
     Ok(())
 }
@@ -272,7 +273,8 @@ fn predict(a: PredictArgs) -> Result<()> {
     };
     match &a.output {
         Some(o) => {
-            ant::export::write_output(o, text.as_bytes(), &a.model, Some(&a.input))?;
+            let endings = ["csv", "jsonl"];
+            ant::export::write_output(o, text.as_bytes(), &endings, &a.model, Some(&a.input))?;
             note!("{n} predictions written to {}", o.display());
         }
         None => print_out(&text)?,

@@ -44,10 +44,11 @@ impl FetchProgress for DownloadBars {
         };
         note!("{}: {what}", path.display());
     }
-    fn replacing(&mut self, path: &std::path::Path, why: &str) {
+    fn replacing(&mut self, path: &std::path::Path, why: &str, kept_as: &std::path::Path) {
         note!(
-            "{}: fails its check ({why}); downloading it again (it is replaced only by a verified copy)",
-            path.display()
+            "{}: fails its check ({why}); downloading it again (once a verified copy is in, this file moves to {})",
+            path.display(),
+            kept_as.display()
         );
     }
 }

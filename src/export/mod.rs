@@ -17,27 +17,31 @@ fn weights<const D: usize>(t: Tensor<D>) -> Vec<f32> {
 
 /// Writes `bytes` to the output file `out` of a command that reads the model directory
 /// `model` and, if given, the data path `data`: atomically, and only where that is no
-/// input of the command and no file `ant` did not write.
+/// input of the command and no file `ant` did not write. `endings` are the name endings
+/// of the format written (`["onnx"]`): an existing file is replaced only when its name
+/// ends so.
 pub fn write_output(
     out: &std::path::Path,
     bytes: &[u8],
+    endings: &[&str],
     model: &std::path::Path,
     data: Option<&std::path::Path>,
 ) -> crate::Result<()> {
-    crate::outputs::write_output(out, bytes, model, data)
+    crate::outputs::write_output(out, bytes, endings, model, data)
 }
 
 /// [`write_output`] for a command that reads the model or run directories `models`.
 pub fn write_output_of(
     out: &std::path::Path,
     bytes: &[u8],
+    endings: &[&str],
     models: &[std::path::PathBuf],
 ) -> crate::Result<()> {
     let inputs: Vec<crate::outputs::Input> = models
         .iter()
         .map(|m| crate::outputs::Input::Model(m))
         .collect();
-    crate::outputs::write_file(out, bytes, &inputs)
+    crate::outputs::write_file(out, bytes, &inputs, endings)
 }
 
 /// Checks, before any work, the files a command names after its output `given` (an

@@ -53,6 +53,15 @@ impl Format {
         }
     }
 
+    /// The endings of a file's name in this format.
+    pub fn endings(self) -> &'static [&'static str] {
+        match self {
+            Format::Svg => &["svg"],
+            Format::Png => &["png"],
+            Format::Dot => &["dot", "gv"],
+        }
+    }
+
     /// `explicit` if given, else the extension of `out`.
     pub fn choose(explicit: Option<&str>, out: &Path) -> Result<Format> {
         Self::choose_among(explicit, out, "svg, png or dot")
@@ -111,10 +120,11 @@ pub(crate) fn model_stats(
 /// The most bins a router's left-probability histogram may have.
 pub(crate) const MAX_BINS: usize = 1000;
 
-/// Write `bytes` to `path` atomically, creating its directory (`-`: stdout; a path
-/// that is not a regular file is refused, see `crate::outputs`).
-pub fn write_output(path: &Path, bytes: &[u8]) -> Result<()> {
-    crate::outputs::write_file(path, bytes, &[])
+/// Write the picture `bytes` in `format` to `path` atomically, creating its directory
+/// (`-`: stdout; a path that is not a regular file, or an existing file of another
+/// kind, is refused, see `crate::outputs`).
+pub fn write_output(path: &Path, bytes: &[u8], format: Format) -> Result<()> {
+    crate::outputs::write_file(path, bytes, &[], format.endings())
 }
 
 /// The tree picture of `model` in `format`: with `data`, the per-node statistics of its
