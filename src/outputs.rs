@@ -548,7 +548,7 @@ mod tests {
         let link2 = d.path().join("l2.onnx");
         std::os::unix::fs::symlink(&f, &link2).unwrap();
         // ... only when the file it leads to is of the kind written.
-        let e = err(write_file(&link2, b"new", &[], &["onnx"]));
+        let e = write_file(&link2, b"new", &[], &["onnx"]).unwrap_err().to_string();
         assert!(e.contains("l2.onnx") && e.contains("does not end in .onnx"), "{e}");
         assert_eq!(std::fs::read(&f).unwrap(), b"old");
         write_file(&link2, b"new", &[], &["txt"]).unwrap();
