@@ -41,6 +41,23 @@ pub(crate) fn rename_exchange(a: &Path, b: &Path) -> Option<std::io::Result<()>>
     }
 }
 
+/// Whether stdout is open for writing: Rust's stdout swallows `EBADF`, so output to
+/// a closed stdout, or to one opened for reading (`1<file`), would vanish with success.
+pub(crate) fn stdout_writable() -> std::io::Result<()> {
+    #[cfg(unix)]
+    {
+        // SAFETY: F_GETFL only reads the descriptor's flags.
+        let flags = unsafe { libc::fcntl(libc::STDOUT_FILENO, libc::F_GETFL) };
+        if flags == -1 {
+            return Err(std::io::Error::last_os_error());
+        }
+        if flags & libc::O_ACCMODE == libc::O_RDONLY {
+            return Err(std::io::Error::other("open only for reading"));
+        }
+    }
+    Ok(())
+}
+
 /// Whether process `pid` is running (where that cannot be known: assumed not).
 pub(crate) fn process_alive(pid: u32) -> bool {
     #[cfg(all(target_os = "linux", target_env = "gnu"))]

@@ -125,18 +125,25 @@ fn check_not_owned(out: &Path, resolved: &Path, exists: bool) -> Result<()> {
 /// `["csv", "jsonl"]`): an existing file is replaced only when its name ends so.
 pub(crate) fn write_file(out: &Path, bytes: &[u8], inputs: &[Input], endings: &[&str]) -> Result<()> {
     if is_stdout(out) {
-        use std::io::Write;
-        let mut s = std::io::stdout().lock();
-        return match s.write_all(bytes).and_then(|()| s.flush()) {
-            Err(e) if e.kind() != std::io::ErrorKind::BrokenPipe => {
-                Err(AntError::io("<stdout>", e))
-            }
-            _ => Ok(()),
-        };
+        return write_stdout(bytes);
     }
     let target = check(out, Kind::File, inputs)?;
     check_replaces_its_kind(&target, out, endings)?;
     crate::persist::write_atomic(&target, bytes)
+}
+
+/// Writes `bytes` to stdout, the one way every command does. A reader that has gone
+/// (`ant predict ... | head -1`) ends the output quietly, as for other command-line
+/// tools; a stdout that is closed or open only for reading (`1<file`) is an error, which
+/// Rust's own stdout would have swallowed.
+pub fn write_stdout(bytes: &[u8]) -> Result<()> {
+    use std::io::Write;
+    crate::os::stdout_writable().map_err(|e| AntError::io("<stdout>", e))?;
+    let mut s = std::io::stdout().lock();
+    match s.write_all(bytes).and_then(|()| s.flush()) {
+        Err(e) if e.kind() != std::io::ErrorKind::BrokenPipe => Err(AntError::io("<stdout>", e)),
+        _ => Ok(()),
+    }
 }
 
 /// Refuses to replace an existing file whose name (through a link, the file it leads

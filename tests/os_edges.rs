@@ -1,5 +1,5 @@
 //! What the operating system can throw at the command line: a reader that goes away
-//! (`ant predict ... | head -1`), a closed stderr, paths that are not UTF-8, and a
+//! (`ant predict ... | head -1`), a closed stderr, a stdout open for reading, paths that are not UTF-8, and a
 //! `--width` no memory could hold. Each ends cleanly, never with a panic or an abort.
 
 use std::ffi::OsStr;
@@ -94,6 +94,30 @@ fn a_closed_stdout_or_stderr_ends_quietly() {
         let o = child.wait_with_output().unwrap();
         assert!(o.status.success(), "{args:?}: {}", stderr(&o));
         assert!(!stderr(&o).contains("panicked"), "{}", stderr(&o));
+    }
+    // Found by session 27's hostile pass: a stdout open only for reading (`1<file`)
+    // lost the output with success (Rust's stdout swallows EBADF). It is an error.
+    for args in [
+        vec!["inspect", "--model", model.to_str().unwrap()],
+        vec![
+            "predict",
+            "--model",
+            model.to_str().unwrap(),
+            "--input",
+            rows.to_str().unwrap(),
+        ],
+    ] {
+        let o = Command::new(env!("CARGO_BIN_EXE_ant"))
+            .args(&args)
+            .stdout(std::fs::File::open(&rows).unwrap())
+            .output()
+            .unwrap();
+        assert_eq!(o.status.code(), Some(2), "{args:?}: {}", stderr(&o));
+        assert!(
+            stderr(&o).contains("<stdout>: open only for reading"),
+            "{}",
+            stderr(&o)
+        );
     }
 }
 

@@ -38,15 +38,9 @@ pub(crate) fn run(cmd: Cmd) -> Result<()> {
     }
 }
 
-/// Writes `text` to stdout. A reader that has gone (`ant predict ... | head -1`) ends
-/// the output quietly, as for other command-line tools: that is not an error.
+/// Writes `text` to stdout (see `ant::export::write_stdout`).
 fn print_out(text: &str) -> Result<()> {
-    use std::io::Write;
-    let mut out = std::io::stdout().lock();
-    match out.write_all(text.as_bytes()).and_then(|()| out.flush()) {
-        Err(e) if e.kind() != std::io::ErrorKind::BrokenPipe => Err(AntError::io("<stdout>", e)),
-        _ => Ok(()),
-    }
+    ant::export::write_stdout(text.as_bytes())
 }
 
 /// One JSON value, pretty, as a line on stdout.
