@@ -235,6 +235,19 @@ pub fn check_nothing_foreign(out: &Path) -> Result<()> {
     if foreign.is_empty() {
         return Ok(());
     }
+    let manifest = crate::file_names::MANIFEST_FILE;
+    if foreign.iter().any(|f| f == manifest) {
+        // Found by session 27's hostile pass: a damaged manifest was one name among many.
+        let others: Vec<&str> = foreign.iter().map(String::as_str).filter(|f| *f != manifest).collect();
+        let msg = format!(
+            "holds {manifest}, which is not the manifest ant writes (damaged, or another program's), so nothing there is proven ant's{}; move them, or choose another directory",
+            match others.is_empty() {
+                true => String::new(),
+                false => format!(" ({})", others.join(", ")),
+            }
+        );
+        return Err(AntError::data(out, msg));
+    }
     let msg = format!(
         "holds {}, which ant did not write: ant writes, replaces and deletes files of these \
          names in its model and run directories; move them, or choose another directory",

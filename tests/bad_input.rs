@@ -214,6 +214,19 @@ fn corrupt_mat_and_csv_files() {
     let p = t.path().join("cut.mat");
     std::fs::write(&p, &real[..real.len() / 2]).unwrap();
     assert_clean_error(&train(&p, &sar), &["cut.mat"]);
+    // A MAT v7.3 file (HDF5 inside) is named as such, not read as text.
+    let mut v73 = b"MATLAB 7.3 MAT-file, Platform: GLNXA64, HDF5 schema 1.00 .".to_vec();
+    v73.resize(124, b' ');
+    v73.extend_from_slice(&[0x00, 0x02, b'I', b'M']);
+    v73.resize(512, 0);
+    v73.extend_from_slice(b"\x89HDF\r\n\x1a\n");
+    v73.extend((0..=255u8).cycle().take(2560));
+    let p = t.path().join("v73.mat");
+    std::fs::write(&p, &v73).unwrap();
+    assert_clean_error(
+        &train(&p, &sar),
+        &["v73.mat", "MAT v7.3 (HDF5)", "save with -v7"],
+    );
     // A ragged CSV.
     let p = t.path().join("ragged.csv");
     std::fs::write(&p, "a,b,y\n1,2,0\n3,0\n").unwrap();
@@ -636,6 +649,22 @@ fn an_output_never_replaces_a_file_of_another_kind() {
     assert_ne!(std::fs::read(&onnx).unwrap(), b"old");
     let r = ant(&["predict", "--model", s(m), "--input", s(&d), "--output", v]);
     assert!(r.status.success(), "{}", String::from_utf8_lossy(&r.stderr));
+}
+
+/// Found by session 27's hostile pass: `--model m/tree.json` said only
+/// "m/tree.json/tree.json: Not a directory".
+#[test]
+fn a_model_file_given_for_its_folder_names_the_folder() {
+    let m = tiny_model();
+    let d = m.parent().unwrap().join("train.csv");
+    let tree = m.join("tree.json");
+    let r = ant(&["eval", "--model", s(&tree), "--data", s(&d)]);
+    assert_clean_error(
+        &r,
+        &["tree.json: is a file", "the folder that holds it", s(m)],
+    );
+    let r = ant(&["inspect", "--model", s(&d)]);
+    assert_clean_error(&r, &["train.csv: is a file, not a model's folder"]);
 }
 
 /// A copy of the tiny model's directory (and its files) in `to`.

@@ -102,6 +102,23 @@ fn descriptions_beside_no_model_are_the_users() {
     // A model's own descriptions are replaced with it (--force), as before.
     ok(&train(&data, &model, &["--force"]));
     assert!(model.join("report.json").is_file());
+    // Found by session 27's hostile pass: a damaged manifest was one name among many
+    // "which ant did not write"; it is named as the cause, and nothing is touched.
+    let copy = t.path().join("damaged");
+    ok(&train(&data, &copy, &[]));
+    std::fs::write(copy.join("ant-files.json"), "{garbage").unwrap();
+    let o = train(&data, &copy, &["--force"]);
+    assert_clean_error(
+        &o,
+        &[
+            "ant-files.json, which is not the manifest ant writes",
+            "tree.json",
+        ],
+    );
+    assert_eq!(
+        std::fs::read(copy.join("ant-files.json")).unwrap(),
+        b"{garbage"
+    );
 }
 
 /// Case 4: prunes into one directory run one after the other; the result is whole.

@@ -100,10 +100,13 @@ pub fn read_mat(path: &Path) -> Result<Vec<MatMatrix>> {
     parse_mat(&bytes, path)
 }
 
-/// Whether `bytes` look like a level-5 MAT-file: its header text starts "MATLAB 5.0"
-/// (the format's own convention; [`parse_mat`] then checks the rest).
+/// Whether `bytes` look like a MAT-file of level 5 or later: its header text starts
+/// "MATLAB " and names a "MAT-file" (the format's own convention; [`parse_mat`] then
+/// checks the rest, and names v7.3's HDF5 files as such: found by session 27's hostile
+/// pass, they were read as text).
 pub fn is_mat(bytes: &[u8]) -> bool {
-    bytes.starts_with(b"MATLAB 5.0")
+    let text = &bytes[..bytes.len().min(116)];
+    bytes.starts_with(b"MATLAB ") && text.windows(8).any(|w| w == b"MAT-file")
 }
 
 /// Parses MAT-file bytes already in memory; `path` only names the file in errors.

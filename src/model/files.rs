@@ -237,6 +237,19 @@ fn parse_tree_file(text: &[u8], tp: &Path) -> Result<TreeFile> {
 /// file's path. A save that switches the model meanwhile may remove the weights the
 /// `tree.json` read first names: the files are then read again.
 fn read_model_files(dir: &Path) -> Result<(TreeFile, std::path::PathBuf, Vec<u8>)> {
+    if dir.is_file() {
+        // `--model m/tree.json` had said only "m/tree.json/tree.json: Not a directory".
+        let folder = dir.parent().filter(|p| !p.as_os_str().is_empty());
+        let msg =
+            match folder.map(|p| p.join(TREE_FILE).is_file() || crate::ensemble::is_ensemble(p)) {
+                Some(true) => format!(
+                    "is a file: a model is the folder that holds it ({})",
+                    folder.unwrap_or(dir).display()
+                ),
+                _ => "is a file, not a model's folder (one that holds tree.json)".to_string(),
+            };
+        return Err(AntError::data(dir, msg));
+    }
     let tp = dir.join(TREE_FILE);
     if !tp.exists() && dir.join(crate::file_names::CHECKPOINT_DIR).is_dir() {
         let msg = format!(
