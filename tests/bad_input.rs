@@ -455,7 +455,31 @@ fn labels_that_mean_something_else_and_an_empty_test_set() {
     let d = idx_dir(t.path(), "limit", [images(), first_ten, images(), two()]);
     let mut args = mc.to_vec();
     args.extend(["--train-limit", "10"]);
-    assert_clean_error(&train(&d, &args), &["single class (0)"]);
+    // Named with the file and the limit (session 27's hostile pass: it named neither).
+    assert_clean_error(
+        &train(&d, &args),
+        &["limit: the first 10 training rows (--train-limit 10) hold a single class (0)"],
+    );
+    // A table's class by its name.
+    let csv = t.path().join("sorted.csv");
+    let rows: String = (0..60)
+        .map(|i| format!("{i},{}\n", ["a", "b"][usize::from(i >= 50)]))
+        .collect();
+    std::fs::write(&csv, format!("x,y\n{rows}")).unwrap();
+    let tab = [
+        "--preset",
+        "tabular",
+        "--target",
+        "y",
+        "--task",
+        "classification",
+    ];
+    let mut args = tab.to_vec();
+    args.extend(["--train-limit", "20"]);
+    assert_clean_error(
+        &train(&csv, &args),
+        &["sorted.csv", "(--train-limit 20) hold a single class ('a')"],
+    );
     // A test label that no training sample has.
     let mut test = two();
     test[8 + 5] = 2;

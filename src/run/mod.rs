@@ -21,10 +21,10 @@ use std::time::Instant;
 use burn::prelude::Device;
 use serde::{Deserialize, Serialize};
 
-use crate::data::Dataset;
 use crate::data::source::{TestSide, load_source};
 use crate::data::split::Member;
 use crate::data::tabular::TargetSpec;
+use crate::data::{Dataset, Targets};
 use crate::error::{AntError, Result};
 use crate::file_names::LOCK_TEXT;
 use crate::model::{Ant, Evaluation, TestSplit, missing_classes_warning};
@@ -596,6 +596,35 @@ fn lock(out: &Path) -> Result<File> {
     }
 }
 
+/// Refuses training rows of a single class, naming the file, the class by its name and
+/// the `--train-limit` that left only it (found by session 27's hostile pass: the
+/// message gave a class index, and neither the file nor the limit).
+fn check_two_classes(
+    train: &Dataset,
+    names: Option<&[String]>,
+    limit: Option<usize>,
+    path: &Path,
+) -> Result<()> {
+    let Targets::Classes { labels, .. } = &train.targets else {
+        return Ok(());
+    };
+    let Some(&first) = labels.first() else {
+        return Ok(());
+    };
+    if labels.iter().any(|&l| l != first) {
+        return Ok(());
+    }
+    let class = names
+        .and_then(|n| n.get(first as usize))
+        .map_or(first.to_string(), |n| crate::error::quoted(n));
+    let rows = match limit {
+        Some(n) => format!("the first {n} training rows (--train-limit {n})"),
+        None => "the training rows".to_string(),
+    };
+    let msg = format!("{rows} hold a single class ({class}); classification needs at least 2");
+    Err(AntError::data(path, msg))
+}
+
 /// Check the parameters, then read the data (paths relative to `cwd`) and check that
 /// training can start on it: what would stop training before its first epoch stops
 /// it here, before anything is written.
@@ -633,6 +662,12 @@ fn load(spec: &RunSpec, cwd: &Path) -> Result<(TestSide, Dataset)> {
         None => train,
     };
     warn_of_test_rows_trained_on(&source, &train, spec.member, d.test_data.as_deref());
+    check_two_classes(
+        &train,
+        source.class_names.as_deref(),
+        d.train_limit,
+        &cwd.join(&d.path),
+    )?;
     let input = crate::train::check_training_data(&cfg, &train)?;
     // Checked here too, to name the file: a model that would not load is never trained.
     let norm = crate::normalise::Normalisation::from_data(&train, input, cfg.image_norm);
