@@ -195,6 +195,28 @@ fn columns_whose_spread_f32_cannot_hold_are_refused_noise_is_not() {
     assert!(o.status.success(), "{}", stderr(&o));
 }
 
+/// Found by session 27's hostile pass: a test MSE of 9e-10 (targets in small units) was
+/// printed as `0.0000 MSE`.
+#[test]
+fn a_small_test_mse_is_printed_as_it_is() {
+    let t = tempfile::tempdir().unwrap();
+    let r: Vec<String> = (0..80)
+        .map(|i| format!("{},{},{:e}", i % 5, i % 3, 1e-5 * f64::from(i % 7)))
+        .collect();
+    let data = table(t.path(), "small.csv", "a,b,y", &r);
+    let o = train(&data, &t.path().join("m"), "y", "regression");
+    let e = stderr(&o);
+    assert!(o.status.success(), "{e}");
+    let line = e
+        .lines()
+        .find(|l| l.starts_with("test: "))
+        .expect("a test line");
+    assert!(
+        line.contains("e-") && !line.contains("0.0000 MSE"),
+        "{line}"
+    );
+}
+
 #[test]
 fn a_model_trained_without_a_header_reads_a_row_0_1_2_as_data() {
     let t = tempfile::tempdir().unwrap();
