@@ -228,16 +228,7 @@ pub fn load_idx_dir(dir: &Path) -> Result<(Dataset, Dataset)> {
     }
     let n_classes = train.labels.iter().max().map_or(0, |&m| m as usize + 1);
     super::check_classes(&train.labels, n_classes, true, &train.labels_path)?;
-    if let Some(i) = test.labels.iter().position(|&l| l as usize >= n_classes) {
-        return Err(AntError::data(
-            &test.labels_path,
-            format!(
-                "sample {i}: label {} is not a class of the training set (0..={})",
-                test.labels[i],
-                n_classes - 1
-            ),
-        ));
-    }
+    super::check_test_classes(&train.labels, &test.labels, &test.labels_path)?;
     let to_dataset = |s: Split| Dataset {
         x: s.images
             .data
@@ -415,7 +406,7 @@ mod tests {
         let msg = load_idx_dir(d).unwrap_err().to_string();
         assert!(msg.contains("t10k-labels-idx1-ubyte"), "{msg}");
         assert!(
-            msg.contains("sample 0: label 2 is not a class of the training set (0..=1)"),
+            msg.contains("sample 0: label 2 is not a class of the training set (0, 1)"),
             "{msg}"
         );
         write("t10k-labels-idx1-ubyte", &[1], &[0]);

@@ -185,6 +185,31 @@ pub(crate) fn check_classes(
     Ok(())
 }
 
+/// Refuses a test label (read from `path`) that no training sample has: its score
+/// would count a class the model never saw (found by session 27's hostile pass in
+/// CIFAR folders whose training batches lacked classes).
+pub(crate) fn check_test_classes(train: &[u32], test: &[u32], path: &Path) -> Result<()> {
+    let top = train
+        .iter()
+        .chain(test)
+        .max()
+        .map_or(0, |&m| m as usize + 1);
+    let mut seen = vec![false; top];
+    train.iter().for_each(|&l| seen[l as usize] = true);
+    let Some(i) = test.iter().position(|&l| !seen[l as usize]) else {
+        return Ok(());
+    };
+    let present: Vec<usize> = (0..top).filter(|&c| seen[c]).collect();
+    Err(AntError::data(
+        path,
+        format!(
+            "sample {i}: label {} is not a class of the training set ({})",
+            test[i],
+            ranges(&present)
+        ),
+    ))
+}
+
 /// Ascending numbers as `1, 3..=7, 9, 10`.
 pub(crate) fn ranges(sorted: &[usize]) -> String {
     let mut parts: Vec<String> = vec![];
