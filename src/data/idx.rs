@@ -126,7 +126,10 @@ pub fn parse_idx(mut bytes: Vec<u8>, path: &Path) -> Result<IdxArray> {
 }
 
 /// Finds `name` in `dir`, raw or with `.gz` appended, also accepting the
-/// `train-images.idx3-ubyte` spelling some mirrors use.
+/// `train-images.idx3-ubyte` spelling some mirrors use. Two of them that hold other
+/// content (an unpacked copy edited since, a relabelled file beside the original) are
+/// an error naming both: found by session 27's hostile pass, the first was read
+/// silently. Copies of the same content (`gunzip -k`) are one file.
 fn find_idx_file(dir: &Path, name: &str) -> Result<PathBuf> {
     let dotted = name.replacen("-idx", ".idx", 1);
     let candidates = [
@@ -135,16 +138,29 @@ fn find_idx_file(dir: &Path, name: &str) -> Result<PathBuf> {
         dotted.clone(),
         format!("{dotted}.gz"),
     ];
-    candidates
+    let present: Vec<PathBuf> = candidates
         .iter()
         .map(|c| dir.join(c))
-        .find(|p| p.is_file())
-        .ok_or_else(|| {
-            AntError::data(
-                dir,
-                format!("expected file {name} (or {name}.gz) not found"),
-            )
-        })
+        .filter(|p| p.is_file())
+        .collect();
+    let Some(first) = present.first() else {
+        let msg = format!("expected file {name} (or {name}.gz) not found");
+        return Err(AntError::data(dir, msg));
+    };
+    if present.len() > 1 {
+        let content = read_maybe_gz(first)?;
+        for other in &present[1..] {
+            if read_maybe_gz(other)? != content {
+                let msg = format!(
+                    "{} and {} both hold {name}, with other content: remove the one that is not the data",
+                    first.display(),
+                    other.display()
+                );
+                return Err(AntError::data(dir, msg));
+            }
+        }
+    }
+    Ok(first.clone())
 }
 
 /// One split: images and their labels, checked against each other.
@@ -430,6 +446,17 @@ mod tests {
             assert!(msg.contains("train-images.idx3-ubyte"), "{msg}");
             assert!(msg.contains("an image needs at least one pixel"), "{msg}");
         }
+        // Two spellings of one file: one content is one file; other content is refused,
+        // naming both.
+        write("train-images.idx3-ubyte", &[2, 1, 1], &[255, 0]);
+        write("train-images-idx3-ubyte", &[2, 1, 1], &[255, 0]);
+        assert!(load_idx_dir(d).is_ok());
+        write("train-images-idx3-ubyte", &[2, 1, 1], &[255, 7]);
+        let msg = load_idx_dir(d).unwrap_err().to_string();
+        assert!(
+            msg.contains("train-images-idx3-ubyte and ") && msg.contains("with other content"),
+            "{msg}"
+        );
     }
 
     #[test]
