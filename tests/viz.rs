@@ -496,6 +496,15 @@ fn curves_of_a_fitted_run_render() {
         .unwrap();
     assert_eq!(reader.info().width, 800);
     assert!(render_curves(&[dir.path().to_path_buf()], Format::Dot, 800).is_err());
+    // A run under way or cut there: its records are not the saved model's, whose task
+    // and decisions are then not drawn (found by session 27's hostile pass).
+    assert!(svg.contains("valid error %"));
+    std::fs::create_dir(dir.path().join("checkpoint")).unwrap();
+    let cut =
+        String::from_utf8(render_curves(&[dir.path().to_path_buf()], Format::Svg, 1200).unwrap())
+            .unwrap();
+    assert!(!cut.contains("valid error %") && cut.contains("valid metric"));
+    std::fs::remove_dir(dir.path().join("checkpoint")).unwrap();
     // the fitted model itself draws too, whatever shape it grew
     let bytes = render_tree(m, Some(&data()), Format::Svg, 1600, 10).unwrap();
     let svg = String::from_utf8(bytes).unwrap();

@@ -216,6 +216,16 @@ fn read_run(
     if records.is_empty() {
         return Err(AntError::data(&path, "holds no epochs"));
     }
+    // A run under way or cut (its checkpoints there) wrote these records; a tree.json
+    // beside them is an earlier run's model, whose decisions are not these records'
+    // (found by session 27's hostile pass: drawn under its labels without a word).
+    if dir.join(crate::file_names::CHECKPOINT_DIR).is_dir() {
+        tracing::warn!(
+            "{}: a run is under way or was cut there (checkpoint/): its epochs are drawn without growth decisions, which only a finished run records",
+            dir.display()
+        );
+        return Ok((records, None));
+    }
     let meta: Option<crate::model::ModelMeta> =
         crate::persist::read_bounded(&dir.join("tree.json"), 256 << 20)
             .ok()
