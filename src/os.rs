@@ -58,6 +58,17 @@ pub(crate) fn stdout_writable() -> std::io::Result<()> {
     Ok(())
 }
 
+/// Whether process `pid` has ended and waits to be reaped (state `Z` in /proc).
+#[cfg(all(target_os = "linux", target_env = "gnu"))]
+fn is_zombie(pid: libc::pid_t) -> bool {
+    let Ok(stat) = std::fs::read_to_string(format!("/proc/{pid}/stat")) else {
+        return false;
+    };
+    // `PID (COMM) STATE ...`, COMM being any bytes: the state follows the last ')'.
+    stat.rsplit_once(')')
+        .is_some_and(|(_, rest)| rest.trim_start().starts_with('Z'))
+}
+
 /// Whether process `pid` is running (where that cannot be known: assumed not).
 pub(crate) fn process_alive(pid: u32) -> bool {
     #[cfg(all(target_os = "linux", target_env = "gnu"))]
@@ -67,7 +78,11 @@ pub(crate) fn process_alive(pid: u32) -> bool {
         };
         // SAFETY: signal 0 only checks that the process exists.
         let rc = unsafe { libc::kill(pid, 0) };
-        rc == 0 || std::io::Error::last_os_error().raw_os_error() == Some(libc::EPERM)
+        let exists = rc == 0 || std::io::Error::last_os_error().raw_os_error() == Some(libc::EPERM);
+        // A killed process its parent has not reaped yet (a zombie) writes nothing more:
+        // what it left is stale (session 27's hostile pass: `kill -9` of a web export
+        // left its staging folder for the next export to keep).
+        exists && !is_zombie(pid)
     }
     #[cfg(not(all(target_os = "linux", target_env = "gnu")))]
     {
@@ -228,4 +243,22 @@ fn over_limit(bytes: u64, what: &str) -> Option<String> {
             mib(limit)
         )
     })
+}
+
+#[cfg(test)]
+mod tests {
+    /// A running process is alive; one that ended and is not yet reaped is not.
+    #[cfg(all(target_os = "linux", target_env = "gnu"))]
+    #[test]
+    fn a_zombie_is_not_alive() {
+        assert!(super::process_alive(std::process::id()));
+        let mut child = std::process::Command::new("true").spawn().unwrap();
+        let pid = child.id();
+        let deadline = std::time::Instant::now() + std::time::Duration::from_secs(10);
+        while super::process_alive(pid) && std::time::Instant::now() < deadline {
+            std::thread::sleep(std::time::Duration::from_millis(20));
+        }
+        assert!(!super::process_alive(pid), "an ended child is not alive");
+        child.wait().unwrap();
+    }
 }
