@@ -57,6 +57,28 @@ impl FromStr for Separator {
 
 
 
+/// The message for record `line` of `got` fields where the first record, on line
+/// `first`, had `w`. When it is the second record and the delimiter was `guessed`
+/// (from the first lines), the first line may be a title or a comment the guess was
+/// made from (found by session 27's hostile pass: "# exported by ..." gave "1 fields,
+/// expected 5" for a file of 3 columns).
+fn ragged(line: usize, got: usize, w: usize, first: usize, second: bool, guessed: Option<Separator>) -> String {
+    let msg = format!("line {line}: {got} fields, expected {w} as on line {first}");
+    match (second, guessed) {
+        (true, Some(d)) => format!(
+            "{msg} (split at {}, guessed): if line {first} is a title or a comment, skip it with --skip-rows {}",
+            match d {
+                Separator::Comma => "commas",
+                Separator::Semicolon => "semicolons",
+                Separator::Tab => "tabs",
+                Separator::Space => "blanks",
+            },
+            first
+        ),
+        _ => msg,
+    }
+}
+
 /// Whether the first row (after `skip_rows`) is a header.
 #[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
 pub enum HeaderMode {
@@ -323,13 +345,10 @@ pub(crate) fn parse_table(text: &str, path: &Path, opts: &CsvOptions) -> Result<
             continue;
         };
         if fields.len() != w {
-            return Err(AntError::data(
-                path,
-                format!(
-                    "line {line}: {} fields, expected {w} as on line {first_record_line}",
-                    fields.len(),
-                ),
-            ));
+            let second = line_numbers.len() + usize::from(header.is_some()) == 1;
+            let guessed = opts.delimiter.is_none().then_some(delimiter);
+            let msg = ragged(line, fields.len(), w, first_record_line, second, guessed);
+            return Err(AntError::data(path, msg));
         }
         cells.push_row(&fields, path)?;
         line_numbers.push(u32::try_from(line).unwrap_or(u32::MAX));
@@ -741,6 +760,13 @@ mod tests {
         };
         let e = parse_table("x\n1 2\n3 4 5\n", Path::new(P), &opts).unwrap_err();
         assert!(e.to_string().contains("line 3: 3 fields"), "{e}");
+        // A comment line the delimiter was guessed from: the skip that reads the rest.
+        let e = table("# exported by a tool\nx,y,label\n1,2,a\n").unwrap_err().to_string();
+        assert!(
+            e.contains("line 2: 1 fields, expected 5 as on line 1 (split at blanks, guessed)")
+                && e.contains("skip it with --skip-rows 1"),
+            "{e}"
+        );
     }
 
     #[test]
