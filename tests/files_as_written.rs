@@ -91,6 +91,26 @@ fn the_librarys_warnings_reach_the_command_line() {
     );
     // One line per warning, as the command's own (no timestamps, no module paths).
     assert!(!err.contains("WARN") && !err.contains("ant::data"), "{err}");
+    // The same rows in another order, at training and after (found by session 27's
+    // hostile pass: scored as new data without a word).
+    let text = std::fs::read_to_string(&data).unwrap();
+    let mut lines: Vec<&str> = text.lines().collect();
+    lines[1..].reverse();
+    let reordered = t.path().join("reordered.csv");
+    std::fs::write(&reordered, lines.join("\n") + "\n").unwrap();
+    let m = t.path().join("r");
+    let o = train(&data, &m, &["--target", "y", "--test-data", s(&reordered)]);
+    assert!(
+        stderr(&o).contains("reordered.csv: these are the rows the model was trained on"),
+        "{}",
+        stderr(&o)
+    );
+    let o = ant(&["eval", "--model", s(&m), "--data", s(&reordered)]);
+    assert!(
+        stderr(&o).contains("reordered.csv: these are the rows the model was trained on"),
+        "{}",
+        stderr(&o)
+    );
 }
 
 /// A model fitted through the library on rows whose columns were named `a`, `b`, as

@@ -296,6 +296,41 @@ impl Dataset {
         (rest, held)
     }
 
+    /// A checksum of the samples as a set (with repeats): the same samples in any
+    /// order give the same one. The sum of each sample's MD5 (its inputs and target),
+    /// with the shape and the count: found by session 27's hostile pass, a test file of
+    /// the training rows reordered was scored as new data.
+    pub(crate) fn row_set_checksum(&self) -> String {
+        use md5::{Digest, Md5};
+        let w = self.sample_len();
+        let mut sum = 0u128;
+        let mut bytes = Vec::with_capacity(4 * (w + 1));
+        for i in 0..self.len() {
+            bytes.clear();
+            self.sample(i)
+                .iter()
+                .for_each(|v| bytes.extend_from_slice(&v.to_le_bytes()));
+            match &self.targets {
+                Targets::Classes { labels, .. } => {
+                    bytes.extend_from_slice(&labels[i].to_le_bytes())
+                }
+                Targets::Values { values, dim } => values[i * dim..(i + 1) * dim]
+                    .iter()
+                    .for_each(|v| bytes.extend_from_slice(&v.to_le_bytes())),
+            }
+            let digest: [u8; 16] = Md5::digest(&bytes).into();
+            sum = sum.wrapping_add(u128::from_le_bytes(digest));
+        }
+        let classes = self
+            .n_classes()
+            .map_or("values".to_string(), |k| format!("{k} classes"));
+        format!(
+            "{sum:032x} over {} samples of {:?}, {classes}",
+            self.len(),
+            self.sample_shape
+        )
+    }
+
     /// Hex MD5 of the samples (shape, inputs and targets, in order): the same samples,
     /// however they were read, give the same checksum.
     #[cfg_attr(feature = "internals", visibility::make(pub))]

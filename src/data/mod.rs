@@ -579,6 +579,13 @@ mod tests {
             labels[0] = 2;
         }
         assert_ne!(relabelled.checksum(), d.checksum());
+        // The set of rows: any order, not other rows, nor a row twice for another.
+        let reversed = d.subset(&(0..10).rev().collect::<Vec<_>>());
+        assert_ne!(reversed.checksum(), d.checksum());
+        assert_eq!(reversed.row_set_checksum(), d.row_set_checksum());
+        assert_ne!(relabelled.row_set_checksum(), d.row_set_checksum());
+        let twice = d.subset(&[0, 0, 2, 3, 4, 5, 6, 7, 8, 9]);
+        assert_ne!(twice.row_set_checksum(), d.row_set_checksum());
     }
 
     #[test]

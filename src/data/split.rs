@@ -120,6 +120,10 @@ pub struct Provenance {
     /// rows, so they are rebuilt only from the same data (absent in older models).
     #[serde(default)]
     pub(crate) train_checksum: Option<String>,
+    /// [`Dataset::row_set_checksum`] of the same rows, which knows them in any order
+    /// (absent in older models).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub(crate) train_row_set: Option<String>,
     /// The ensemble this model is a member of: its training rows were put in the
     /// member's order before the validation rows were taken (see [`Member::rows`]).
     #[serde(default, skip_serializing_if = "Option::is_none")]
@@ -143,6 +147,7 @@ impl Provenance {
             target: None,
             valid_split: Some(valid_split),
             train_checksum: Some(data.checksum()),
+            train_row_set: Some(data.row_set_checksum()),
             member: None,
         }
     }

@@ -66,12 +66,14 @@ impl Ant {
             return None;
         }
         let trained = p.train_checksum.as_ref()?;
-        // A member's checksum is of the rows in its own order.
-        let sum = match p.member {
-            Some(m) => m.rows(test).checksum(),
-            None => test.checksum(),
+        let same = match (&p.train_row_set, p.member) {
+            // The rows in any order (a model that records their set).
+            (Some(set), _) => test.row_set_checksum() == *set,
+            // A member's checksum is of the rows in its own order.
+            (None, Some(m)) => m.rows(test).checksum() == *trained,
+            (None, None) => test.checksum() == *trained,
         };
-        (sum == *trained).then(|| crate::data::source::trained_rows_warning(path, trained))
+        same.then(|| crate::data::source::trained_rows_warning(path, trained))
     }
 
     /// Why `path` cannot hold this model's kind of input, when it plainly cannot: images
