@@ -217,6 +217,38 @@ fn a_small_test_mse_is_printed_as_it_is() {
     );
 }
 
+/// Found by session 27's hostile pass: a header of years beside a label's name
+/// (`2019,2020,2021,class`), with the target given by index, became a sample of a class
+/// of its own without a word.
+#[test]
+fn a_first_row_whose_text_target_no_other_row_has_is_said_to_be_a_header_perhaps() {
+    let t = tempfile::tempdir().unwrap();
+    let data = table(
+        t.path(),
+        "years.csv",
+        "2019,2020,2021,class",
+        &rows(&["a", "b"], 1.0)
+            .iter()
+            .map(|r| format!("0,{r}"))
+            .collect::<Vec<_>>(),
+    );
+    let o = train(&data, &t.path().join("m"), "3", "classification");
+    let e = stderr(&o);
+    assert!(
+        e.contains(
+            "years.csv: line 1 is read as a row, and its target 'class' is a class no other row has"
+        ) && e.contains("(--target class)"),
+        "{e}"
+    );
+    // Named, it is the header, and nothing is said.
+    let o = train(&data, &t.path().join("n"), "class", "classification");
+    assert!(
+        o.status.success() && !stderr(&o).contains("no other row has"),
+        "{}",
+        stderr(&o)
+    );
+}
+
 #[test]
 fn a_model_trained_without_a_header_reads_a_row_0_1_2_as_data() {
     let t = tempfile::tempdir().unwrap();

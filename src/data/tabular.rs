@@ -242,6 +242,26 @@ const NAME_PREFIX: &str = "name:";
 
 /// Finds the target column: by name in a header row, else as a 0-based index.
 /// Returns `(index, has_header)`.
+/// Warns when the first row, read as a row, holds a text target that no other row has:
+/// likely a header whose feature names are numbers (`2019,2020,2021,class`), which
+/// would make one sample of a class of its own (found by session 27's hostile pass).
+fn warn_of_a_header_read_as_a_row(t: &Table, j: usize, path: &Path) {
+    let label = t.cell(0, j).trim();
+    if label.is_empty() || super::csv::is_number(label) || t.n_rows() < 2 {
+        return;
+    }
+    if (1..t.n_rows()).any(|r| t.cell(r, j).trim() == label) {
+        return;
+    }
+    tracing::warn!(
+        "{}: line {} is read as a row, and its target {} is a class no other row has: if it is a header, name the target column (--target {})",
+        path.display(),
+        t.line(0),
+        quoted(label),
+        label
+    );
+}
+
 fn resolve_target(t: &Table, spec: &TargetSpec, path: &Path) -> Result<(usize, bool)> {
     let first = t.row_strings(0);
     let n = t.n_cols();
@@ -265,6 +285,9 @@ fn resolve_target(t: &Table, spec: &TargetSpec, path: &Path) -> Result<(usize, b
         }
         let has_header = first_row_is_header(&first, |k| k != j)
             || header_of_column_numbers(path, t.line(0), &first, |k| k == j, spec.read_fresh());
+        if !has_header && spec.read_fresh() {
+            warn_of_a_header_read_as_a_row(t, j, path);
+        }
         return Ok((j, has_header));
     }
     let key = super::columns::name_key(wanted);
