@@ -12,6 +12,8 @@ internal_mods! {
     csv;
     /// Which format a path holds.
     detect;
+    /// Whether a table's first row is a header.
+    header;
     /// MNIST's IDX files.
     idx;
     /// MATLAB .mat files (SARCOS).

@@ -11,10 +11,11 @@ use std::path::Path;
 use serde::{Deserialize, Serialize};
 
 pub use super::csv::Separator;
-use super::csv::{
-    CsvOptions, HeaderMode, Table, first_row_is_header, header_of_column_numbers, parse_bytes,
+use super::csv::{CsvOptions, HeaderMode, Table, parse_bytes};
+use super::header::{first_row_is_header, header_of_column_numbers};
+use super::target_column::{
+    Reading, TargetColumn, check_magnitudes, warn_of_a_header_read_as_a_row,
 };
-use super::target_column::{Reading, TargetColumn, check_magnitudes};
 use super::{Dataset, Targets};
 use crate::error::{AntError, Result, list, quoted};
 use crate::task::TaskKind;
@@ -242,26 +243,6 @@ const NAME_PREFIX: &str = "name:";
 
 /// Finds the target column: by name in a header row, else as a 0-based index.
 /// Returns `(index, has_header)`.
-/// Warns when the first row, read as a row, holds a text target that no other row has:
-/// likely a header whose feature names are numbers (`2019,2020,2021,class`), which
-/// would make one sample of a class of its own (found by session 27's hostile pass).
-fn warn_of_a_header_read_as_a_row(t: &Table, j: usize, path: &Path) {
-    let label = t.cell(0, j).trim();
-    if label.is_empty() || super::csv::is_number(label) || t.n_rows() < 2 {
-        return;
-    }
-    if (1..t.n_rows()).any(|r| t.cell(r, j).trim() == label) {
-        return;
-    }
-    tracing::warn!(
-        "{}: line {} is read as a row, and its target {} is a class no other row has: if it is a header, name the target column (--target {})",
-        path.display(),
-        t.line(0),
-        quoted(label),
-        label
-    );
-}
-
 fn resolve_target(t: &Table, spec: &TargetSpec, path: &Path) -> Result<(usize, bool)> {
     let first = t.row_strings(0);
     let n = t.n_cols();

@@ -27,6 +27,26 @@ pub(super) fn check_magnitudes(
     }
 }
 
+/// Warns when the first row, read as a row, holds a text target that no other row has:
+/// likely a header whose feature names are numbers (`2019,2020,2021,class`), which
+/// would make one sample of a class of its own (found by session 27's hostile pass).
+pub(crate) fn warn_of_a_header_read_as_a_row(t: &Table, j: usize, path: &Path) {
+    let label = t.cell(0, j).trim();
+    if label.is_empty() || super::header::is_number(label) || t.n_rows() < 2 {
+        return;
+    }
+    if (1..t.n_rows()).any(|r| t.cell(r, j).trim() == label) {
+        return;
+    }
+    tracing::warn!(
+        "{}: line {} is read as a row, and its target {} is a class no other row has: if it is a header, name the target column (--target {})",
+        path.display(),
+        t.line(0),
+        crate::error::quoted(label),
+        label
+    );
+}
+
 /// The target column of the data rows, and the column's name for messages.
 pub(super) struct TargetColumn<'a> {
     pub(super) table: &'a Table,

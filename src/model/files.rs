@@ -240,14 +240,15 @@ fn read_model_files(dir: &Path) -> Result<(TreeFile, std::path::PathBuf, Vec<u8>
     if dir.is_file() {
         // `--model m/tree.json` had said only "m/tree.json/tree.json: Not a directory".
         let folder = dir.parent().filter(|p| !p.as_os_str().is_empty());
-        let msg =
-            match folder.map(|p| p.join(TREE_FILE).is_file() || crate::ensemble::is_ensemble(p)) {
-                Some(true) => format!(
-                    "is a file: a model is the folder that holds it ({})",
-                    folder.unwrap_or(dir).display()
-                ),
-                _ => "is a file, not a model's folder (one that holds tree.json)".to_string(),
-            };
+        let msg = match folder.map(|p| {
+            p.join(TREE_FILE).is_file() || p.join(crate::file_names::ENSEMBLE_FILE).is_file()
+        }) {
+            Some(true) => format!(
+                "is a file: a model is the folder that holds it ({})",
+                folder.unwrap_or(dir).display()
+            ),
+            _ => "is a file, not a model's folder (one that holds tree.json)".to_string(),
+        };
         return Err(AntError::data(dir, msg));
     }
     let tp = dir.join(TREE_FILE);
