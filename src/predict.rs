@@ -39,7 +39,7 @@ pub fn load_inputs(model: &Ant, path: &Path) -> Result<Dataset> {
     };
     let data = match (format, input) {
         (FileFormat::Mat, _) => {
-            let s = sarcos::parse_sarcos(&bytes, path)?;
+            let s = sarcos::parse_sarcos(&bytes, path, false)?;
             unlabelled(s.x, s.sample_shape)?
         }
         (FileFormat::Idx, _) => {

@@ -157,17 +157,20 @@ fn columns_below_f32s_normal_range_are_refused_values_are_not() {
 #[test]
 fn columns_whose_spread_f32_cannot_hold_are_refused_noise_is_not() {
     let t = tempfile::tempdir().unwrap();
-    let r: Vec<String> = (0..80)
-        .map(|i| {
-            format!(
-                "{},{},{}",
-                1_700_000_000 + (i % 2) * 40 + i % 7,
-                i % 3,
-                i % 2
-            )
-        })
-        .collect();
-    let data = table(t.path(), "times.csv", "t,b,y", &r);
+    let times = |spread: i64| -> Vec<String> {
+        (0..80)
+            .map(|i| {
+                format!(
+                    "{},{},{}",
+                    1_700_000_000 + (i % 2) * spread + 9 * (i % 7),
+                    i % 3,
+                    i % 2
+                )
+            })
+            .collect()
+    };
+    // Times a few hundred apart become values 128 apart in f32: refused.
+    let data = table(t.path(), "times.csv", "t,b,y", &times(400));
     let o = train(&data, &t.path().join("m"), "y", "classification");
     assert_clean_error(
         &o,
@@ -178,8 +181,18 @@ fn columns_whose_spread_f32_cannot_hold_are_refused_noise_is_not() {
             "offset such as 1700000000",
         ],
     );
+    // A few tens apart they are all one f32 value: trained as a constant, and said.
+    let data = table(t.path(), "close.csv", "t,b,y", &times(4));
+    let o = train(&data, &t.path().join("c"), "y", "classification");
+    let e = stderr(&o);
+    assert!(
+        o.status.success()
+            && e.contains("close.csv: column 0 ('t'): its values vary by")
+            && e.contains("trained as a constant"),
+        "{e}"
+    );
     let r: Vec<String> = (0..80)
-        .map(|i| format!("{},{},{}", i % 5, i % 3, 1e9 + 10.0 * f64::from(i % 9)))
+        .map(|i| format!("{},{},{}", i % 5, i % 3, 1e9 + 100.0 * f64::from(i % 9)))
         .collect();
     let data = table(t.path(), "y.csv", "a,b,y", &r);
     let o = train(&data, &t.path().join("m"), "y", "regression");

@@ -62,21 +62,29 @@ pub fn to_f32(v: f64) -> std::result::Result<f32, String> {
 /// - one whose every non-zero value lies below f32's smallest normal magnitude
 ///   (1.2e-38), where f32 keeps few digits or none (1e-50 becomes 0);
 /// - one whose spread is finer than f32's 7 digits hold at its size (timestamps,
-///   identifiers or readings with a large offset: 1,700,000,000 plus a few tens becomes
-///   a handful of values 128 apart), found as narrowing changing its values by more than
-///   5% of their spread. A spread below 1e-10 of the values' size is f64 rounding noise
-///   (0.1 + 0.2 against 0.3), not data: such a column is constant to training, as before.
+///   identifiers or readings with a large offset: 1,700,000,000 plus a few hundred
+///   becomes a handful of values 128 apart), found as narrowing changing its values by
+///   more than 5% of their spread.
+///
+/// A spread below 1e-10 of the values' size is f64 rounding noise (0.1 + 0.2 against
+/// 0.3), not data: such a column is constant to training, as before. So is one whose
+/// values all narrow to one f32 value (`0.3` beside its f32 value
+/// `0.30000001192092896`, as exports of both widths mix), which is said in a warning
+/// ([`ColumnMagnitudes::flattened`]): it may be data f32 cannot hold.
 pub struct ColumnMagnitudes(Vec<ColumnSeen>);
 
 /// One column's largest magnitude, its running mean and sum of squared deviations
-/// (Welford's, in f64), and the largest change narrowing to f32 made to a value.
-#[derive(Clone, Copy, Default)]
+/// (Welford's, in f64), the largest change narrowing to f32 made to a value, and the
+/// smallest and largest value narrowed.
+#[derive(Clone, Copy)]
 struct ColumnSeen {
     max: f64,
     n: f64,
     mean: f64,
     m2: f64,
     narrowing: f64,
+    lo: f32,
+    hi: f32,
 }
 
 /// The share of a column's spread that narrowing may change a value by (steps of a
@@ -87,7 +95,16 @@ const NOISE_SHARE: f64 = 1e-10;
 
 impl ColumnMagnitudes {
     pub fn new(columns: usize) -> ColumnMagnitudes {
-        ColumnMagnitudes(vec![ColumnSeen::default(); columns])
+        let none = ColumnSeen {
+            max: 0.0,
+            n: 0.0,
+            mean: 0.0,
+            m2: 0.0,
+            narrowing: 0.0,
+            lo: f32::INFINITY,
+            hi: f32::NEG_INFINITY,
+        };
+        ColumnMagnitudes(vec![none; columns])
     }
 
     pub fn see(&mut self, column: usize, v: f64) {
@@ -100,7 +117,9 @@ impl ColumnMagnitudes {
         let delta = v - c.mean;
         c.mean += delta / c.n;
         c.m2 += delta * (v - c.mean);
-        c.narrowing = c.narrowing.max((f64::from(v as f32) - v).abs());
+        let v32 = v as f32;
+        c.narrowing = c.narrowing.max((f64::from(v32) - v).abs());
+        (c.lo, c.hi) = (c.lo.min(v32), c.hi.max(v32));
     }
 
     /// The first column f32 would flatten or blur, and why (with what rescues it).
@@ -110,9 +129,62 @@ impl ColumnMagnitudes {
             .enumerate()
             .find_map(|(j, c)| c.lost_in_f32().map(|why| (j, why)))
     }
+
+    /// The columns whose values differ but all narrow to one f32 value: constant to
+    /// training, and said, since that variation may be data (what a warning says).
+    pub fn flattened(&self) -> Vec<(usize, String)> {
+        let said = |c: &ColumnSeen| {
+            (c.blurred() && c.lo == c.hi).then(|| {
+                format!(
+                    "its values vary by {:.3e} around {}, but are all one value in f32 (ant computes in f32): it is trained as a constant; if that variation is data, subtract an offset such as {} first",
+                    c.std(),
+                    c.mean_text(),
+                    c.offset()
+                )
+            })
+        };
+        self.0
+            .iter()
+            .enumerate()
+            .filter_map(|(j, c)| said(c).map(|w| (j, w)))
+            .collect()
+    }
 }
 
 impl ColumnSeen {
+    fn std(&self) -> f64 {
+        (self.m2 / self.n.max(1.0)).sqrt()
+    }
+
+    /// Whether the values vary (beyond f64 noise) and narrowing moves them by more than
+    /// [`MAX_NARROWING_SHARE`] of their spread.
+    fn blurred(&self) -> bool {
+        let std = self.std();
+        std > NOISE_SHARE * self.mean.abs()
+            && std > 0.0
+            && self.narrowing > MAX_NARROWING_SHARE * std
+    }
+
+    /// The power of ten just above the spread.
+    fn power(&self) -> i32 {
+        self.std().log10().floor() as i32 + 1
+    }
+
+    /// The mean, to two digits below the spread's.
+    fn mean_text(&self) -> String {
+        format!("{:.*}", (2 - self.power()).max(0) as usize, self.mean)
+    }
+
+    /// An offset of the mean's leading digits, down to the spread's.
+    fn offset(&self) -> String {
+        let unit = 10f64.powi(self.power());
+        format!(
+            "{:.*}",
+            (-self.power()).max(0) as usize,
+            (self.mean / unit).round() * unit
+        )
+    }
+
     fn lost_in_f32(&self) -> Option<String> {
         let max = self.max;
         if max > 0.0 && max < f64::from(f32::MIN_POSITIVE) {
@@ -122,22 +194,18 @@ impl ColumnSeen {
                 f32::MIN_POSITIVE
             ));
         }
-        let std = (self.m2 / self.n.max(1.0)).sqrt();
-        let blurred = self.narrowing > MAX_NARROWING_SHARE * std;
-        if std > NOISE_SHARE * self.mean.abs() && std > 0.0 && blurred {
-            // An offset of the mean's leading digits, down to the spread's.
-            let power = std.log10().floor() as i32 + 1;
-            let offset = (self.mean / 10f64.powi(power)).round() * 10f64.powi(power);
-            let offset = format!("{offset:.*}", (-power).max(0) as usize);
-            return Some(format!(
-                "its values vary by {std:.3e} around {:.*}, finer than f32's 7 digits hold at that size (ant computes in f32): narrowing changes them by up to {:.3e}, {:.0}% of their spread; subtract an offset such as {offset} first",
-                (2 - power).max(0) as usize,
-                self.mean,
+        // Values that stay more than one in f32 but are moved about: refused. Values
+        // that all become one are a constant (see `flattened`).
+        (self.blurred() && self.lo < self.hi).then(|| {
+            format!(
+                "its values vary by {:.3e} around {}, finer than f32's 7 digits hold at that size (ant computes in f32): narrowing changes them by up to {:.3e}, {:.0}% of their spread; subtract an offset such as {} first",
+                self.std(),
+                self.mean_text(),
                 self.narrowing,
-                100.0 * self.narrowing / std
-            ));
-        }
-        None
+                100.0 * self.narrowing / self.std(),
+                self.offset()
+            )
+        })
     }
 }
 
@@ -382,8 +450,22 @@ mod tests {
 
     #[test]
     fn a_column_is_refused_only_when_f32_blurs_its_spread() {
-        // Unix times a few tens apart: 128 apart in f32.
-        let why = judged((0..50).map(|i| 1.7e9 + f64::from(i))).expect("refused");
+        // A few tens apart, Unix times are one f32 value: a constant, said in a warning.
+        let mut seen = ColumnMagnitudes::new(1);
+        (0..50).for_each(|i| seen.see(0, 1.7e9 + f64::from(i)));
+        assert_eq!(seen.too_small(), None);
+        let said = seen.flattened();
+        assert!(
+            said.len() == 1 && said[0].1.contains("trained as a constant"),
+            "{said:?}"
+        );
+        // 0.3 beside its own f32 value (exports of both widths mixed): the same.
+        assert_eq!(
+            judged((0..50).map(|i| [0.3, f64::from(0.3f32)][i % 2])),
+            None
+        );
+        // A few hundred apart: 128 apart in f32, refused.
+        let why = judged((0..50).map(|i| 1.7e9 + 7.0 * f64::from(i))).expect("refused");
         assert!(
             why.contains("subtract an offset such as 1700000000"),
             "{why}"

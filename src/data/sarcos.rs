@@ -21,11 +21,13 @@ const MAT_NAMES: [&str; 2] = ["sarcos_inv", "sarcos_inv_test"];
 /// CSV file (header optional), raw or gzipped. Inputs get sample shape `[21]`;
 /// targets are `Values` of dimension 7. NaN or infinite values are refused.
 pub fn load_sarcos(path: &Path) -> Result<Dataset> {
-    parse_sarcos(&read_maybe_gz(path)?, path)
+    parse_sarcos(&read_maybe_gz(path)?, path, true)
 }
 
 /// [`load_sarcos`] on a file's (gunzipped) bytes; `path` only names it in errors.
-pub fn parse_sarcos(bytes: &[u8], path: &Path) -> Result<Dataset> {
+/// `training`: a column f32 would flatten or blur is refused (rows scored or predicted
+/// on are the model's inputs as they are: session 27's second pass).
+pub fn parse_sarcos(bytes: &[u8], path: &Path, training: bool) -> Result<Dataset> {
     let rows: Vec<Vec<f64>> = if is_mat(bytes) {
         let m = pick_matrix(parse_mat(bytes, path)?, path)?;
         if m.cols != SARCOS_COLS {
@@ -74,8 +76,17 @@ pub fn parse_sarcos(bytes: &[u8], path: &Path) -> Result<Dataset> {
             }
         }
     }
-    if let Some((c, why)) = seen.too_small() {
-        return Err(AntError::data(path, format!("column {c}: {why}")));
+    let at = |c: usize| match c.checked_sub(SARCOS_INPUTS) {
+        Some(t) => format!("target column {t}"),
+        None => format!("column {c}"),
+    };
+    if training {
+        for (c, why) in seen.flattened() {
+            tracing::warn!("{}: {}: {why}", path.display(), at(c));
+        }
+        if let Some((c, why)) = seen.too_small() {
+            return Err(AntError::data(path, format!("{}: {why}", at(c))));
+        }
     }
     let ds = Dataset {
         x,

@@ -72,10 +72,13 @@ fn md5_of(md5: Option<String>, path: &Path) -> Result<String> {
 /// Load one file or directory, as [`detect`] finds it: a CIFAR-10 or IDX directory
 /// gives (train, test); with a target spec a file is a table, else a SARCOS file
 /// (MAT or text). `classes` fixes the label mapping of a table (a trained model's).
+/// `training`: the rows are trained on (a SARCOS file's columns are then judged whole,
+/// as a table's are).
 fn load_any(
     path: &Path,
     target: Option<&TargetSpec>,
     classes: Option<&[String]>,
+    training: bool,
 ) -> Result<Loaded> {
     let plain = |all, own_test, md5| Loaded {
         all,
@@ -120,7 +123,7 @@ fn load_any(
             })
         }
         (FileFormat::Text | FileFormat::Mat, None) => {
-            let d = sarcos::parse_sarcos(&bytes, path)?;
+            let d = sarcos::parse_sarcos(&bytes, path, training)?;
             d.check_finite(path)?;
             Ok(plain(d, None, Some(md5)))
         }
@@ -153,7 +156,7 @@ pub fn load_source(
         let reason = format!("must be in (0, 1), got {test_fraction}");
         return Err(AntError::invalid("test_fraction", reason));
     }
-    let l = load_any(path, target, None)?;
+    let l = load_any(path, target, None, true)?;
     let (all, class_names, target, md5) = (l.all, l.class_names, l.target, l.md5);
     if let Some(tp) = test_data {
         // The test file must use the training file's columns and label mapping; no model
@@ -162,7 +165,7 @@ pub fn load_source(
             s.fresh = true;
             s
         });
-        let t = load_any(tp, test_spec.as_ref(), class_names.as_deref())?;
+        let t = load_any(tp, test_spec.as_ref(), class_names.as_deref(), false)?;
         // Found now, not after all of training.
         check_test_fits(&all, &t.all, tp)?;
         return Ok(Source {
@@ -273,7 +276,7 @@ pub(crate) fn load_test_rows(
     class_names: Option<&[String]>,
     trained: &dyn Fn(&Dataset) -> bool,
 ) -> Result<(Dataset, Option<String>)> {
-    let l = load_any(path, target, class_names)?;
+    let l = load_any(path, target, class_names, false)?;
     if let Some(test) = l.own_test {
         return Ok((test, None));
     }

@@ -15,12 +15,16 @@ pub(super) enum Reading {
     Later,
 }
 
-/// Refuses a column f32 would flatten, seen in `seen`, naming it (`label(j)`).
+/// Refuses a column f32 would flatten or blur, seen in `seen`, naming it (`label(j)`),
+/// and warns of one whose values are all one in f32.
 pub(super) fn check_magnitudes(
     seen: &super::ColumnMagnitudes,
     label: impl Fn(usize) -> String,
     path: &Path,
 ) -> Result<()> {
+    for (j, why) in seen.flattened() {
+        tracing::warn!("{}: {}: {why}", path.display(), label(j));
+    }
     match seen.too_small() {
         Some((j, why)) => Err(AntError::data(path, format!("{}: {why}", label(j)))),
         None => Ok(()),
