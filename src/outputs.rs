@@ -147,21 +147,26 @@ pub fn write_stdout(bytes: &[u8]) -> Result<()> {
 }
 
 /// Refuses to replace an existing file whose name (through a link, the file it leads
-/// to) does not end as the format written does: `--out data.csv` of an ONNX export
-/// never turns a table into a model. A new file may have any name.
+/// to) ends as another kind of file does: `--out data.csv` of an ONNX export never
+/// turns a table into a model. A name without an ending says no kind (an earlier
+/// `--out model` of the same command), and a new file may have any name.
 fn check_replaces_its_kind(target: &Path, out: &Path, endings: &[&str]) -> Result<()> {
     let exists = std::fs::metadata(target).is_ok_and(|m| m.is_file());
     let ending = target
         .extension()
         .map(|e| e.to_string_lossy().to_ascii_lowercase());
-    if !exists || ending.is_some_and(|e| endings.contains(&e.as_str())) {
+    let Some(ending) = ending.filter(|e| exists && !endings.contains(&e.as_str())) else {
         return Ok(());
-    }
+    };
     let kind = endings.iter().map(|e| format!(".{e}")).collect::<Vec<_>>();
+    let what = match target == out {
+        true => "exists".to_string(),
+        false => format!("leads to {}, which exists", target.display()),
+    };
     Err(AntError::data(
         out,
         format!(
-            "exists, and its name does not end in {}: an output replaces only a file of the kind it writes; choose such a name, or remove the file",
+            "{what}, and its name ends in .{ending}, not {}: an output replaces only a file of the kind it writes; choose such a name, or remove the file",
             kind.join(" or ")
         ),
     ))
@@ -569,7 +574,10 @@ mod tests {
         std::os::unix::fs::symlink(&f, &link2).unwrap();
         // ... only when the file it leads to is of the kind written.
         let e = write_file(&link2, b"new", &[], &["onnx"]).unwrap_err().to_string();
-        assert!(e.contains("l2.onnx") && e.contains("does not end in .onnx"), "{e}");
+        assert!(
+            e.contains("l2.onnx: leads to") && e.contains("f.txt, which exists, and its name ends in .txt, not .onnx"),
+            "{e}"
+        );
         assert_eq!(std::fs::read(&f).unwrap(), b"old");
         write_file(&link2, b"new", &[], &["txt"]).unwrap();
         assert_eq!(std::fs::read(&f).unwrap(), b"new");

@@ -652,13 +652,18 @@ fn an_output_never_replaces_a_file_of_another_kind() {
         vec!["curves", "--run", s(m), "--format", "svg", "--out", v],
     ];
     for args in runs {
-        assert_clean_error(&ant(&args), &["victim.csv", "does not end in ."]);
+        assert_clean_error(
+            &ant(&args),
+            &["victim.csv: exists, and its name ends in .csv, not ."],
+        );
         assert_eq!(std::fs::read_to_string(&victim).unwrap(), "a,b\n1,2\n");
     }
-    // A file of the kind written is replaced, and a new file may have any name.
+    // A file of the kind written is replaced, a new file may have any name, and a name
+    // without an ending says no kind (the second attack: `--out model` twice failed).
     let onnx = t.path().join("m.onnx");
     std::fs::write(&onnx, "old").unwrap();
-    for out in [&onnx, &t.path().join("model.bin")] {
+    let bare = t.path().join("model");
+    for out in [&onnx, &t.path().join("model.bin"), &bare, &bare] {
         let r = ant(&[
             "export",
             "--model",
