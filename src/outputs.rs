@@ -132,13 +132,18 @@ pub(crate) fn write_file(out: &Path, bytes: &[u8], inputs: &[Input], endings: &[
     crate::persist::write_atomic(&target, bytes)
 }
 
+/// Refuses a stdout that is closed or open only for reading (see [`write_stdout`]).
+pub fn check_stdout() -> Result<()> {
+    crate::os::stdout_writable().map_err(|e| AntError::io("<stdout>", e))
+}
+
 /// Writes `bytes` to stdout, the one way every command does. A reader that has gone
 /// (`ant predict ... | head -1`) ends the output quietly, as for other command-line
 /// tools; a stdout that is closed or open only for reading (`1<file`) is an error, which
 /// Rust's own stdout would have swallowed.
 pub fn write_stdout(bytes: &[u8]) -> Result<()> {
     use std::io::Write;
-    crate::os::stdout_writable().map_err(|e| AntError::io("<stdout>", e))?;
+    check_stdout()?;
     let mut s = std::io::stdout().lock();
     match s.write_all(bytes).and_then(|()| s.flush()) {
         Err(e) if e.kind() != std::io::ErrorKind::BrokenPipe => Err(AntError::io("<stdout>", e)),

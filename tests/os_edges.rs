@@ -96,9 +96,22 @@ fn a_closed_stdout_or_stderr_ends_quietly() {
         assert!(!stderr(&o).contains("panicked"), "{}", stderr(&o));
     }
     // Found by session 27's hostile pass: a stdout open only for reading (`1<file`)
-    // lost the output with success (Rust's stdout swallows EBADF). It is an error.
+    // lost the output with success (Rust's stdout swallows EBADF). It is an error, said
+    // before any work (a prune had saved its model first).
+    let pruned = t.path().join("pruned");
     for args in [
         vec!["inspect", "--model", model.to_str().unwrap()],
+        vec![
+            "prune",
+            "--model",
+            model.to_str().unwrap(),
+            "--data",
+            data.to_str().unwrap(),
+            "--min-reach",
+            "0.1",
+            "--out",
+            pruned.to_str().unwrap(),
+        ],
         vec![
             "predict",
             "--model",
@@ -113,6 +126,7 @@ fn a_closed_stdout_or_stderr_ends_quietly() {
             .output()
             .unwrap();
         assert_eq!(o.status.code(), Some(2), "{args:?}: {}", stderr(&o));
+        assert!(!pruned.exists(), "refused before any work: {args:?}");
         assert!(
             stderr(&o).contains("<stdout>: open only for reading"),
             "{}",

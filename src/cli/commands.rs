@@ -13,8 +13,10 @@ use super::args::{
 };
 use super::progress::DownloadBars;
 
-/// Runs the command `cmd`.
+/// Runs the command `cmd`. A stdout open only for reading is refused first, before
+/// any work (a `prune` had saved its model, then failed to print its summary).
 pub(crate) fn run(cmd: Cmd) -> Result<()> {
+    ant::export::check_stdout()?;
     match cmd {
         Cmd::Train(a) => super::train::train(*a),
         Cmd::Eval(a) => eval(a),

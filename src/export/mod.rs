@@ -30,7 +30,7 @@ pub fn write_output(
     crate::outputs::write_output(out, bytes, endings, model, data)
 }
 
-pub use crate::outputs::write_stdout;
+pub use crate::outputs::{check_stdout, write_stdout};
 
 /// [`write_output`] for a command that reads the model or run directories `models`.
 pub fn write_output_of(
