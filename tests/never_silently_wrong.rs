@@ -260,6 +260,17 @@ fn a_first_row_whose_text_target_no_other_row_has_is_said_to_be_a_header_perhaps
         "{}",
         stderr(&o)
     );
+    // A name with a blank is given as one word of the shell.
+    let text = std::fs::read_to_string(&data)
+        .unwrap()
+        .replacen("class", "my class", 1);
+    std::fs::write(&data, text).unwrap();
+    let o = train(&data, &t.path().join("b"), "3", "classification");
+    assert!(
+        stderr(&o).contains("(--target 'my class')"),
+        "{}",
+        stderr(&o)
+    );
 }
 
 #[test]

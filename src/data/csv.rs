@@ -271,7 +271,13 @@ pub(crate) fn parse_table(text: &str, path: &Path, opts: &CsvOptions) -> Result<
             continue;
         };
         if fields.len() != w {
-            let second = line_numbers.len() + usize::from(header.is_some()) == 1;
+            // The first line is the odd one when the records after it agree with this
+            // one (not a short row under a real header: the second attack).
+            let second = line_numbers.len() + usize::from(header.is_some()) == 1
+                && records(text, delimiter, first_line)
+                    .skip(1)
+                    .take(10)
+                    .all(|r| r.fields.len() == fields.len());
             let guessed = opts.delimiter.is_none().then_some(delimiter);
             let msg = ragged(line, fields.len(), w, first_record_line, second, guessed);
             return Err(AntError::data(path, msg));
@@ -453,7 +459,15 @@ fn detect_delimiter(text: &str) -> Separator {
             best = Some((d, first));
         }
     }
-    best.map_or(Separator::Space, |(d, _)| d)
+    // A title or comment line above the table (`Results`, `# exported by ...`): the
+    // records after it decide, and the read then says to skip it.
+    let after_first = [Separator::Comma, Separator::Tab, Separator::Semicolon]
+        .into_iter()
+        .find(|&d| {
+            let counts: Vec<usize> = records(text, d, 1).skip(1).take(10).map(|r| r.fields.len()).collect();
+            counts.first().is_some_and(|&k| k > 1 && counts.iter().all(|&c| c == k))
+        });
+    best.map(|(d, _)| d).or(after_first).unwrap_or(Separator::Space)
 }
 
 /// Parses every cell as `f64` (NaN and inf are accepted here; refuse them later
@@ -687,13 +701,19 @@ mod tests {
         };
         let e = parse_table("x\n1 2\n3 4 5\n", Path::new(P), &opts).unwrap_err();
         assert!(e.to_string().contains("line 3: 3 fields"), "{e}");
-        // A comment line the delimiter was guessed from: the skip that reads the rest.
-        let e = table("# exported by a tool\nx,y,label\n1,2,a\n").unwrap_err().to_string();
-        assert!(
-            e.contains("line 2: 1 fields, expected 5 as on line 1 (split at blanks, guessed)")
-                && e.contains("skip it with --skip-rows 1"),
-            "{e}"
-        );
+        // A title or comment line above the table: the rows decide the delimiter, and the
+        // error names the skip that reads the rest.
+        for text in ["# exported by a tool\nx,y,label\n1,2,a\n", "Results\nx,y,label\n1,2,a\n"] {
+            let e = table(text).unwrap_err().to_string();
+            assert!(
+                e.contains("line 2: 3 fields, expected 1 as on line 1 (split at commas, guessed)")
+                    && e.contains("skip it with --skip-rows 1"),
+                "{e}"
+            );
+        }
+        // A short row under a real header is no title: no such hint.
+        let e = table("x,y,label\n1,2\n3,4,a\n").unwrap_err().to_string();
+        assert!(e.contains("line 2: 2 fields, expected 3") && !e.contains("skip"), "{e}");
     }
 
     #[test]

@@ -148,15 +148,19 @@ fn find_idx_file(dir: &Path, name: &str) -> Result<PathBuf> {
         return Err(AntError::data(dir, msg));
     };
     if present.len() > 1 {
-        let content = read_maybe_gz(first)?;
+        let both = |other: &Path, how: String| {
+            let msg = format!(
+                "{} and {} both hold {name}, {how}: remove the one that is not the data",
+                present[0].display(),
+                other.display()
+            );
+            AntError::data(dir, msg)
+        };
+        let read = |p: &PathBuf| read_maybe_gz(p).map_err(|e| both(p, format!("and {} cannot be read ({e})", p.display())));
+        let content = read(first)?;
         for other in &present[1..] {
-            if read_maybe_gz(other)? != content {
-                let msg = format!(
-                    "{} and {} both hold {name}, with other content: remove the one that is not the data",
-                    first.display(),
-                    other.display()
-                );
-                return Err(AntError::data(dir, msg));
+            if read(other)? != content {
+                return Err(both(other, "with other content".to_string()));
             }
         }
     }
@@ -455,6 +459,16 @@ mod tests {
         let msg = load_idx_dir(d).unwrap_err().to_string();
         assert!(
             msg.contains("train-images-idx3-ubyte and ") && msg.contains("with other content"),
+            "{msg}"
+        );
+        // One of them cannot be read (a cut download): said with both names.
+        std::fs::write(d.join("train-images-idx3-ubyte.gz"), [0x1f, 0x8b, 8, 0]).unwrap();
+        std::fs::remove_file(d.join("train-images.idx3-ubyte")).unwrap();
+        write("train-images-idx3-ubyte", &[2, 1, 1], &[255, 0]);
+        let msg = load_idx_dir(d).unwrap_err().to_string();
+        assert!(
+            msg.contains("both hold train-images-idx3-ubyte, and ")
+                && msg.contains(".gz cannot be read"),
             "{msg}"
         );
     }

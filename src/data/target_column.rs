@@ -47,8 +47,20 @@ pub(crate) fn warn_of_a_header_read_as_a_row(t: &Table, j: usize, path: &Path) {
         path.display(),
         t.line(0),
         crate::error::quoted(label),
-        label
+        shell_word(label)
     );
+}
+
+/// `text` as one word for a shell: as it is when plain, else in single quotes (a hint's
+/// `--target my label` split in two: the second attack).
+fn shell_word(text: &str) -> String {
+    let plain = text
+        .bytes()
+        .all(|b| b.is_ascii_alphanumeric() || b"_-.:/".contains(&b));
+    match plain {
+        true => text.to_string(),
+        false => format!("'{}'", text.replace('\'', "'\\''")),
+    }
 }
 
 /// The target column of the data rows, and the column's name for messages.
