@@ -480,6 +480,36 @@ fn labels_that_mean_something_else_and_an_empty_test_set() {
         &train(&csv, &args),
         &["sorted.csv", "(--train-limit 20) hold a single class ('a')"],
     );
+    // Test classes the limited rows lack are said (the second attack).
+    let rows: String = (0..120)
+        .map(|i| {
+            format!(
+                "{i},{}\n",
+                if i < 60 {
+                    ["a", "b"][i % 2]
+                } else {
+                    ["a", "b", "c"][i % 3]
+                }
+            )
+        })
+        .collect();
+    std::fs::write(&csv, format!("x,y\n{rows}")).unwrap();
+    let mut args = tab.to_vec();
+    args.extend(["--train-limit", "40"]);
+    let r = train(&csv, &args);
+    let e = String::from_utf8_lossy(&r.stderr);
+    assert!(r.status.success() && e.contains("the test set holds class 'c' that no training row (of the first 40, --train-limit 40) has"), "{e}");
+    // The validation rows taken last can leave one class too (the second attack).
+    let rows: String = (0..80)
+        .map(|i| format!("{i},{}\n", if i < 50 { "a" } else { ["a", "b"][i % 2] }))
+        .collect();
+    std::fs::write(&csv, format!("x,y\n{rows}")).unwrap();
+    let mut args = tab.to_vec();
+    args.extend(["--valid-rows", "last", "--valid-fraction", "0.5"]);
+    assert_clean_error(
+        &train(&csv, &args),
+        &["rows left for training once the validation rows are taken hold a single class"],
+    );
     // A test label that no training sample has.
     let mut test = two();
     test[8 + 5] = 2;

@@ -21,10 +21,10 @@ use std::time::Instant;
 use burn::prelude::Device;
 use serde::{Deserialize, Serialize};
 
+use crate::data::Dataset;
 use crate::data::source::{TestSide, load_source};
 use crate::data::split::Member;
 use crate::data::tabular::TargetSpec;
-use crate::data::{Dataset, Targets};
 use crate::error::{AntError, Result};
 use crate::file_names::LOCK_TEXT;
 use crate::model::{Ant, Evaluation, TestSplit, missing_classes_warning};
@@ -35,7 +35,9 @@ use crate::persist::{append_line, remove_dir_atomic, remove_stale_temps};
 use crate::train::{Checkpoints, FailedWrite};
 
 mod file;
+mod rows;
 pub(crate) use file::os_path;
+use rows::{check_two_classes, warn_of_test_classes_not_trained, warn_of_test_rows_trained_on};
 internal_use!(file::{DataChecksums, RunFile});
 
 pub(crate) use crate::file_names::{
@@ -596,35 +598,6 @@ fn lock(out: &Path) -> Result<File> {
     }
 }
 
-/// Refuses training rows of a single class, naming the file, the class by its name and
-/// the `--train-limit` that left only it (found by session 27's hostile pass: the
-/// message gave a class index, and neither the file nor the limit).
-fn check_two_classes(
-    train: &Dataset,
-    names: Option<&[String]>,
-    limit: Option<usize>,
-    path: &Path,
-) -> Result<()> {
-    let Targets::Classes { labels, .. } = &train.targets else {
-        return Ok(());
-    };
-    let Some(&first) = labels.first() else {
-        return Ok(());
-    };
-    if labels.iter().any(|&l| l != first) {
-        return Ok(());
-    }
-    let class = names
-        .and_then(|n| n.get(first as usize))
-        .map_or(first.to_string(), |n| crate::error::quoted(n));
-    let rows = match limit {
-        Some(n) => format!("the first {n} training rows (--train-limit {n})"),
-        None => "the training rows".to_string(),
-    };
-    let msg = format!("{rows} hold a single class ({class}); classification needs at least 2");
-    Err(AntError::data(path, msg))
-}
-
 /// Check the parameters, then read the data (paths relative to `cwd`) and check that
 /// training can start on it: what would stop training before its first epoch stops
 /// it here, before anything is written.
@@ -668,6 +641,7 @@ fn load(spec: &RunSpec, cwd: &Path) -> Result<(TestSide, Dataset)> {
         d.train_limit,
         &cwd.join(&d.path),
     )?;
+    warn_of_test_classes_not_trained(&source, &train, d.train_limit);
     let input = crate::train::check_training_data(&cfg, &train)?;
     // Checked here too, to name the file: a model that would not load is never trained.
     let norm = crate::normalise::Normalisation::from_data(&train, input, cfg.image_norm);
@@ -682,27 +656,6 @@ fn load(spec: &RunSpec, cwd: &Path) -> Result<(TestSide, Dataset)> {
     // A bad budget in the environment is refused before the run writes anything.
     crate::train::growth_cache_budget(0)?;
     Ok((source, train))
-}
-
-/// Warns when a test file (`test_data`) holds exactly the rows training takes (`train`,
-/// after its limit, in `member`'s order): its scores would be the training error's.
-fn warn_of_test_rows_trained_on(
-    source: &TestSide,
-    train: &Dataset,
-    member: Option<crate::Member>,
-    test_data: Option<&Path>,
-) {
-    let Some(path) = test_data else { return };
-    let test = match member {
-        Some(m) => std::borrow::Cow::Owned(m.rows(&source.test)),
-        None => std::borrow::Cow::Borrowed(&source.test),
-    };
-    // The same rows in any order (found by session 27's hostile pass: reordered, they
-    // were scored as new data).
-    if test.len() == train.len() && test.row_set_checksum() == train.row_set_checksum() {
-        let sum = train.checksum();
-        tracing::warn!("{}", crate::data::source::trained_rows_warning(path, &sum));
-    }
 }
 
 /// Refuses a width whose layers cannot fit in the memory this process may use (its

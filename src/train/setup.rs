@@ -166,7 +166,7 @@ pub(crate) fn train(
         let input = check_training_data(&cfg, &data)?;
         let _draws = crate::device::hold_draws_for_training(observer)?;
         let task = task_of(&data);
-        let (provenance, train, valid) = validation_rows(&cfg, data, observer);
+        let (provenance, train, valid) = validation_rows(&cfg, data, observer)?;
         let norm = Normalisation::from_data(&train, input, cfg.image_norm);
         // A model that would not load is never trained.
         norm.check_scales().map_err(|why| {
@@ -252,7 +252,7 @@ fn validation_rows(
     cfg: &TrainConfig,
     data: std::borrow::Cow<'_, Dataset>,
     observer: &mut dyn Observer,
-) -> (Provenance, Dataset, Dataset) {
+) -> Result<(Provenance, Dataset, Dataset)> {
     let rule = ValidSplit::for_training(cfg.valid_rows, cfg.valid_fraction, cfg.seed, &data);
     let (train_rows, valid_rows) = rule.rows(&data);
     let provenance = Provenance::library(&data, train_rows.len(), valid_rows.len(), rule);
@@ -263,7 +263,17 @@ fn validation_rows(
     if let Some(msg) = missing_classes_warning(&train, &valid, "validation", None) {
         observer.warning(&msg);
     }
-    (provenance, train, valid)
+    // Found by the second attack: `--valid-rows last` could leave one class to train on.
+    if let Targets::Classes { labels, .. } = &train.targets
+        && let Some(&first) = labels.first()
+        && labels.iter().all(|&l| l == first)
+    {
+        let msg = format!(
+            "the rows left for training once the validation rows are taken hold a single class ({first}); classification needs at least 2: take the validation rows another way (--valid-rows) or fewer of them (--valid-fraction)"
+        );
+        return Err(AntError::param(msg));
+    }
+    Ok((provenance, train, valid))
 }
 
 /// A warning when `set` (named `what`) lacks classes that `train` has: its scores then

@@ -1,0 +1,89 @@
+//! Checks of the rows a run trains and tests on, said before training starts: a single
+//! class left to train on, test classes no training row has, test rows that are the
+//! training rows.
+
+use std::path::Path;
+
+use crate::data::source::TestSide;
+use crate::data::{Dataset, Targets};
+use crate::error::{AntError, Result};
+
+/// Refuses training rows of a single class, naming the file, the class by its name and
+/// the `--train-limit` that left only it (found by session 27's hostile pass: the
+/// message gave a class index, and neither the file nor the limit).
+pub(super) fn check_two_classes(
+    train: &Dataset,
+    names: Option<&[String]>,
+    limit: Option<usize>,
+    path: &Path,
+) -> Result<()> {
+    let Targets::Classes { labels, .. } = &train.targets else {
+        return Ok(());
+    };
+    let Some(&first) = labels.first() else {
+        return Ok(());
+    };
+    if labels.iter().any(|&l| l != first) {
+        return Ok(());
+    }
+    let class = names
+        .and_then(|n| n.get(first as usize))
+        .map_or(first.to_string(), |n| crate::error::quoted(n));
+    let rows = match limit {
+        Some(n) => format!("the first {n} training rows (--train-limit {n})"),
+        None => "the training rows".to_string(),
+    };
+    let msg = format!("{rows} hold a single class ({class}); classification needs at least 2");
+    Err(AntError::data(path, msg))
+}
+
+/// Warns when the test set holds classes no training row has (the file's rows have
+/// them, the `--train-limit` left none): those samples can only be scored wrong (found
+/// by the second attack: scored without a word).
+pub(super) fn warn_of_test_classes_not_trained(
+    source: &TestSide,
+    train: &Dataset,
+    limit: Option<usize>,
+) {
+    let missing = source.test.classes_missing_from(train);
+    if missing.is_empty() {
+        return;
+    }
+    let names = source.class_names.as_deref();
+    let named: Vec<String> = missing
+        .iter()
+        .map(|&c| {
+            names
+                .and_then(|n| n.get(c))
+                .map_or(c.to_string(), |n| crate::error::quoted(n))
+        })
+        .collect();
+    let by = limit.map_or(String::new(), |n| {
+        format!(" (of the first {n}, --train-limit {n})")
+    });
+    tracing::warn!(
+        "the test set holds class {} that no training row{by} has: its samples can only be scored wrong",
+        named.join(", ")
+    );
+}
+
+/// Warns when a test file (`test_data`) holds exactly the rows training takes (`train`,
+/// after its limit, in `member`'s order): its scores would be the training error's.
+pub(super) fn warn_of_test_rows_trained_on(
+    source: &TestSide,
+    train: &Dataset,
+    member: Option<crate::Member>,
+    test_data: Option<&Path>,
+) {
+    let Some(path) = test_data else { return };
+    let test = match member {
+        Some(m) => std::borrow::Cow::Owned(m.rows(&source.test)),
+        None => std::borrow::Cow::Borrowed(&source.test),
+    };
+    // The same rows in any order (found by session 27's hostile pass: reordered, they
+    // were scored as new data).
+    if test.len() == train.len() && test.row_set_checksum() == train.row_set_checksum() {
+        let sum = train.checksum();
+        tracing::warn!("{}", crate::data::source::trained_rows_warning(path, &sum));
+    }
+}
