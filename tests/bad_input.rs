@@ -723,7 +723,13 @@ fn a_model_file_given_for_its_folder_names_the_folder() {
         &["tree.json: is a file", "the folder that holds it", s(m)],
     );
     let r = ant(&["inspect", "--model", s(&d)]);
-    assert_clean_error(&r, &["train.csv: is a file, not a model's folder"]);
+    assert_clean_error(&r, &["train.csv: is a file, not a model's or run's folder"]);
+    // Every command that takes a model's or run's folder (the second attack).
+    let folder = ["tree.json: is a file: give the folder that holds it", s(m)];
+    let svg = tree.with_file_name("c.svg");
+    let r = ant(&["curves", "--run", s(&tree), "--out", s(&svg)]);
+    assert_clean_error(&r, &folder);
+    assert_clean_error(&ant(&["train", "--resume", s(&tree)]), &folder);
 }
 
 /// A copy of the tiny model's directory (and its files) in `to`.

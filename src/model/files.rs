@@ -233,24 +233,38 @@ fn parse_tree_file(text: &[u8], tp: &Path) -> Result<TreeFile> {
     })
 }
 
+/// Refuses a file given where a model, run or ensemble folder is asked for, naming the
+/// folder when the file is one of a model's (`--model m/tree.json` had said only
+/// "m/tree.json/tree.json: Not a directory"; `curves --run`, `train --resume` and
+/// `--init-from` the same).
+pub(crate) fn check_is_a_folder(dir: &Path) -> Result<()> {
+    if !dir.is_file() {
+        return Ok(());
+    }
+    let folder = dir.parent().map(|p| {
+        if p.as_os_str().is_empty() {
+            Path::new(".")
+        } else {
+            p
+        }
+    });
+    let holds_a_model = |p: &Path| {
+        p.join(TREE_FILE).is_file()
+            || p.join(crate::file_names::ENSEMBLE_FILE).is_file()
+            || p.join(crate::file_names::CHECKPOINT_DIR).is_dir()
+    };
+    let msg = match folder.filter(|p| holds_a_model(p)) {
+        Some(p) => format!("is a file: give the folder that holds it ({})", p.display()),
+        None => "is a file, not a model's or run's folder (one that holds tree.json)".to_string(),
+    };
+    Err(AntError::data(dir, msg))
+}
+
 /// `tree.json` (checked) and the bytes of the weights file it belongs with, and that
 /// file's path. A save that switches the model meanwhile may remove the weights the
 /// `tree.json` read first names: the files are then read again.
 fn read_model_files(dir: &Path) -> Result<(TreeFile, std::path::PathBuf, Vec<u8>)> {
-    if dir.is_file() {
-        // `--model m/tree.json` had said only "m/tree.json/tree.json: Not a directory".
-        let folder = dir.parent().filter(|p| !p.as_os_str().is_empty());
-        let msg = match folder.map(|p| {
-            p.join(TREE_FILE).is_file() || p.join(crate::file_names::ENSEMBLE_FILE).is_file()
-        }) {
-            Some(true) => format!(
-                "is a file: a model is the folder that holds it ({})",
-                folder.unwrap_or(dir).display()
-            ),
-            _ => "is a file, not a model's folder (one that holds tree.json)".to_string(),
-        };
-        return Err(AntError::data(dir, msg));
-    }
+    check_is_a_folder(dir)?;
     let tp = dir.join(TREE_FILE);
     if !tp.exists() && dir.join(crate::file_names::CHECKPOINT_DIR).is_dir() {
         let msg = format!(

@@ -30,6 +30,7 @@ pub use evaluate::Evaluation;
 pub(crate) use evaluate::score;
 pub(crate) use files::FORMAT;
 pub(crate) use files::TREE_FILE;
+pub(crate) use files::check_is_a_folder;
 pub(crate) use inference::argmax_rows;
 pub use inference::{Inference, Predictions};
 pub use meta::{EstimatorRecord, LabelKind, ModelMeta};
@@ -52,6 +53,10 @@ pub(crate) fn start_model(
         return Ok(None);
     };
     let bad = |msg: &str| crate::error::AntError::data(dir, format!("--init-from: {msg}"));
+    files::check_is_a_folder(dir).map_err(|e| match e {
+        crate::error::AntError::Data { msg, .. } => bad(&msg),
+        e => e,
+    })?;
     if !dir.is_dir() {
         return Err(bad("no such directory"));
     }

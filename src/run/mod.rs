@@ -202,6 +202,7 @@ impl Run {
 
     /// The interrupted run in `out`, ready to continue where its checkpoints end.
     pub fn resume(out: &Path) -> Result<Run> {
+        crate::model::check_is_a_folder(out)?;
         let ckdir = out.join(CHECKPOINT_DIR);
         let path = ckdir.join(RUN_FILE);
         let text = crate::persist::read_bounded(&path, MAX_RUN_FILE_BYTES).map_err(|e| {

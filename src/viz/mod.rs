@@ -204,6 +204,7 @@ fn read_run(
     Vec<crate::observe::EpochRecord>,
     Option<crate::model::ModelMeta>,
 )> {
+    crate::model::check_is_a_folder(dir)?;
     if crate::ensemble::is_ensemble(dir) {
         let msg = format!(
             "is an ensemble: its members have the training records; draw one with `ant curves --run {}`",
