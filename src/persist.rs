@@ -21,27 +21,37 @@ use crate::error::{AntError, Result};
 /// Create `dir` and the folders above it. The OS says only "File exists" when a folder
 /// on the way is a link to nowhere; the error then names the link and where it points.
 pub(crate) fn create_dir_all(dir: &Path) -> Result<()> {
-    std::fs::create_dir_all(dir).map_err(|e| match link_to_nowhere_above(dir) {
-        Some((link, target)) => {
-            let why = format!(
-                "a link to {}, which does not exist: create that folder or remove the link",
-                target.display()
-            );
-            AntError::io(link, std::io::Error::new(e.kind(), why))
-        }
+    std::fs::create_dir_all(dir).map_err(|e| match what_blocks(dir) {
+        Some((at, why)) => AntError::io(at, std::io::Error::new(e.kind(), why)),
         None => AntError::io(dir, e),
     })
 }
 
-/// The deepest of `dir` and the folders above it that is a symbolic link whose target
-/// does not exist, with that target.
-fn link_to_nowhere_above(dir: &Path) -> Option<(PathBuf, PathBuf)> {
-    dir.ancestors()
-        .filter(|a| !a.as_os_str().is_empty())
-        .find_map(|a| {
-            let target = std::fs::read_link(a).ok()?;
-            (!a.exists()).then(|| (a.to_path_buf(), target))
-        })
+/// The deepest of `dir` and the folders above it that stops a folder being made there,
+/// and why: a link to nowhere (where it points, resolved from the link's own folder; a
+/// loop of links), or a file (the second attack: each was said as "File exists", "Not
+/// a directory", or as a target to create in the wrong folder).
+fn what_blocks(dir: &Path) -> Option<(PathBuf, String)> {
+    dir.ancestors().filter(|a| !a.as_os_str().is_empty()).find_map(|a| {
+        let meta = std::fs::symlink_metadata(a).ok()?;
+        let link = meta.file_type().is_symlink();
+        match (link, std::fs::metadata(a)) {
+            (true, Err(e)) => {
+                let target = std::fs::read_link(a).ok()?;
+                let resolved = parent_of(a).join(&target);
+                let why = match e.raw_os_error() == Some(40) || std::fs::symlink_metadata(&resolved).is_ok() {
+                    true => format!("a link to {}, which leads to no folder (a loop of links, or a link to a link to nowhere): remove the link", target.display()),
+                    false => format!("a link to {}, which does not exist: create that folder or remove the link", resolved.display()),
+                };
+                Some((a.to_path_buf(), why))
+            }
+            (_, Ok(m)) if !m.is_dir() => {
+                let what = if link { "a link to a file" } else { "a file" };
+                Some((a.to_path_buf(), format!("is {what}, not a folder: choose another path")))
+            }
+            _ => None,
+        }
+    })
 }
 
 /// Write `bytes` to `path` atomically.

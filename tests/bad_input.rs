@@ -663,6 +663,32 @@ fn an_output_under_a_link_to_nowhere_names_the_link() {
         !t.path().join("gone").exists(),
         "the link's target was made"
     );
+    // A loop of links, a link to a file, and a file on the way (the second attack).
+    let (a, b, file) = (t.path().join("a"), t.path().join("b"), t.path().join("f"));
+    std::os::unix::fs::symlink(&b, &a).unwrap();
+    std::os::unix::fs::symlink(&a, &b).unwrap();
+    std::fs::write(&file, "mine").unwrap();
+    let to_file = t.path().join("to-file");
+    std::os::unix::fs::symlink(&file, &to_file).unwrap();
+    let tab = [
+        "--preset",
+        "tabular",
+        "--target",
+        "y",
+        "--task",
+        "classification",
+    ];
+    for (out, says) in [
+        (a.join("x"), "which leads to no folder (a loop of links"),
+        (
+            to_file.join("x"),
+            "to-file: is a link to a file, not a folder",
+        ),
+        (file.join("x"), "f: is a file, not a folder"),
+    ] {
+        assert_clean_error(&train_into(&d, &out, &tab), &[says]);
+    }
+    assert_eq!(std::fs::read(&file).unwrap(), b"mine");
 }
 
 /// Found by session 27's hostile pass: `export --format onnx --out data.csv` replaced a
