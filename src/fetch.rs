@@ -695,6 +695,13 @@ fn fetch_file(
     progress: &mut dyn FetchProgress,
 ) -> Result<()> {
     let path = dir.join(f.name);
+    // Said before a download that could never be put in place (the second attack).
+    if std::fs::symlink_metadata(&path).is_ok_and(|m| m.is_dir()) {
+        return Err(AntError::data(
+            &path,
+            "is a folder where this file belongs: move it",
+        ));
+    }
     // A file in place that fails its check stays until a verified copy takes its
     // place; then it moves aside (it may be the user's own, not a damaged download).
     let mut failing = None;

@@ -561,6 +561,19 @@ fn an_unpacked_copy_that_fails_its_check_is_an_error_not_read_in_place_of_the_ve
     let unpacked = d.path().join("train-labels-idx1-ubyte");
     raw[100] ^= 1;
     std::fs::write(&unpacked, &raw).unwrap();
+    // A folder where a file belongs is said before any download (the second attack).
+    let folder = d.path().join("sub");
+    std::fs::create_dir_all(folder.join("t10k-labels-idx1-ubyte.gz")).unwrap();
+    for f in FILES.iter().filter(|f| !f.starts_with("t10k-labels")) {
+        std::fs::copy(root().join(f), folder.join(f)).unwrap();
+    }
+    let o = fetch(&folder, "http://127.0.0.1:9/");
+    let e = one_error(&o);
+    assert!(
+        e.contains("t10k-labels-idx1-ubyte.gz: is a folder where this file belongs"),
+        "{e}"
+    );
+    std::fs::remove_dir_all(&folder).unwrap();
     // Nothing needs downloading: no server.
     let o = fetch(d.path(), "http://127.0.0.1:9/");
     let e = one_error(&o);
