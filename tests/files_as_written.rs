@@ -111,6 +111,27 @@ fn the_librarys_warnings_reach_the_command_line() {
         "{}",
         stderr(&o)
     );
+    // Most of the training rows among others: said with their share, at training and
+    // after (the second attack: 49 of 50 training rows said nothing).
+    let mut most: Vec<&str> = lines.clone();
+    most.truncate(lines.len() - 3);
+    let overlap = t.path().join("overlap.csv");
+    std::fs::write(&overlap, most.join("\n") + "\n").unwrap();
+    let m = t.path().join("o");
+    let o = train(&data, &m, &["--target", "y", "--test-data", s(&overlap)]);
+    assert!(
+        stderr(&o)
+            .contains("overlap.csv: about 100% of its rows are rows the model was trained on"),
+        "{}",
+        stderr(&o)
+    );
+    let o = ant(&["eval", "--model", s(&m), "--data", s(&overlap)]);
+    assert!(
+        stderr(&o)
+            .contains("overlap.csv: about 100% of its rows are rows the model was trained on"),
+        "{}",
+        stderr(&o)
+    );
 }
 
 /// A model fitted through the library on rows whose columns were named `a`, `b`, as

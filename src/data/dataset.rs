@@ -301,26 +301,9 @@ impl Dataset {
     /// with the shape and the count: found by session 27's hostile pass, a test file of
     /// the training rows reordered was scored as new data.
     pub(crate) fn row_set_checksum(&self) -> String {
-        use md5::{Digest, Md5};
-        let w = self.sample_len();
-        let mut sum = 0u128;
-        let mut bytes = Vec::with_capacity(4 * (w + 1));
-        for i in 0..self.len() {
-            bytes.clear();
-            self.sample(i)
-                .iter()
-                .for_each(|v| bytes.extend_from_slice(&v.to_le_bytes()));
-            match &self.targets {
-                Targets::Classes { labels, .. } => {
-                    bytes.extend_from_slice(&labels[i].to_le_bytes())
-                }
-                Targets::Values { values, dim } => values[i * dim..(i + 1) * dim]
-                    .iter()
-                    .for_each(|v| bytes.extend_from_slice(&v.to_le_bytes())),
-            }
-            let digest: [u8; 16] = Md5::digest(&bytes).into();
-            sum = sum.wrapping_add(u128::from_le_bytes(digest));
-        }
+        let sum = super::row_sketch::row_digests(self)
+            .into_iter()
+            .fold(0u128, u128::wrapping_add);
         let classes = self
             .n_classes()
             .map_or("values".to_string(), |k| format!("{k} classes"));

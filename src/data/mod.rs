@@ -14,6 +14,8 @@ internal_mods! {
     detect;
     /// Whether a table's first row is a header.
     header;
+    /// Which rows of a file a model was trained on, when not all of them.
+    row_sketch;
     /// MNIST's IDX files.
     idx;
     /// MATLAB .mat files (SARCOS).

@@ -254,6 +254,18 @@ pub fn load_test_for(
 
 /// The warning for scores on `path` when its rows are exactly a model's training and
 /// validation rows (checksum `sum`): they say nothing of new data.
+/// The share of a file's rows that are training rows from which it is said.
+pub(crate) const TRAINED_SHARE: f64 = 0.2;
+
+/// The warning for a file of which `share` of the rows are training rows.
+pub(crate) fn trained_share_warning(path: &Path, share: f64) -> String {
+    format!(
+        "{}: about {:.0}% of its rows are rows the model was trained on: the scores say little of new data",
+        path.display(),
+        100.0 * share
+    )
+}
+
 pub(crate) fn trained_rows_warning(path: &Path, sum: &str) -> String {
     format!(
         "{}: these are the rows the model was trained on (its training and validation rows, checksum {sum}): the scores say nothing of new data",

@@ -124,6 +124,10 @@ pub struct Provenance {
     /// (absent in older models).
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub(crate) train_row_set: Option<String>,
+    /// [`super::row_sketch::sketch`] of the same rows: which rows of a file are among
+    /// them, when not all are (absent in older models).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub(crate) train_row_sketch: Option<String>,
     /// The ensemble this model is a member of: its training rows were put in the
     /// member's order before the validation rows were taken (see [`Member::rows`]).
     #[serde(default, skip_serializing_if = "Option::is_none")]
@@ -148,6 +152,7 @@ impl Provenance {
             valid_split: Some(valid_split),
             train_checksum: Some(data.checksum()),
             train_row_set: Some(data.row_set_checksum()),
+            train_row_sketch: Some(super::row_sketch::sketch(data)),
             member: None,
         }
     }

@@ -33,7 +33,17 @@ impl Ant {
             load_test_rows(path, &p.test_split, p.target.as_ref(), names, &trained)
                 .map_err(|e| self.not_its_kind_of_data(path).unwrap_or(e))?;
         self.check_fits_file(&test, path, true)?;
-        let warning = warning.or_else(|| self.trained_on_warning(&test, path));
+        let warning = match warning {
+            // Every row of another file is scored: say how many were trained on.
+            Some(other) => Some(match self.trained_share(&test) {
+                Some(share) => format!(
+                    "{other}; about {:.0}% of them are rows the model was trained on",
+                    100.0 * share
+                ),
+                None => other,
+            }),
+            None => self.trained_on_warning(&test, path),
+        };
         Ok((test, warning))
     }
 
@@ -73,7 +83,20 @@ impl Ant {
             (None, Some(m)) => m.rows(test).checksum() == *trained,
             (None, None) => test.checksum() == *trained,
         };
-        same.then(|| crate::data::source::trained_rows_warning(path, trained))
+        if same {
+            return Some(crate::data::source::trained_rows_warning(path, trained));
+        }
+        let share = self.trained_share(test)?;
+        Some(crate::data::source::trained_share_warning(path, share))
+    }
+
+    /// The share of `test`'s rows that are this model's training rows, when it is a
+    /// fifth or more (the second attack: 49 of 50 training rows, or a whole file most of
+    /// which was trained on, said nothing). Estimated from the model's sketch of them.
+    fn trained_share(&self, test: &Dataset) -> Option<f64> {
+        let sketch = self.meta().provenance.train_row_sketch.as_deref()?;
+        let share = crate::data::row_sketch::share_trained(sketch, test)?;
+        (share >= crate::data::source::TRAINED_SHARE).then_some(share)
     }
 
     /// Why `path` cannot hold this model's kind of input, when it plainly cannot: images

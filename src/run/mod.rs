@@ -635,7 +635,7 @@ fn load(spec: &RunSpec, cwd: &Path) -> Result<(TestSide, Dataset)> {
         Some(m) => m.rows(&train),
         None => train,
     };
-    warn_of_test_rows_trained_on(&source, &train, spec.member, d.test_data.as_deref());
+    warn_of_test_rows_trained_on(&source, &train, d.test_data.as_deref());
     check_two_classes(
         &train,
         source.class_names.as_deref(),

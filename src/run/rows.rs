@@ -67,23 +67,33 @@ pub(super) fn warn_of_test_classes_not_trained(
     );
 }
 
-/// Warns when a test file (`test_data`) holds exactly the rows training takes (`train`,
-/// after its limit, in `member`'s order): its scores would be the training error's.
+/// Warns when a test file (`test_data`) holds the rows training takes (`train`, after its
+/// limit), in any order, or when a fifth of its rows or more are among them: its scores
+/// would be (in part) the training error's.
 pub(super) fn warn_of_test_rows_trained_on(
     source: &TestSide,
     train: &Dataset,
-    member: Option<crate::Member>,
     test_data: Option<&Path>,
 ) {
     let Some(path) = test_data else { return };
-    let test = match member {
-        Some(m) => std::borrow::Cow::Owned(m.rows(&source.test)),
-        None => std::borrow::Cow::Borrowed(&source.test),
-    };
+    let test = &source.test;
     // The same rows in any order (found by session 27's hostile pass: reordered, they
-    // were scored as new data).
+    // were scored as new data), or many of them among others (its second attack).
     if test.len() == train.len() && test.row_set_checksum() == train.row_set_checksum() {
         let sum = train.checksum();
         tracing::warn!("{}", crate::data::source::trained_rows_warning(path, &sum));
+        return;
+    }
+    let trained: std::collections::HashSet<u128> = crate::data::row_sketch::row_digests(train)
+        .into_iter()
+        .collect();
+    let tested = crate::data::row_sketch::row_digests(test);
+    let share =
+        tested.iter().filter(|d| trained.contains(d)).count() as f64 / tested.len().max(1) as f64;
+    if share >= crate::data::source::TRAINED_SHARE {
+        tracing::warn!(
+            "{}",
+            crate::data::source::trained_share_warning(path, share)
+        );
     }
 }
