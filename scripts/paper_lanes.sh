@@ -23,4 +23,10 @@ lane mnist-a-ensemble-0 mnist-a-ensemble-2 mnist-a-ensemble-4 mnist-a-ensemble-6
     mnist-a-ensemble-eval table4-mnist-c-seed2 >>runs/results/lane-1.log 2>&1 &
 lane mnist-a-ensemble-1 mnist-a-ensemble-3 mnist-a-ensemble-5 mnist-a-ensemble-7 \
     mnist-a-ensemble-eval table4-mnist-b-no-transformer >>runs/results/lane-2.log 2>&1 &
+# carry/ is refreshed every 20 minutes while a lane runs, so that a session that ends
+# without `carry.sh save` still leaves its runs in the working tree.
+( while pgrep -f "scripts/results.sh" >/dev/null; do
+      sleep 1200
+      bash scripts/carry.sh save >/dev/null 2>&1 || true
+  done ) >/dev/null 2>&1 &
 echo "lanes started: tail -f runs/results/lane-1.log runs/results/lane-2.log"
