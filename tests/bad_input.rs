@@ -462,54 +462,39 @@ fn labels_that_mean_something_else_and_an_empty_test_set() {
     );
     // A table's class by its name.
     let csv = t.path().join("sorted.csv");
-    let rows: String = (0..60)
-        .map(|i| format!("{i},{}\n", ["a", "b"][usize::from(i >= 50)]))
-        .collect();
-    std::fs::write(&csv, format!("x,y\n{rows}")).unwrap();
-    let tab = [
-        "--preset",
-        "tabular",
-        "--target",
-        "y",
-        "--task",
-        "classification",
-    ];
-    let mut args = tab.to_vec();
-    args.extend(["--train-limit", "20"]);
+    let r = train_labels(
+        &csv,
+        60,
+        |i| ["a", "b"][usize::from(i >= 50)],
+        &["--train-limit", "20"],
+    );
     assert_clean_error(
-        &train(&csv, &args),
+        &r,
         &["sorted.csv", "(--train-limit 20) hold a single class ('a')"],
     );
     // Test classes the limited rows lack are said (the second attack).
-    let rows: String = (0..120)
-        .map(|i| {
-            format!(
-                "{i},{}\n",
-                if i < 60 {
-                    ["a", "b"][i % 2]
-                } else {
-                    ["a", "b", "c"][i % 3]
-                }
-            )
-        })
-        .collect();
-    std::fs::write(&csv, format!("x,y\n{rows}")).unwrap();
-    let mut args = tab.to_vec();
-    args.extend(["--train-limit", "40"]);
-    let r = train(&csv, &args);
+    let label = |i: usize| {
+        if i < 60 {
+            ["a", "b"][i % 2]
+        } else {
+            ["a", "b", "c"][i % 3]
+        }
+    };
+    let r = train_labels(&csv, 120, label, &["--train-limit", "40"]);
     let e = String::from_utf8_lossy(&r.stderr);
-    assert!(r.status.success() && e.contains("the test set holds class 'c' that no training row (of the first 40, --train-limit 40) has"), "{e}");
+    let says =
+        "the test set holds class 'c' that no training row (of the first 40, --train-limit 40) has";
+    assert!(r.status.success() && e.contains(says), "{e}");
     // The validation rows taken last can leave one class too (the second attack).
-    let rows: String = (0..80)
-        .map(|i| format!("{i},{}\n", if i < 50 { "a" } else { ["a", "b"][i % 2] }))
-        .collect();
-    std::fs::write(&csv, format!("x,y\n{rows}")).unwrap();
-    let mut args = tab.to_vec();
-    args.extend(["--valid-rows", "last", "--valid-fraction", "0.5"]);
-    assert_clean_error(
-        &train(&csv, &args),
-        &["rows left for training once the validation rows are taken hold a single class"],
+    let label = |i: usize| if i < 50 { "a" } else { ["a", "b"][i % 2] };
+    let r = train_labels(
+        &csv,
+        80,
+        label,
+        &["--valid-rows", "last", "--valid-fraction", "0.5"],
     );
+    let says = "rows left for training once the validation rows are taken hold a single class";
+    assert_clean_error(&r, &[says]);
     // A test label that no training sample has.
     let mut test = two();
     test[8 + 5] = 2;
@@ -539,6 +524,28 @@ fn labels_that_mean_something_else_and_an_empty_test_set() {
     let mut args = table.to_vec();
     args.extend(["--test-fraction", "0.1"]);
     assert!(train(&csv, &args).status.success());
+}
+
+/// `ant train` (quick) on a table `x,y` of `n` rows whose labels `label(i)` gives,
+/// written to `csv`, with `extra` flags.
+fn train_labels(
+    csv: &Path,
+    n: usize,
+    label: impl Fn(usize) -> &'static str,
+    extra: &[&str],
+) -> Output {
+    let rows: String = (0..n).map(|i| format!("{i},{}\n", label(i))).collect();
+    std::fs::write(csv, format!("x,y\n{rows}")).unwrap();
+    let mut args = vec![
+        "--preset",
+        "tabular",
+        "--target",
+        "y",
+        "--task",
+        "classification",
+    ];
+    args.extend_from_slice(extra);
+    train(csv, &args)
 }
 
 /// `ant train` into `out` with a quick schedule.
