@@ -301,9 +301,12 @@ impl Dataset {
     /// with the shape and the count: found by session 27's hostile pass, a test file of
     /// the training rows reordered was scored as new data.
     pub(crate) fn row_set_checksum(&self) -> String {
-        let sum = super::row_sketch::row_digests(self)
-            .into_iter()
-            .fold(0u128, u128::wrapping_add);
+        self.row_set_checksum_of(&super::row_sketch::row_digests(self))
+    }
+
+    /// [`Dataset::row_set_checksum`] from the rows' digests already computed.
+    pub(crate) fn row_set_checksum_of(&self, digests: &[u128]) -> String {
+        let sum = digests.iter().fold(0u128, |a, &d| a.wrapping_add(d));
         let classes = self
             .n_classes()
             .map_or("values".to_string(), |k| format!("{k} classes"));

@@ -38,9 +38,15 @@ fn smallest(digests: &[u128]) -> Vec<u64> {
 
 /// A training set's sketch as `tree.json` keeps it: its row count, then its smallest
 /// row hashes in hexadecimal.
+#[cfg(test)]
 pub(crate) fn sketch(d: &Dataset) -> String {
-    let hashes: String = smallest(&row_digests(d)).iter().map(|h| format!("{h:016x}")).collect();
-    format!("{} {hashes}", d.len())
+    sketch_of(&row_digests(d))
+}
+
+/// [`sketch`] from the rows' digests already computed.
+pub(crate) fn sketch_of(digests: &[u128]) -> String {
+    let hashes: String = smallest(digests).iter().map(|h| format!("{h:016x}")).collect();
+    format!("{} {hashes}", digests.len())
 }
 
 /// The estimated share of `test`'s distinct rows that are rows of the training set

@@ -124,7 +124,7 @@ pub struct Provenance {
     /// (absent in older models).
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub(crate) train_row_set: Option<String>,
-    /// [`super::row_sketch::sketch`] of the same rows: which rows of a file are among
+    /// [`super::row_sketch::sketch_of`] of the same rows: which rows of a file are among
     /// them, when not all are (absent in older models).
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub(crate) train_row_sketch: Option<String>,
@@ -142,6 +142,8 @@ impl Provenance {
         n_valid: usize,
         valid_split: ValidSplit,
     ) -> Self {
+        // Each row read once for both records of the rows.
+        let digests = super::row_sketch::row_digests(data);
         Provenance {
             data: String::new(),
             test_split: TestSplit::Unknown,
@@ -151,8 +153,8 @@ impl Provenance {
             target: None,
             valid_split: Some(valid_split),
             train_checksum: Some(data.checksum()),
-            train_row_set: Some(data.row_set_checksum()),
-            train_row_sketch: Some(super::row_sketch::sketch(data)),
+            train_row_set: Some(data.row_set_checksum_of(&digests)),
+            train_row_sketch: Some(super::row_sketch::sketch_of(&digests)),
             member: None,
         }
     }
