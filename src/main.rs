@@ -5,6 +5,7 @@ use std::process::ExitCode;
 
 use ant::AntError;
 use clap::Parser;
+use clap::error::ErrorKind;
 
 /// A line on stderr. Unlike `eprintln!`, a closed stderr (`ant train 2>&1 | head -1`)
 /// does not panic: the message is dropped and the command goes on.
@@ -22,8 +23,10 @@ fn main() -> ExitCode {
     // A write beyond `ulimit -f` is then a failed write, reported, not a silent death.
     ant::file_size_limit_is_an_error();
     cli::log::init();
-    let cli = cli::args::Cli::parse();
-    let res = cli::run(cli.cmd);
+    let res = match cli::args::Cli::try_parse() {
+        Ok(cli) => cli::run(cli.cmd),
+        Err(e) => return clap_exit(&e),
+    };
     match res {
         Ok(()) => ExitCode::SUCCESS,
         Err(AntError::InvalidParam {
@@ -42,4 +45,24 @@ fn main() -> ExitCode {
             ExitCode::from(2)
         }
     }
+}
+
+/// What clap's own answers end with: help and the version go to stdout, which is
+/// checked first as every command's is (`ant --help 1<file` had printed nothing with
+/// success); usage errors print as clap writes them, with exit 2.
+fn clap_exit(e: &clap::Error) -> ExitCode {
+    let to_stdout = matches!(e.kind(), ErrorKind::DisplayHelp | ErrorKind::DisplayVersion);
+    if to_stdout && let Err(err) = ant::export::check_stdout() {
+        note!("error: {err}");
+        return ExitCode::from(2);
+    }
+    // A reader that has gone (`ant --help | head -1`) ends the output quietly.
+    if let Err(err) = e.print()
+        && to_stdout
+        && err.kind() != std::io::ErrorKind::BrokenPipe
+    {
+        note!("error: <stdout>: {err}");
+        return ExitCode::from(2);
+    }
+    ExitCode::from(u8::try_from(e.exit_code()).unwrap_or(2))
 }

@@ -41,9 +41,38 @@ pub(crate) fn rename_exchange(a: &Path, b: &Path) -> Option<std::io::Result<()>>
     }
 }
 
+/// Whether descriptor 1 was closed when the process started (`ant ... >&-`), recorded
+/// by [`RECORD_STDOUT`] before Rust's runtime opens `/dev/null` in its place, after which
+/// a closed stdout would look like `>/dev/null` (session 27's hostile pass).
+static STDOUT_CLOSED_AT_START: std::sync::atomic::AtomicBool =
+    std::sync::atomic::AtomicBool::new(false);
+
+#[cfg(all(target_os = "linux", target_env = "gnu"))]
+extern "C" fn record_stdout() {
+    // SAFETY: F_GETFD only reads the descriptor's flags; it fails on a closed one.
+    let closed = unsafe { libc::fcntl(libc::STDOUT_FILENO, libc::F_GETFD) } == -1;
+    STDOUT_CLOSED_AT_START.store(closed, std::sync::atomic::Ordering::Relaxed);
+}
+
+/// The loader runs the functions of `.init_array` before `main`, hence before Rust's
+/// runtime sanitises the standard descriptors.
+#[cfg(all(target_os = "linux", target_env = "gnu"))]
+#[used]
+// SAFETY: `.init_array` holds pointers to functions of no arguments, which this is.
+#[unsafe(link_section = ".init_array")]
+static RECORD_STDOUT: extern "C" fn() = record_stdout;
+
 /// Whether stdout is open for writing: Rust's stdout swallows `EBADF`, so output to
 /// a closed stdout, or to one opened for reading (`1<file`), would vanish with success.
 pub(crate) fn stdout_writable() -> std::io::Result<()> {
+    #[cfg(all(target_os = "linux", target_env = "gnu"))]
+    {
+        // Naming the hook links it into every binary that checks stdout.
+        std::hint::black_box(RECORD_STDOUT);
+        if STDOUT_CLOSED_AT_START.load(std::sync::atomic::Ordering::Relaxed) {
+            return Err(std::io::Error::other("closed"));
+        }
+    }
     #[cfg(unix)]
     {
         // SAFETY: F_GETFL only reads the descriptor's flags.

@@ -62,8 +62,10 @@ fn kernels_and_foreign_calls_stay_behind_their_doors() {
         let code = code(&f);
         let inside_ops = under(&f, "ops");
         for word in ["extern \"C\"", "tch::", "torch_sys", "cpu_conv::"] {
+            // os.rs may define a hook the loader calls (`.init_array`), nothing more.
+            let os_hook = word == "extern \"C\"" && under(&f, "os.rs");
             assert!(
-                inside_ops || !names(&code, word),
+                inside_ops || os_hook || !names(&code, word),
                 "{} names `{word}` outside src/ops/",
                 f.display()
             );

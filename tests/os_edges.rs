@@ -1,6 +1,7 @@
 //! What the operating system can throw at the command line: a reader that goes away
-//! (`ant predict ... | head -1`), a closed stderr, a stdout open for reading, paths that are not UTF-8, and a
-//! `--width` no memory could hold. Each ends cleanly, never with a panic or an abort.
+//! (`ant predict ... | head -1`), a closed stderr, a closed stdout or one open for
+//! reading, paths that are not UTF-8, and a `--width` no memory could hold. Each ends
+//! cleanly, never with a panic or an abort.
 
 use std::ffi::OsStr;
 use std::os::unix::ffi::OsStrExt;
@@ -133,6 +134,49 @@ fn a_closed_stdout_or_stderr_ends_quietly() {
             stderr(&o)
         );
     }
+}
+
+/// Session 27's leftovers: a closed stdout (`>&-`), which Rust's runtime fills with
+/// `/dev/null` before `main`, and clap's own `--help` and `--version`, which printed
+/// into a stdout open only for reading with success.
+#[test]
+fn a_closed_stdout_and_clap_answers_are_refused_too() {
+    let t = tempfile::tempdir().unwrap();
+    let data = table(t.path(), OsStr::new("train.csv"), 60);
+    let out = t.path().join("out");
+    let mut args = vec![OsStr::new("-c"), OsStr::new(r#"exec "$0" "$@" >&-"#)];
+    args.push(OsStr::new(env!("CARGO_BIN_EXE_ant")));
+    args.extend(quick_train(data.as_os_str(), out.as_os_str()));
+    let o = Command::new("sh").args(&args).output().unwrap();
+    assert_eq!(o.status.code(), Some(2), "{}", stderr(&o));
+    assert!(stderr(&o).contains("<stdout>: closed"), "{}", stderr(&o));
+    assert!(!out.exists(), "refused before any work");
+    // `>/dev/null` is a stdout that works: the same training succeeds.
+    let o = Command::new(env!("CARGO_BIN_EXE_ant"))
+        .args(quick_train(data.as_os_str(), out.as_os_str()))
+        .stdout(Stdio::null())
+        .output()
+        .unwrap();
+    assert!(o.status.success(), "{}", stderr(&o));
+    for flag in ["--help", "--version"] {
+        let o = Command::new(env!("CARGO_BIN_EXE_ant"))
+            .arg(flag)
+            .stdout(std::fs::File::open(&data).unwrap())
+            .output()
+            .unwrap();
+        assert_eq!(o.status.code(), Some(2), "{flag}: {}", stderr(&o));
+        assert!(
+            stderr(&o).contains("open only for reading"),
+            "{}",
+            stderr(&o)
+        );
+        let o = run(&[OsStr::new(flag)]);
+        assert!(o.status.success() && !o.stdout.is_empty(), "{flag}");
+    }
+    // A usage error is still clap's, with its exit status 2.
+    let o = run(&[OsStr::new("train"), OsStr::new("--no-such-flag")]);
+    assert_eq!(o.status.code(), Some(2));
+    assert!(stderr(&o).contains("--no-such-flag"), "{}", stderr(&o));
 }
 
 #[test]

@@ -46,8 +46,14 @@ impl Floats<'_> {
                 })
             })
             .collect::<PyResult<Vec<f32>>>()?;
-        if let Some((j, why)) = seen.and_then(|(seen, _)| seen.too_small()) {
-            return Err(PyValueError::new_err(format!("{what}: column {j}: {why}")));
+        if let Some((seen, _)) = seen {
+            if let Some((j, why)) = seen.too_small() {
+                return Err(PyValueError::new_err(format!("{what}: column {j}: {why}")));
+            }
+            // As a table's column: trained as a constant, and said (`warnings.rs`).
+            for (j, why) in seen.flattened() {
+                tracing::warn!("{what}: column {j}: {why}");
+            }
         }
         Ok(values)
     }

@@ -10,6 +10,7 @@ use pyo3::prelude::*;
 
 use crate::errors::{load_error, to_py};
 use crate::model::{Model, parse_device};
+use crate::warnings::detached;
 
 /// Whether `dir` holds an ensemble (its `ensemble.json`).
 #[pyfunction]
@@ -21,9 +22,7 @@ pub fn is_ensemble(dir: PathBuf) -> bool {
 #[pyfunction]
 pub fn load_ensemble(py: Python<'_>, dir: PathBuf, device: &str) -> PyResult<Vec<Model>> {
     let (choice, dev) = parse_device(device)?;
-    let ens = py
-        .detach(|| Ensemble::load(&dir, &dev))
-        .map_err(load_error)?;
+    let ens = detached(py, || Ensemble::load(&dir, &dev)).map_err(load_error)?;
     let members = ens.into_members().into_iter().map(|ant| Model {
         ant,
         device: choice,
@@ -36,8 +35,10 @@ pub fn load_ensemble(py: Python<'_>, dir: PathBuf, device: &str) -> PyResult<Vec
 #[pyfunction]
 pub fn save_ensemble(py: Python<'_>, dir: PathBuf, members: Vec<Bound<'_, Model>>) -> PyResult<()> {
     let models: Vec<Ant> = members.iter().map(|m| m.get().ant.clone()).collect();
-    py.detach(|| Ensemble::from_members(models, dir.clone())?.save(&dir))
-        .map_err(to_py)
+    detached(py, || {
+        Ensemble::from_members(models, dir.clone())?.save(&dir)
+    })
+    .map_err(to_py)
 }
 
 /// Checks that `members` are members 0 to n-1 of one ensemble, of one task, input,

@@ -15,6 +15,7 @@ use crate::errors::to_py;
 use crate::model::{Model, parse_device};
 use crate::observer::PyObserver;
 use crate::params::params_from;
+use crate::warnings::detached;
 
 /// What a model fitted here records as its data (`provenance.data`; a CLI run records
 /// its data file).
@@ -116,7 +117,7 @@ fn train(
         data = m.rows(&data);
     }
     let mut observer = PyObserver::new(events);
-    let fitted = py.detach(|| {
+    let fitted = detached(py, || {
         // One training at a time in a process: the library waits for the one before,
         // answering Ctrl-C (the observer's should_stop).
         Ant::fit(params, &data, &dev, &mut observer)

@@ -11,6 +11,7 @@
 //! | `model` | the `Model` class: predictions, reach probabilities, files, pickling |
 //! | `ensemble` | ensemble directories |
 //! | `errors` | `AntError` -> Python exceptions |
+//! | `warnings` | the crate's warnings -> the `ant` logger |
 
 mod data;
 mod ensemble;
@@ -19,6 +20,7 @@ mod fit;
 mod model;
 mod observer;
 mod params;
+mod warnings;
 
 use pyo3::prelude::*;
 use pyo3::types::PyDict;
@@ -37,6 +39,7 @@ fn choices(py: Python<'_>) -> PyResult<Bound<'_, PyDict>> {
 
 #[pymodule]
 fn _ant(m: &Bound<'_, PyModule>) -> PyResult<()> {
+    warnings::install();
     m.add_class::<model::Model>()?;
     m.add_function(wrap_pyfunction!(fit::fit_classifier, m)?)?;
     m.add_function(wrap_pyfunction!(fit::fit_regressor, m)?)?;

@@ -13,6 +13,7 @@ use pyo3::types::{PyBytes, PyDict};
 
 use crate::data::{Floats, Reading, samples, unlabelled};
 use crate::errors::{load_error, to_py};
+use crate::warnings::detached;
 
 #[pyclass(module = "ant._ant", name = "Model", frozen)]
 pub struct Model {
@@ -51,7 +52,7 @@ impl Model {
     #[staticmethod]
     fn load(py: Python<'_>, dir: PathBuf, device: &str) -> PyResult<Model> {
         let (choice, dev) = parse_device(device)?;
-        let ant = py.detach(|| Ant::load(&dir, &dev)).map_err(load_error)?;
+        let ant = detached(py, || Ant::load(&dir, &dev)).map_err(load_error)?;
         Ok(Model {
             ant,
             device: choice,
@@ -62,8 +63,7 @@ impl Model {
     /// directory's lock): a directory holding a model is replaced only with `overwrite`.
     #[pyo3(signature = (dir, overwrite=false))]
     fn save(&self, py: Python<'_>, dir: PathBuf, overwrite: bool) -> PyResult<()> {
-        py.detach(|| ant::saved::save(&self.ant, &dir, overwrite))
-            .map_err(to_py)
+        detached(py, || ant::saved::save(&self.ant, &dir, overwrite)).map_err(to_py)
     }
 
     /// The model of `tree.json`'s bytes and the weights file's bytes.
@@ -108,7 +108,7 @@ impl Model {
         } else {
             Inference::MultiPath
         };
-        let p = py.detach(|| self.ant.predict(&data, mode)).map_err(to_py)?;
+        let p = detached(py, || self.ant.predict(&data, mode)).map_err(to_py)?;
         let leaf: Vec<u64> = p.leaf.iter().map(|&l| l as u64).collect();
         Ok((matrix(py, p.values, p.k), leaf.into_pyarray(py)))
     }
@@ -121,9 +121,7 @@ impl Model {
         x: Floats<'py>,
     ) -> PyResult<Bound<'py, PyArray2<f32>>> {
         let data = unlabelled(samples(&x, Reading::Prediction)?)?;
-        let reach = py
-            .detach(|| self.ant.node_reach_per_sample(&data))
-            .map_err(to_py)?;
+        let reach = detached(py, || self.ant.node_reach_per_sample(&data)).map_err(to_py)?;
         Ok(matrix(py, reach, self.ant.topology().nodes.len()))
     }
 

@@ -202,6 +202,23 @@ def test_columns_whose_spread_float32_cannot_hold_are_refused(iris):
     ant.ANTRegressor(**SMALL).fit(X, 1e3 + 10 * X[:, 0])
 
 
+def test_a_column_float32_makes_constant_is_said_in_the_ant_logger(iris, caplog):
+    """Session 27's leftover: a column whose values differ only below float32's
+    precision trains as a constant; the command line said so, Python said nothing. The
+    crate's warnings now reach the `ant` logger, as training's warnings do."""
+    X, y = iris
+    X = X.astype(np.float64).copy()
+    X[:, 1] = 0.3 + np.where(np.arange(len(X)) % 2 == 0, 0.0, 1e-9)
+    with caplog.at_level("WARNING", logger="ant"):
+        ant.ANTClassifier(**SMALL).fit(X, y)
+    said = [r.getMessage() for r in caplog.records if r.name == "ant"]
+    assert any("X: column 1: " in m and "trained as a constant" in m for m in said), said
+    caplog.clear()
+    with caplog.at_level("WARNING", logger="ant"):
+        ant.ANTClassifier(**SMALL).fit(iris[0], y)
+    assert not [r for r in caplog.records if "constant" in r.getMessage()]
+
+
 def test_reach_of_inputs_beyond_float32_arithmetic_is_refused(fitted):
     """Found by session 25's hostile pass: `predict` refused a row whose prediction is
     not finite, while `path_proba` and `leaf_proba` returned NaN for it."""

@@ -1,4 +1,4 @@
-//! MATLAB level-5 MAT-files, enough to read real numeric matrices.
+//! MATLAB level-5 MAT-files, enough to read real numeric matrices (level 4: [`v4`]).
 //!
 //! A file is a 128-byte header (descriptive text, subsystem offset, version
 //! 0x0100, endian indicator "IM" little / "MI" big) followed by data elements.
@@ -100,17 +100,22 @@ pub fn read_mat(path: &Path) -> Result<Vec<MatMatrix>> {
     parse_mat(&bytes, path)
 }
 
-/// Whether `bytes` look like a MAT-file of level 5 or later: its header text starts
+/// Whether `bytes` look like a MAT-file: of level 5 or later, its header text starts
 /// "MATLAB " and names a "MAT-file" (the format's own convention; [`parse_mat`] then
 /// checks the rest, and names v7.3's HDF5 files as such: found by session 27's hostile
 /// pass, they were read as text).
+/// Level-4 files, which have no header, are recognised by their records ([`v4`]).
 pub fn is_mat(bytes: &[u8]) -> bool {
     let text = &bytes[..bytes.len().min(116)];
     bytes.starts_with(b"MATLAB ") && text.windows(8).any(|w| w == b"MAT-file")
+        || v4::is_v4(bytes)
 }
 
 /// Parses MAT-file bytes already in memory; `path` only names the file in errors.
 pub fn parse_mat(bytes: &[u8], path: &Path) -> Result<Vec<MatMatrix>> {
+    if v4::is_v4(bytes) {
+        return v4::parse_v4(bytes, path);
+    }
     let big_endian = parse_header(bytes, path)?;
     let ctx = Ctx { path, big_endian };
     let mut out = Vec::new();
@@ -455,3 +460,4 @@ impl<'a> Elements<'a, '_, '_> {
 
 #[cfg(test)]
 pub(crate) mod tests;
+mod v4;

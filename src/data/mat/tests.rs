@@ -372,3 +372,48 @@ fn malformed_elements() {
         "unexpected data element type 15",
     );
 }
+
+/// A level-4 record: `mopt` type, a `rows` x `cols` matrix of `values` (bytes, column
+/// by column) named `name`.
+fn v4_record(big_endian: bool, mopt: u32, rows: u32, cols: u32, name: &str, values: &[u8]) -> Vec<u8> {
+    let w = Writer { big_endian };
+    let mut b = Vec::new();
+    for v in [mopt, rows, cols, 0, name.len() as u32 + 1] {
+        b.extend_from_slice(&w.u32(v));
+    }
+    b.extend_from_slice(name.as_bytes());
+    b.push(0);
+    b.extend_from_slice(values);
+    b
+}
+
+/// Session 27's hostile pass: level-4 files (`savemat(format='4')`) were read as text.
+#[test]
+fn level_4_files_are_read_in_either_byte_order() {
+    for big_endian in [false, true] {
+        let m = u32::from(big_endian) * 1000;
+        let f64s: Vec<u8> = [1.0f64, 2.0, 3.0, 4.0, 5.0, 6.0]
+            .iter()
+            .flat_map(|v| if big_endian { v.to_be_bytes() } else { v.to_le_bytes() })
+            .collect();
+        let mut file = v4_record(big_endian, m, 2, 3, "X", &f64s);
+        // A text matrix is skipped, as level 5's char arrays are.
+        file.extend(v4_record(big_endian, m + 1, 1, 2, "s", &[0; 16]));
+        file.extend(v4_record(big_endian, m + 50, 1, 3, "y", &[7, 8, 9]));
+        assert!(is_mat(&file), "big endian: {big_endian}");
+        let ms = parse(&file).unwrap();
+        assert_eq!(ms.len(), 2);
+        assert_eq!((ms[0].name.as_str(), ms[0].rows, ms[0].cols), ("X", 2, 3));
+        // Column-major on disk, row-major here.
+        assert_eq!(ms[0].data, [1.0, 3.0, 5.0, 2.0, 4.0, 6.0]);
+        assert_eq!((ms[1].class, ms[1].data.as_slice()), (MatClass::UInt8, &[7.0, 8.0, 9.0][..]));
+        // One byte short, or one too many, and the records no longer tile the file.
+        assert!(!is_mat(&file[..file.len() - 1]));
+        let mut longer = file.clone();
+        longer.push(0);
+        assert!(!is_mat(&longer));
+    }
+    for text in [&b"1,2,3\n4,5,6\n"[..], b"", &[0; 40]] {
+        assert!(!is_mat(text), "{text:?}");
+    }
+}
