@@ -7,12 +7,14 @@ use ant::AntError;
 use clap::Parser;
 use clap::error::ErrorKind;
 
-/// A line on stderr. Unlike `eprintln!`, a closed stderr (`ant train 2>&1 | head -1`)
+/// A line on stderr, kept one line ([`cli::log::one_line`]: a name's line break is
+/// written as `\n`). Unlike `eprintln!`, a closed stderr (`ant train 2>&1 | head -1`)
 /// does not panic: the message is dropped and the command goes on.
 macro_rules! note {
     ($($arg:tt)*) => {{
         use std::io::Write as _;
-        let _ = writeln!(std::io::stderr(), $($arg)*);
+        let line = $crate::cli::log::one_line(&format!($($arg)*));
+        let _ = writeln!(std::io::stderr(), "{line}");
     }};
 }
 

@@ -19,13 +19,18 @@ pub struct Normalisation {
     /// Regression targets are standardised with these (empty for classification).
     pub y_mean: Vec<f32>,
     pub y_std: Vec<f32>,
+    /// The training inputs' standard deviation, per channel (images) or feature, to
+    /// tell inputs on another scale at prediction ([`Normalisation::warn_of_another_scale`];
+    /// empty in models saved before).
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub x_spread: Vec<f32>,
 }
 
 impl Normalisation {
     /// Statistics of `data` for inputs of shape `shape`, images scaled as `images` says.
     pub fn from_data(data: &Dataset, shape: Shape, images: ImageNorm) -> Normalisation {
         let n = data.len().max(1);
-        let (x_mean, x_std) = match shape {
+        let (x_mean, x_std, x_spread) = match shape {
             Shape::Image { c, h, w } => {
                 let hw = h * w;
                 let (mut sum, mut sq) = (vec![0f64; c], vec![0f64; c]);
@@ -39,18 +44,22 @@ impl Normalisation {
                 }
                 let count = (n * hw) as f64;
                 let mean: Vec<f64> = sum.iter().map(|s| s / count).collect();
+                let spread: Vec<f64> = (0..c)
+                    .map(|ch| (sq[ch] / count - mean[ch] * mean[ch]).max(0.0).sqrt())
+                    .collect();
                 let std = match images {
                     ImageNorm::Mean => vec![1.0; c],
-                    ImageNorm::MeanStd => (0..c)
-                        .map(|ch| {
-                            let var = (sq[ch] / count - mean[ch] * mean[ch]).max(0.0);
-                            divisor(var.sqrt(), mean[ch])
-                        })
-                        .collect(),
+                    ImageNorm::MeanStd => (0..c).map(|ch| divisor(spread[ch], mean[ch])).collect(),
                 };
-                (mean.iter().map(|&m| m as f32).collect(), std)
+                let spread = spread.iter().map(|&s| s as f32).collect();
+                (mean.iter().map(|&m| m as f32).collect(), std, spread)
             }
-            Shape::Flat { d } => column_stats(&data.x, d),
+            Shape::Flat { d } => {
+                let (mean, spread) = column_moments(&data.x, d);
+                let std = spread.iter().zip(&mean).map(|(&s, &m)| divisor(s, m)).collect();
+                let as_f32 = |v: Vec<f64>| v.into_iter().map(|x| x as f32).collect();
+                (as_f32(mean), std, as_f32(spread))
+            }
         };
         let (y_mean, y_std) = match &data.targets {
             Targets::Values { values, dim } => column_stats(values, *dim),
@@ -61,6 +70,7 @@ impl Normalisation {
             x_std,
             y_mean,
             y_std,
+            x_spread,
         }
     }
 
@@ -99,6 +109,13 @@ impl Normalisation {
 }
 
 fn column_stats(v: &[f32], d: usize) -> (Vec<f32>, Vec<f32>) {
+    let (mean, spread) = column_moments(v, d);
+    let std = spread.iter().zip(&mean).map(|(&s, &m)| divisor(s, m));
+    (mean.iter().map(|&m| m as f32).collect(), std.collect())
+}
+
+/// Each column's mean and standard deviation, in f64.
+fn column_moments(v: &[f32], d: usize) -> (Vec<f64>, Vec<f64>) {
     let n = (v.len() / d.max(1)).max(1) as f64;
     let mut mean = vec![0f64; d];
     for row in v.chunks(d) {
@@ -113,8 +130,8 @@ fn column_stats(v: &[f32], d: usize) -> (Vec<f32>, Vec<f32>) {
             .enumerate()
             .for_each(|(j, &x)| var[j] += (x as f64 - mean[j]).powi(2));
     }
-    let std = var.iter().zip(&mean).map(|(s, &m)| divisor((s / n).sqrt(), m));
-    (mean.iter().map(|&m| m as f32).collect(), std.collect())
+    let spread = var.iter().map(|s| (s / n).sqrt()).collect();
+    (mean, spread)
 }
 
 /// What a column of spread `std` around `mean` (both computed in f64) is divided by:
@@ -141,6 +158,80 @@ fn standardise_in_place(v: &mut [f32], d: usize, mean: &[f32], std: &[f32]) {
             .enumerate()
             .for_each(|(j, x)| *x = (*x - mean[j]) / std[j]);
     }
+}
+
+/// Inputs whose spread is this many times smaller or larger than the training inputs'
+/// are on another scale: pixels in 0..255 against 0..1 differ 255 times, while a batch
+/// of similar samples rarely varies 20 times less than a whole training set.
+const OTHER_SCALE: f64 = 20.0;
+/// Fewer samples than this say too little about their spread.
+const MIN_SAMPLES_FOR_SCALE: usize = 8;
+
+impl Normalisation {
+    /// Warns when inputs `x` (samples of shape `shape`, not yet normalised) vary on
+    /// another scale than the training inputs did, by the median over channels (images)
+    /// or varying features of their spread's ratio to training's. Session 28's hostile
+    /// pass: images fitted as floats in 0..255 and given as bytes (read as 0..1) were
+    /// predicted without a word, 37.5% right against 12%. Said once per process.
+    pub(crate) fn warn_of_another_scale(&self, x: &[f32], shape: Shape) {
+        let per_sample = shape.numel().max(1);
+        if self.x_spread.is_empty() || x.len() / per_sample < MIN_SAMPLES_FOR_SCALE {
+            return;
+        }
+        let spread = match shape {
+            Shape::Image { c, h, w } => channel_spread(x, c, h * w),
+            Shape::Flat { d } => column_moments(x, d).1,
+        };
+        let mut ratios: Vec<f64> = spread
+            .iter()
+            .zip(&self.x_spread)
+            .filter(|(_, t)| t.is_normal())
+            .map(|(&s, &t)| s / f64::from(t))
+            .collect();
+        if ratios.is_empty() {
+            return;
+        }
+        ratios.sort_by(f64::total_cmp);
+        let r = ratios[ratios.len() / 2];
+        if (1.0 / OTHER_SCALE..=OTHER_SCALE).contains(&r) {
+            return;
+        }
+        let how = match r < 1.0 {
+            true => format!("{:.3} times less", 1.0 / r),
+            false => format!("{r:.3} times more"),
+        };
+        static SAID: std::sync::Mutex<Vec<String>> = std::sync::Mutex::new(Vec::new());
+        let msg = format!(
+            "the inputs vary {how} than the training inputs did (the median over their {}): are they on the training inputs' scale (pixels in 0..255 against 0..1, other units)? If not, the predictions mean little",
+            match shape {
+                Shape::Image { .. } => "channels",
+                Shape::Flat { .. } => "features",
+            }
+        );
+        let mut said = SAID.lock().unwrap_or_else(std::sync::PoisonError::into_inner);
+        if !said.contains(&msg) {
+            tracing::warn!("{msg}");
+            said.push(msg);
+        }
+    }
+}
+
+/// Each channel's standard deviation over the samples `x` (`c` planes of `hw` values).
+fn channel_spread(x: &[f32], c: usize, hw: usize) -> Vec<f64> {
+    let (mut sum, mut sq, mut count) = (vec![0f64; c], vec![0f64; c], 0f64);
+    for s in x.chunks(c * hw) {
+        for (ch, plane) in s.chunks(hw).enumerate() {
+            sum[ch] += plane.iter().map(|&v| f64::from(v)).sum::<f64>();
+            sq[ch] += plane.iter().map(|&v| f64::from(v) * f64::from(v)).sum::<f64>();
+        }
+        count += hw as f64;
+    }
+    (0..c)
+        .map(|ch| {
+            let mean = sum[ch] / count.max(1.0);
+            (sq[ch] / count.max(1.0) - mean * mean).max(0.0).sqrt()
+        })
+        .collect()
 }
 
 /// Below this a standard deviation is no divisor: training divides by any spread f32
@@ -252,6 +343,7 @@ mod tests {
                 labels: vec![0, 1, 0, 1],
                 n_classes: 2,
             },
+            class_names: None,
         };
         let shape = Shape::Image { c, h, w };
         let raw = channel_stats(&data.x, c, h * w);

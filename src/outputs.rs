@@ -122,7 +122,7 @@ fn check_not_owned(out: &Path, resolved: &Path, exists: bool) -> Result<()> {
 
 /// Writes the file output `out` atomically (stdout for `-`), once [`check`]ed against
 /// `inputs`. `endings` are the name endings of the format written (`["onnx"]`,
-/// `["csv", "jsonl"]`): an existing file is replaced only when its name ends so.
+/// `["csv"]`): the name must end so, or have no ending.
 pub(crate) fn write_file(out: &Path, bytes: &[u8], inputs: &[Input], endings: &[&str]) -> Result<()> {
     if is_stdout(out) {
         return write_stdout(bytes);
@@ -151,30 +151,33 @@ pub fn write_stdout(bytes: &[u8]) -> Result<()> {
     }
 }
 
-/// Refuses to replace an existing file whose name (through a link, the file it leads
-/// to) ends as another kind of file does: `--out data.csv` of an ONNX export never
-/// turns a table into a model. A name without an ending says no kind (an earlier
-/// `--out model` of the same command), and a new file may have any name.
+/// Refuses a file output whose name (through a link, the file it leads to) ends as
+/// another kind of file does: `--out data.csv` of an ONNX export never turns a table
+/// into a model, and `plot --out t.svg --format png` never writes a PNG under an SVG's
+/// name (session 28's hostile pass: written once, the same command was then refused).
+/// A name without an ending says no kind; endings compare in any case (`T.SVG`).
 fn check_replaces_its_kind(target: &Path, out: &Path, endings: &[&str]) -> Result<()> {
     let exists = std::fs::metadata(target).is_ok_and(|m| m.is_file());
     let ending = target
         .extension()
         .map(|e| e.to_string_lossy().to_ascii_lowercase());
-    let Some(ending) = ending.filter(|e| exists && !endings.contains(&e.as_str())) else {
+    let Some(ending) = ending.filter(|e| !endings.contains(&e.as_str())) else {
         return Ok(());
     };
-    let kind = endings.iter().map(|e| format!(".{e}")).collect::<Vec<_>>();
-    let what = match target == out {
-        true => "exists".to_string(),
-        false => format!("leads to {}, which exists", target.display()),
-    };
-    Err(AntError::data(
-        out,
-        format!(
-            "{what}, and its name ends in .{ending}, not {}: an output replaces only a file of the kind it writes; choose such a name, or remove the file",
-            kind.join(" or ")
+    let kind = endings.iter().map(|e| format!(".{e}")).collect::<Vec<_>>().join(" or ");
+    let msg = match (exists, target == out) {
+        (false, _) => format!(
+            "its name ends in .{ending}, but the output is a {kind} file: choose a name ending in {kind}, or one without an ending"
         ),
-    ))
+        (true, same) => format!(
+            "{}, and its name ends in .{ending}, not {kind}: an output replaces only a file of the kind it writes; choose such a name, or remove the file",
+            match same {
+                true => "exists".to_string(),
+                false => format!("leads to {}, which exists", target.display()),
+            }
+        ),
+    };
+    Err(AntError::data(out, msg))
 }
 
 /// Checks the file outputs a command names after the one it was given (an ensemble's

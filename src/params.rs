@@ -410,10 +410,13 @@ impl AntParams {
 /// Training computes in f32: a float flag must be a finite f32 (1e40 is infinite there,
 /// 1e-50 zero).
 fn check_floats(c: &AntParams) -> crate::Result<()> {
+    // Normal f32 values: the range the message gives is the range accepted (session
+    // 28's hostile pass: a subnormal 1e-40 trained), and a value is echoed in
+    // scientific notation (1e-300 was echoed as 300 digits).
     let lr32 = c.lr as f32;
-    if !(c.lr.is_finite() && c.lr > 0.0 && lr32.is_finite() && lr32 > 0.0) {
+    if !(c.lr.is_finite() && lr32.is_normal() && lr32 > 0.0) {
         let reason = format!(
-            "must be a positive number that f32 holds ({:e} to {:e}), got {}",
+            "must be a positive number that f32 holds ({:e} to {:e}), got {:e}",
             f32::MIN_POSITIVE,
             f32::MAX,
             c.lr
@@ -426,7 +429,7 @@ fn check_floats(c: &AntParams) -> crate::Result<()> {
     ] {
         if !(w.is_finite() && w >= 0.0 && (w as f32).is_finite()) {
             let reason = format!(
-                "must be a number >= 0 that f32 holds (at most {:e}), got {w}",
+                "must be a number >= 0 that f32 holds (at most {:e}), got {w:e}",
                 f32::MAX
             );
             return Err(AntError::invalid(name, reason));
@@ -460,6 +463,72 @@ fn check_uses(c: &AntParams) -> crate::Result<()> {
         }
     }
     Ok(())
+}
+
+impl AntParams {
+    /// Refuses an option set to other than its default where this run does nothing with
+    /// it (session 28's hostile pass: `--image-norm` on table rows, `--width` of a conv
+    /// preset and growth's options of a baseline were accepted, recorded and unused,
+    /// while `--augment` of table rows was refused). Checked when a run starts, not when a
+    /// saved model loads or a run resumes: those were started before.
+    pub(crate) fn check_has_effect(&self) -> crate::Result<()> {
+        match self.without_effect().into_iter().next() {
+            Some((name, why)) => {
+                let reason = format!("does nothing here: it {why}; leave it out");
+                Err(AntError::invalid(name, reason))
+            }
+            None => Ok(()),
+        }
+    }
+
+    /// The options set to other than their defaults that this run does nothing with,
+    /// and what each does. The command line refuses them ([`Self::check_has_effect`]); a library
+    /// fit warns of them, since scikit-learn's tools set parameters in bulk (a grid over
+    /// presets keeps one `width`), as its estimators ignore what does not apply.
+    pub(crate) fn without_effect(&self) -> Vec<(&'static str, String)> {
+        let d = AntParams::new(self.preset);
+        let grows = self.baseline.is_none();
+        self.option_uses(&d, grows)
+            .into_iter()
+            .filter(|(_, given, used, _)| *given && !used)
+            .map(|(name, _, _, why)| (name, why))
+            .collect()
+    }
+
+    /// Each option that only some runs use: whether it differs from `d`'s (the
+    /// defaults), whether this run uses it, and what it does.
+    fn option_uses(&self, d: &AntParams, grows: bool) -> [(&'static str, bool, bool, String); 10] {
+        let images = self.preset.wants_images();
+        let routes = grows && self.ablation != Ablation::NoRouter;
+        let images_only = format!("applies to images: preset {} reads table rows", self.preset);
+        let routing = match grows {
+            true => "routes samples: --ablation no-router grows no routers",
+            false => "routes samples: a baseline has no routers",
+        };
+        let width = match self.baseline {
+            Some(Baseline::Linear) => "sizes hidden layers: the linear baseline has none".to_string(),
+            _ => format!("sizes FC layers: preset {}'s modules are convolutions", self.preset),
+        };
+        let fc_width = !(grows && images) && self.baseline != Some(Baseline::Linear);
+        let no_growth = |what: &str| format!("{what}: a baseline does not grow");
+        [
+            ("image_norm", self.image_norm != d.image_norm, images, images_only.clone()),
+            ("pool_rule", self.pool_rule != d.pool_rule, images, images_only),
+            ("width", self.width != d.width, fc_width, width),
+            ("accept", self.accept != d.accept, grows, no_growth("decides growth")),
+            ("init", self.init != d.init, grows, no_growth("starts growth's modules")),
+            ("epochs_node", self.epochs_node != d.epochs_node, grows, no_growth("trains growth's candidates")),
+            (
+                "max_depth",
+                self.max_depth != d.max_depth,
+                grows || self.baseline == Some(Baseline::Cnn),
+                no_growth("bounds growth and the cnn baseline"),
+            ),
+            ("router_init", self.router_init != d.router_init, routes, routing.into()),
+            ("router_balance", self.router_balance != d.router_balance, routes, routing.into()),
+            ("router_confidence", self.router_confidence != d.router_confidence, routes, routing.into()),
+        ]
+    }
 }
 
 /// The paper's patience: growth candidates (and baselines) stop after 5 epochs without a
@@ -579,6 +648,8 @@ mod tests {
         assert_eq!(name(p().with_router_confidence(1e39)), "router_confidence");
         assert_eq!(name(p().with_lr(1e40)), "lr");
         assert_eq!(name(p().with_lr(1e-50)), "lr");
+        // A subnormal in f32, outside the range the message gives.
+        assert_eq!(name(p().with_lr(1e-40)), "lr");
         // Image augmentation on a table does nothing: refused.
         let table = AntParams::new(Preset::Tabular);
         assert_eq!(

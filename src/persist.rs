@@ -74,7 +74,21 @@ pub fn write_atomic(path: &Path, bytes: &[u8]) -> Result<()> {
     }
     sync_dir(dir);
     step();
+    remove_stale_temp_files(path);
     Ok(())
+}
+
+/// Removes what killed writes of `path` left beside it (`.NAME.PID.tmp` of processes
+/// that are gone): session 28's hostile pass found a `kill -9`'d predict's 44 MB
+/// temporary file kept through later writes of the same output. Best effort: the file
+/// itself is already written.
+fn remove_stale_temp_files(path: &Path) {
+    let Some(name) = path.file_name().map(|n| n.to_string_lossy().into_owned()) else {
+        return;
+    };
+    let stem = temp_stem(&name);
+    let ours = |target: &str| target == stem;
+    let _ = remove_stale_temps(parent_of(path), ours);
 }
 
 /// The bytes of the file `path`, at most `limit` of them: what a format allows. A file
@@ -155,7 +169,18 @@ pub fn remove_dir_atomic(dir: &Path) -> Result<()> {
 /// into a temporary directory beside it, which is then renamed to `dir` (which must not
 /// exist).
 pub fn create_dir_atomic(dir: &Path, files: &[(&str, &[u8])]) -> Result<()> {
-    staged(dir, files, |tmp| std::fs::rename(tmp, dir))?;
+    staged(dir, files, |tmp| {
+        std::fs::rename(tmp, dir).map_err(|e| match e.kind() {
+            // Another process made `dir` since it was checked (two exports to one
+            // folder at once: session 28's hostile pass got "Directory not empty").
+            std::io::ErrorKind::DirectoryNotEmpty | std::io::ErrorKind::AlreadyExists => {
+                std::io::Error::other(
+                    "was made by another command meanwhile; this one replaced nothing: run it again to replace that",
+                )
+            }
+            _ => e,
+        })
+    })?;
     sync_dir(parent_of(dir));
     step();
     Ok(())

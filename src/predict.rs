@@ -99,9 +99,20 @@ pub enum Format {
 }
 
 impl Format {
-    /// From an output file name: `.jsonl` or `.csv`.
+    /// The ending of the format's file names.
+    pub fn ending(self) -> &'static str {
+        match self {
+            Format::Csv => "csv",
+            Format::JsonLines => "jsonl",
+        }
+    }
+
+    /// From an output file name: `.jsonl` or `.csv` (in any case).
     pub fn of(path: &Path) -> Result<Format> {
-        match path.extension().and_then(|e| e.to_str()) {
+        let ending = path
+            .extension()
+            .map(|e| e.to_string_lossy().to_ascii_lowercase());
+        match ending.as_deref() {
             Some("jsonl") => Ok(Format::JsonLines),
             Some("csv") => Ok(Format::Csv),
             _ => {

@@ -419,14 +419,36 @@ fn a_run_keeps_its_grown_model_and_plot_draws_it() {
     let before = tree(&out.join("grown"));
     assert!(before.contains("ant-model-1"));
     std::fs::write(out.join("grown").join("notes.txt"), "mine").unwrap();
-    let o = train(&["--baseline", "linear", "--force"], &out);
+    let o = common::ant_with(
+        "train --preset tabular --target y --task classification --refine-epochs 4",
+        &[
+            "--data",
+            common::s(&data),
+            "--out",
+            common::s(&out),
+            "--baseline",
+            "linear",
+            "--force",
+        ],
+    );
     assert_eq!(o.status.code(), Some(2), "{}", stderr(&o));
     assert!(stderr(&o).contains("notes.txt"), "{}", stderr(&o));
     assert_eq!(tree(&out.join("grown")), before);
     assert!(ant::Ant::load(&out, &dev).is_ok());
     std::fs::remove_file(out.join("grown").join("notes.txt")).unwrap();
     // A baseline replacing the run (--force) leaves no grown model of another run.
-    let o = train(&["--baseline", "linear", "--force"], &out);
+    let o = common::ant_with(
+        "train --preset tabular --target y --task classification --refine-epochs 4",
+        &[
+            "--data",
+            common::s(&data),
+            "--out",
+            common::s(&out),
+            "--baseline",
+            "linear",
+            "--force",
+        ],
+    );
     assert!(o.status.success(), "{}", stderr(&o));
     assert!(
         !out.join("grown").exists(),

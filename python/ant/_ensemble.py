@@ -47,7 +47,15 @@ class _ANTEnsembleBase(BaseEstimator):
     def _member_estimator(self):
         if self.estimator is None:
             return self._default_estimator()
+        self._check_member_kind(self.estimator, "estimator")
         return clone(self.estimator)
+
+    def _check_member_kind(self, member, what):
+        """A member of this ensemble's kind (an ``ANTClassifier`` for a classifier
+        ensemble): another raised a bare ``AttributeError`` after all of training."""
+        kind = type(self._default_estimator())
+        if not isinstance(member, kind):
+            raise TypeError(f"{what} must be an {kind.__name__} for {type(self).__name__}, got {type(member).__name__}")
 
     def fit(self, X, y, callback=None):
         """Trains the members: one after the other (``backend="sequential"``), or as
@@ -81,7 +89,13 @@ class _ANTEnsembleBase(BaseEstimator):
         """The fitted ensemble of ``members``: members 0 to n-1 of one ensemble, as
         ``fit_member`` or ``ant.ray.fit_members`` fit them."""
         members = list(members)
-        ens = cls(estimator=clone(members[0]), n_members=len(members))
+        if not members:
+            raise ValueError("from_members needs the fitted members of an ensemble, got none")
+        ens = cls(n_members=len(members))
+        for k, m in enumerate(members):
+            ens._check_member_kind(m, f"member {k}")
+            check_is_fitted(m)
+        ens.estimator = clone(members[0])
         ens._set_members(members)
         return ens
 

@@ -48,7 +48,8 @@ pub fn fit_classifier(
     let data = dataset(
         samples(&x, Reading::Training)?,
         classes(&y, class_names.len())?,
-    )?;
+    )?
+    .with_class_names(&class_names);
     let mut model = train(py, params_from(params)?, device, data, member, events)?;
     model.ant.set_class_names(class_names).map_err(to_py)?;
     set_record(&mut model, record)?;

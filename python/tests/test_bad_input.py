@@ -322,3 +322,50 @@ def test_yes_no_arguments_take_only_bools(fitted, iris, tmp_path):
             assert (tmp_path / "m" / "tree.json").read_bytes() == before
     calls[("save", "overwrite")](np.True_)
     assert (tmp_path / "m" / "tree.json").read_bytes() != before
+
+
+def test_ensemble_misuse_is_a_clear_error(iris, fitted):
+    """Session 28's hostile pass: these raised IndexError or AttributeError (after all
+    of training, for a regressor in a classifier ensemble)."""
+    from sklearn.exceptions import NotFittedError
+
+    X, y = iris
+    with pytest.raises(ValueError, match="got none"):
+        ant.ANTEnsembleClassifier.from_members([])
+    with pytest.raises(NotFittedError):
+        ant.ANTEnsembleClassifier.from_members([ant.ANTClassifier()])
+    with pytest.raises(TypeError, match="member 0 must be an ANTClassifier"):
+        ant.ANTEnsembleClassifier.from_members([ant.ANTRegressor()])
+    with pytest.raises(TypeError, match="estimator must be an ANTRegressor"):
+        ant.ANTEnsembleRegressor(ant.ANTClassifier(**SMALL), n_members=2).fit(X, y)
+    with pytest.raises(ValueError, match="must be members 0 to 1 of one ensemble, each once"):
+        ant.ANTEnsembleClassifier.from_members([fitted, fitted])
+
+
+def test_a_blank_label_is_refused(iris):
+    """Session 28's hostile pass: a class '' trained from Python, which a table reads as
+    a missing label (`ant eval` refused its rows, `ant predict` wrote empty cells)."""
+    X, y = iris
+    labels = np.array(["", "x", "y"])[y]
+    with pytest.raises(ValueError, match="blank"):
+        ant.ANTClassifier(**SMALL).fit(X, labels)
+
+
+def test_a_parameter_that_does_nothing_is_said_and_pixels_on_another_scale_too(digits, caplog):
+    """Session 28's hostile pass. A parameter a fit does nothing with (`width` of a conv
+    preset) is said, not refused: scikit-learn's tools set parameters in bulk. Images
+    fitted in 0..255 and given in 0..1 (bytes) were predicted without a word."""
+    X, y = digits
+    clf = ant.ANTClassifier(preset="mnist-c", width=16, epochs_node=1, refine_epochs=1, max_depth=1, batch_size=64)
+    with caplog.at_level("WARNING", logger="ant"):
+        clf.fit((X * 255).astype(np.float32), y)
+    said = " ".join(r.getMessage() for r in caplog.records)
+    assert "parameter width does nothing here" in said, said
+    caplog.clear()
+    with caplog.at_level("WARNING", logger="ant"):
+        clf.predict((X * 255).astype(np.float32))
+    assert "inputs vary" not in " ".join(r.getMessage() for r in caplog.records)
+    with caplog.at_level("WARNING", logger="ant"):
+        clf.predict((X * 255).astype(np.uint8))
+    said = " ".join(r.getMessage() for r in caplog.records)
+    assert "the inputs vary 25" in said and "times less" in said, said

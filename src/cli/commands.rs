@@ -269,7 +269,7 @@ fn predict(a: PredictArgs) -> Result<()> {
     };
     match &a.output {
         Some(o) => {
-            let endings = ["csv", "jsonl"];
+            let endings = [format.ending()];
             ant::export::write_output(o, text.as_bytes(), &endings, &a.model, Some(&a.input))?;
             note!("{n} predictions written to {}", o.display());
         }

@@ -65,8 +65,28 @@ where
             Level::INFO => "note",
             Level::DEBUG | Level::TRACE => "debug",
         };
-        write!(w, "{word}: ")?;
-        ctx.field_format().format_fields(w.by_ref(), event)?;
-        writeln!(w)
+        let mut message = String::new();
+        ctx.field_format()
+            .format_fields(Writer::new(&mut message), event)?;
+        writeln!(w, "{word}: {}", one_line(&message))
     }
+}
+
+/// `text` on one line: a line break or other control character (from a file's name or
+/// a cell of it) is written as its escape, `\n` or `\u{7}` (session 28's hostile
+/// pass: a file name holding a newline split an error into two `error:` lines, the
+/// second naming a file that does not exist). Every line the command writes to stderr
+/// goes through here.
+pub(crate) fn one_line(text: &str) -> String {
+    let mut out = String::with_capacity(text.len());
+    for c in text.chars() {
+        match c {
+            '\n' => out.push_str("\\n"),
+            '\r' => out.push_str("\\r"),
+            '\t' => out.push_str("\\t"),
+            c if c.is_control() => out.push_str(&format!("\\u{{{:x}}}", c as u32)),
+            c => out.push(c),
+        }
+    }
+    out
 }

@@ -137,7 +137,9 @@ fn train_run(run: Run, device: &Device, choice: ComputeDevice) -> Result<()> {
     let mut obs = Fanout(vec![&mut bars, &mut records]);
     let done = run.train(device, &mut obs)?;
     let (model, ev) = (&done.model, &done.evaluation);
-    note!("{}", model.topology().outline().trim_end());
+    for line in model.topology().outline().lines() {
+        note!("{line}");
+    }
     let score = |v: f64| match model.task().is_classification() {
         true => format!("{v:.4}% error"),
         false => format!("{} MSE", significant(v)),

@@ -98,6 +98,7 @@ pub fn read_batch(path: &Path) -> Result<Dataset> {
             labels,
             n_classes: CIFAR_CLASSES,
         },
+        class_names: None,
     })
 }
 
@@ -137,6 +138,7 @@ pub fn load_cifar_dir(dir: &Path) -> Result<(Dataset, Dataset)> {
             labels,
             n_classes: CIFAR_CLASSES,
         },
+        class_names: None,
     };
     let test_path = root.join(TEST_FILE);
     let test = read_batch(&test_path)?;

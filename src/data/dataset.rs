@@ -16,6 +16,10 @@ pub struct Dataset {
     pub(crate) x: Vec<f32>,
     pub(crate) sample_shape: Vec<usize>,
     pub(crate) targets: Targets,
+    /// The classes' labels, by class index, when known (a table's, Python's): what
+    /// messages about classes say (session 28's hostile pass: labels 1, 2, 3 were
+    /// called "class 0, 1").
+    pub(crate) class_names: Option<std::sync::Arc<[String]>>,
 }
 
 /// What each sample should predict.
@@ -89,7 +93,7 @@ const VALID_STREAM: u64 = 1;
 /// Number of rows of `n` that `fraction` selects: `round(fraction * n)`.
 ///
 /// Panics unless `fraction` is in `[0, 1]` (callers validate user input first).
-fn fraction_count(fraction: f64, n: usize) -> usize {
+pub(crate) fn fraction_count(fraction: f64, n: usize) -> usize {
     assert!(
         (0.0..=1.0).contains(&fraction),
         "split fraction must be in [0, 1], got {fraction}"
@@ -128,7 +132,22 @@ impl Dataset {
             x,
             sample_shape,
             targets,
+            class_names: None,
         })
+    }
+
+    /// The same samples, their classes labelled `names` (by class index).
+    pub fn with_class_names(mut self, names: &[String]) -> Dataset {
+        self.class_names = Some(names.into());
+        self
+    }
+
+    /// Class `c` as a message names it: its label quoted, else its index.
+    pub(crate) fn class_label(&self, c: usize) -> String {
+        match self.class_names.as_deref().and_then(|n| n.get(c)) {
+            Some(name) => crate::error::quoted(name),
+            None => c.to_string(),
+        }
     }
 
     /// The features, row-major: `len() * sample_shape().iter().product()` values.
@@ -193,6 +212,7 @@ impl Dataset {
             x: gather_rows(&self.x, self.sample_len(), indices),
             sample_shape: self.sample_shape.clone(),
             targets: self.targets.subset(indices),
+            class_names: self.class_names.clone(),
         }
     }
 

@@ -80,3 +80,17 @@ pub(crate) fn header_of_column_numbers(
     }
     fresh
 }
+
+/// Warns that a header of names (on `line`) in a file of a model trained without names
+/// is skipped and its columns read by position: names in another order than the
+/// training file's columns would be read silently wrong (session 28's hostile pass: a
+/// header `pw,pl,sw,sl,y` naming reordered columns changed every prediction; Python's
+/// estimators warn of the same).
+pub(crate) fn warn_of_names_read_by_position(path: &Path, line: usize, names: &[impl AsRef<str>]) {
+    let names: Vec<&str> = names.iter().map(|n| n.as_ref().trim()).collect();
+    tracing::warn!(
+        "{}: line {line} ({}) is a header, but the model was trained on a table without one, so its columns are read by position, as the training file's were: if they are in another order, the results are wrong",
+        path.display(),
+        names.join(",")
+    );
+}

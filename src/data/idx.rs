@@ -260,6 +260,7 @@ pub fn load_idx_dir(dir: &Path) -> Result<(Dataset, Dataset)> {
             labels: s.labels,
             n_classes,
         },
+        class_names: None,
     };
     Ok((to_dataset(train), to_dataset(test)))
 }

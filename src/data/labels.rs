@@ -92,6 +92,15 @@ pub(crate) fn index_of_names(
 /// Class names given from outside a table (Python's labels) must each be a label, and
 /// distinct as labels: a saved model reads a table's labels by their keys.
 pub fn check_class_names(names: &[String]) -> std::result::Result<(), String> {
+    // A blank cell of a table is a missing label, so such a class could never be
+    // scored or read back (session 28's hostile pass: a Python class '' trained, then
+    // `ant eval` refused its rows and `ant predict` wrote empty predictions).
+    if let Some(blank) = names.iter().find(|n| n.trim().is_empty()) {
+        return Err(format!(
+            "the label {} is blank, which a table reads as a missing label: give the class a name",
+            quoted(blank)
+        ));
+    }
     let keys = column_keys(names.iter().map(String::as_str))
         .map_err(|(_, why)| format!("the label {why}"))?;
     let mut first: HashMap<&str, &str> = Default::default();
@@ -303,6 +312,16 @@ mod tests {
         assert!(e.contains("labels '1' and '01' are one class"), "{e}");
         let e = check_class_names(&names(&["caf\u{e9}", "cafe\u{301}"])).unwrap_err();
         assert!(e.contains("one class"), "{e}");
+        assert!(
+            check_class_names(&names(&["", "x"]))
+                .unwrap_err()
+                .contains("blank")
+        );
+        assert!(
+            check_class_names(&names(&["x", " "]))
+                .unwrap_err()
+                .contains("blank")
+        );
         let e = check_class_names(&names(&["0", "nan"])).unwrap_err();
         assert!(e.contains("not finite"), "{e}");
         assert!(check_class_names(&names(&["sup", "inf"])).is_ok());

@@ -48,7 +48,10 @@ pub fn parse_sarcos(bytes: &[u8], path: &Path, training: bool) -> Result<Dataset
         if table.n_cols() != SARCOS_COLS {
             return Err(AntError::data(
                 path,
-                format!("found {} columns, expected {SARCOS_COLS}", table.n_cols()),
+                format!(
+                    "found {} columns, expected SARCOS's {SARCOS_COLS} (21 inputs, 7 torques: a file without --target is read as SARCOS; a table of your own needs --target)",
+                    table.n_cols()
+                ),
             ));
         }
         parse_f64(&table, path)?
@@ -95,6 +98,7 @@ pub fn parse_sarcos(bytes: &[u8], path: &Path, training: bool) -> Result<Dataset
             values,
             dim: SARCOS_OUTPUTS,
         },
+        class_names: None,
     };
     ds.check_finite(path)?;
     Ok(ds)

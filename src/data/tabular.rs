@@ -383,6 +383,9 @@ pub(crate) fn parse_labelled(
     let header = has_header.then(|| t.row_strings(0));
     if let (None, Some(h)) = (&spec.columns, &header) {
         super::columns::check_unique(h, t.line(0), path)?;
+        if spec.index.is_some() {
+            super::header::warn_of_names_read_by_position(path, t.line(0), h);
+        }
     }
     let rows = data_rows(&t, has_header, path)?;
     // Features first: a bad feature cell is reported before a bad target cell.
@@ -490,7 +493,8 @@ pub(crate) fn parse_features(
     // Only the feature columns decide whether the first row is a header: the
     // target column may hold text labels.
     let first = t.row_strings(0);
-    let has_header = first_row_is_header(&first, is_feature)
+    let named = first_row_is_header(&first, is_feature);
+    let has_header = named
         || header_of_column_numbers(
             path,
             t.line(0),
@@ -498,6 +502,9 @@ pub(crate) fn parse_features(
             |j| !is_feature(j),
             spec.is_none_or(|s| s.read_fresh()),
         );
+    if named && spec.is_some() {
+        super::header::warn_of_names_read_by_position(path, t.line(0), &first);
+    }
     let rows = data_rows(&t, has_header, path)?;
     let kept = keep_columns(t, is_feature);
     let header = has_header.then(|| kept.row_strings(0));

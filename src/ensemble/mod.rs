@@ -98,7 +98,7 @@ impl Ensemble {
         let n = members.len();
         let not_members = || {
             let reason = format!(
-                "the {n} models are not members 0 to {} of one ensemble",
+                "must be members 0 to {} of one ensemble, each once (as `ant train --ensemble {n} --member K` trains them); these {n} models are not",
                 n.max(1) - 1
             );
             AntError::invalid("members", reason)

@@ -97,6 +97,9 @@ impl Ant {
         device: &Device,
         observer: &mut dyn Observer,
     ) -> Result<Ant> {
+        for (name, why) in params.without_effect() {
+            tracing::warn!("parameter {name} does nothing here, and is ignored: it {why}");
+        }
         let start = start_model(&params, device)?;
         let data = std::borrow::Cow::Borrowed(data);
         Self::from_training(crate::train::train(
@@ -283,6 +286,9 @@ impl Ant {
     }
 
     fn normalised_inputs(&self, data: &Dataset, input: Shape) -> Repr {
+        self.meta
+            .normalisation
+            .warn_of_another_scale(&data.x, input);
         let x = self.meta.normalisation.apply_x(&data.x, input);
         Repr::from_vec(x, data.len(), input, &self.device)
     }

@@ -37,7 +37,10 @@ use crate::train::{Checkpoints, FailedWrite};
 mod file;
 mod rows;
 pub(crate) use file::os_path;
-use rows::{check_two_classes, warn_of_test_classes_not_trained, warn_of_test_rows_trained_on};
+use rows::{
+    check_read_as_sarcos, check_two_classes, warn_of_test_classes_not_trained,
+    warn_of_test_rows_trained_on,
+};
 internal_use!(file::{DataChecksums, RunFile});
 
 pub(crate) use crate::file_names::{
@@ -120,6 +123,9 @@ impl Run {
     /// a finished model; bad parameters and unreadable data are errors before anything
     /// is written.
     pub fn start(out: &Path, spec: RunSpec, existing: Existing) -> Result<Run> {
+        // The parameters' own errors first (a clash names both options).
+        spec.params.clone().check()?;
+        spec.params.check_has_effect()?;
         let cwd = std::env::current_dir().map_err(|e| AntError::io(".", e))?;
         Self::start_from(out, spec, existing, cwd)
     }
@@ -374,10 +380,9 @@ impl Run {
 /// Says what the run's data may mislead about: test rows without a class the training
 /// rows have, or a `--target N` whose number also names another column.
 fn warn_of_data(spec: &RunSpec, source: &TestSide, train: &Dataset, observer: &mut dyn Observer) {
-    let names = source.class_names.as_deref();
     let data_path = Path::new(&spec.data.path);
     let warnings = [
-        missing_classes_warning(train, &source.test, "test", names),
+        missing_classes_warning(train, &source.test, "test"),
         source
             .target
             .as_ref()
@@ -608,6 +613,7 @@ fn load(spec: &RunSpec, cwd: &Path) -> Result<(TestSide, Dataset)> {
     if d.train_limit == Some(0) {
         return Err(AntError::invalid("train_limit", "must be at least 1"));
     }
+    check_read_as_sarcos(cfg.preset, d.target.as_ref(), &cwd.join(&d.path))?;
     let test_data = d.test_data.as_ref().map(|p| cwd.join(p));
     // Every member of an ensemble is tested on the ensemble's test split.
     let seed = spec.member.map_or(spec.params.seed, |m| m.run_seed);
@@ -633,6 +639,11 @@ fn load(spec: &RunSpec, cwd: &Path) -> Result<(TestSide, Dataset)> {
     };
     let train = match spec.member {
         Some(m) => m.rows(&train),
+        None => train,
+    };
+    // Messages about classes then name them by their labels.
+    let train = match source.class_names.as_deref() {
+        Some(names) => train.with_class_names(names),
         None => train,
     };
     warn_of_test_rows_trained_on(&source, &train, d.test_data.as_deref());

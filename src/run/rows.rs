@@ -1,12 +1,32 @@
-//! Checks of the rows a run trains and tests on, said before training starts: a single
-//! class left to train on, test classes no training row has, test rows that are the
-//! training rows.
+//! Checks of the rows a run trains and tests on, said before training starts: a table
+//! read as SARCOS for want of `--target`, a single class left to train on, test classes
+//! no training row has, test rows that are the training rows.
 
 use std::path::Path;
 
 use crate::data::source::TestSide;
 use crate::data::{Dataset, Targets};
 use crate::error::{AntError, Result};
+use crate::named::Named;
+
+/// Refuses a file that would be read as SARCOS (what a file without `--target` is: 21
+/// inputs, then 7 torques as regression targets) under a preset other than `sarcos`:
+/// that is a table whose label column was not named (session 28's hostile pass: a table
+/// of 27 features and a `label` column trained as SARCOS, silently, exit 0).
+pub(super) fn check_read_as_sarcos(
+    preset: crate::Preset,
+    target: Option<&crate::data::tabular::TargetSpec>,
+    path: &Path,
+) -> Result<()> {
+    if target.is_some() || preset == crate::Preset::Sarcos || !path.is_file() {
+        return Ok(());
+    }
+    let msg = format!(
+        "a file without --target is read as SARCOS (21 inputs, then 7 torques to regress), which --preset sarcos trains, not --preset {}: name a table's label column with --target",
+        preset.name()
+    );
+    Err(AntError::data(path, msg))
+}
 
 /// Refuses training rows of a single class, naming the file, the class by its name and
 /// the `--train-limit` that left only it (found by session 27's hostile pass: the

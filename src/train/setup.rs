@@ -75,21 +75,29 @@ fn check_split_sizes(cfg: &TrainConfig, data: &Dataset) -> Result<()> {
         Targets::Classes { n_classes, .. } => (*n_classes, *n_classes, "one per class"),
         Targets::Values { .. } => (2, 1, "regression"),
     };
-    if train.len() >= need_train && valid.len() >= need_valid {
+    // The stratified split keeps a sample of each class on each side whatever the
+    // fraction, so the fraction's own count is judged as regression's is: 0.001 or
+    // 0.999 of 120 rows are refused for classes too (session 28's hostile pass: they
+    // trained on 3 rows, or validated on 3).
+    let asked = crate::data::dataset::fraction_count(cfg.valid_fraction, data.len());
+    let (n_train, n_valid) = match asked == 0 || data.len() - asked < 2 {
+        true => (data.len() - asked, asked),
+        false => (train.len(), valid.len()),
+    };
+    if n_train >= need_train && n_valid >= need_valid {
         return Ok(());
     }
-    let what = match (train.len() < need_train, valid.len()) {
+    let what = match (n_train < need_train, n_valid) {
         (_, 0) => "no validation samples",
         (true, _) => "too few samples to train on",
         (false, _) => "too few validation samples",
     };
     let msg = format!(
-        "{what}: the {} training samples split into {} for training and {} for validation \
-         (--valid-fraction {}, --valid-rows {}); training needs at least {need_train} and \
-         validation {need_valid} ({unit}): use more data or another --valid-fraction",
+        "{what}: the {} training samples split into {n_train} for training and {n_valid} for \
+         validation (--valid-fraction {}, --valid-rows {}); training needs at least \
+         {need_train} and validation {need_valid} ({unit}): use more data or another \
+         --valid-fraction",
         data.len(),
-        train.len(),
-        valid.len(),
         cfg.valid_fraction,
         cfg.valid_rows,
     );
@@ -260,7 +268,7 @@ fn validation_rows(
         std::borrow::Cow::Owned(d) => d.split_rows(&train_rows, &valid_rows),
         std::borrow::Cow::Borrowed(d) => (d.subset(&train_rows), d.subset(&valid_rows)),
     };
-    if let Some(msg) = missing_classes_warning(&train, &valid, "validation", None) {
+    if let Some(msg) = missing_classes_warning(&train, &valid, "validation") {
         observer.warning(&msg);
     }
     // Found by the second attack: `--valid-rows last` could leave one class to train on.
@@ -269,7 +277,8 @@ fn validation_rows(
         && labels.iter().all(|&l| l == first)
     {
         let msg = format!(
-            "the rows left for training once the validation rows are taken hold a single class ({first}); classification needs at least 2: take the validation rows another way (--valid-rows) or fewer of them (--valid-fraction)"
+            "the rows left for training once the validation rows are taken hold a single class ({}); classification needs at least 2: take the validation rows another way (--valid-rows) or fewer of them (--valid-fraction)",
+            train.class_label(first as usize)
         );
         return Err(AntError::param(msg));
     }
@@ -277,24 +286,13 @@ fn validation_rows(
 }
 
 /// A warning when `set` (named `what`) lacks classes that `train` has: its scores then
-/// say nothing about them. `names` are the class names, when known.
-pub fn missing_classes_warning(
-    train: &Dataset,
-    set: &Dataset,
-    what: &str,
-    names: Option<&[String]>,
-) -> Option<String> {
+/// say nothing about them. Classes are named by their labels where `train` knows them.
+pub fn missing_classes_warning(train: &Dataset, set: &Dataset, what: &str) -> Option<String> {
     let missing = train.classes_missing_from(set);
     if missing.is_empty() {
         return None;
     }
-    let names: Vec<String> = missing
-        .iter()
-        .map(|&c| match names.and_then(|n| n.get(c)) {
-            Some(name) if *name != c.to_string() => format!("{c} ({name})"),
-            _ => c.to_string(),
-        })
-        .collect();
+    let names: Vec<String> = missing.iter().map(|&c| train.class_label(c)).collect();
     Some(format!(
         "the {what} set ({} samples) has no samples of class {} that the training set has: its scores say nothing about them",
         set.len(),

@@ -213,6 +213,11 @@ fn read_run(
         return Err(AntError::data(dir, msg));
     }
     let path = dir.join("records.jsonl");
+    if !path.exists() && dir.join("tree.json").is_file() {
+        // A model saved from Python has no run's records to draw.
+        let msg = "holds a model but no training records (records.jsonl): `ant curves` draws the runs of `ant train`, and a model saved otherwise (from Python, say) has none";
+        return Err(AntError::data(dir, msg));
+    }
     let records = curves::read_records(&path)?;
     if records.is_empty() {
         return Err(AntError::data(&path, "holds no epochs"));

@@ -1,0 +1,304 @@
+//! What session 28's hostile pass found, kept found: a table without `--target` trained
+//! as SARCOS; inputs on another scale than training's predicted without a word; a
+//! header naming reordered columns skipped silently by a model without names; extreme
+//! `--valid-fraction`s overridden for classes; an output named as another kind written
+//! once, then refused; a file name's line break splitting an error line; a killed
+//! write's temporary file kept forever.
+
+use std::path::{Path, PathBuf};
+
+mod common;
+
+use common::*;
+
+const QUICK: &str = "train --preset tabular --epochs-node 2 --refine-epochs 1 --max-depth 1";
+
+/// 90 rows of three features and a class (`a,b,c,y`), with `header` or none; the
+/// features scaled by `scale`.
+fn table(dir: &Path, name: &str, header: bool, scale: f64) -> PathBuf {
+    let x = uniform(90, 3, 7);
+    let mut text = String::from(if header { "a,b,c,y\n" } else { "" });
+    for (i, r) in x.chunks(3).enumerate() {
+        let v: Vec<String> = r
+            .iter()
+            .map(|&v| format!("{}", f64::from(v) * scale))
+            .collect();
+        text.push_str(&format!("{},{}\n", v.join(","), ["p", "q", "r"][i % 3]));
+    }
+    let p = dir.join(name);
+    std::fs::write(&p, text).unwrap();
+    p
+}
+
+fn train(data: &Path, out: &Path, more: &[&str]) -> std::process::Output {
+    let mut args = vec![
+        "--data",
+        s(data),
+        "--out",
+        s(out),
+        "--task",
+        "classification",
+    ];
+    args.extend(more);
+    ant_with(QUICK, &args)
+}
+
+#[test]
+fn a_table_without_target_is_sarcos_only_under_its_preset() {
+    let t = tempfile::tempdir().unwrap();
+    let data = table(t.path(), "t.csv", true, 1.0);
+    let o = ant_with(
+        QUICK,
+        &["--data", s(&data), "--out", s(&t.path().join("m"))],
+    );
+    assert_clean_error(
+        &o,
+        &["t.csv", "read as SARCOS", "--preset tabular", "--target"],
+    );
+    assert!(!t.path().join("m").exists());
+    // Under --preset sarcos, the width is named with what a table needs.
+    let o = ant(&[
+        "train",
+        "--preset",
+        "sarcos",
+        "--data",
+        s(&data),
+        "--out",
+        s(&t.path().join("s")),
+    ]);
+    assert_clean_error(&o, &["found 4 columns, expected SARCOS's 28", "--target"]);
+}
+
+#[test]
+fn inputs_on_another_scale_than_trainings_are_said() {
+    let t = tempfile::tempdir().unwrap();
+    let data = table(t.path(), "t.csv", true, 1.0);
+    let m = t.path().join("m");
+    assert!(train(&data, &m, &["--target", "y"]).status.success());
+    let predict = |input: &Path| ant(&["predict", "--model", s(&m), "--input", s(input)]);
+    let o = predict(&data);
+    assert!(
+        o.status.success() && !stderr(&o).contains("vary"),
+        "{}",
+        stderr(&o)
+    );
+    for (scale, how) in [(255.0, "times more"), (1.0 / 255.0, "times less")] {
+        let other = table(t.path(), "o.csv", true, scale);
+        let o = predict(&other);
+        assert!(o.status.success(), "{}", stderr(&o));
+        let e = stderr(&o);
+        assert!(e.contains("the inputs vary ") && e.contains(how), "{e}");
+        assert_eq!(e.matches("the inputs vary").count(), 1, "said once: {e}");
+    }
+}
+
+#[test]
+fn a_header_naming_columns_a_model_without_names_reads_by_position_is_said() {
+    let t = tempfile::tempdir().unwrap();
+    let data = table(t.path(), "t.csv", false, 1.0);
+    let m = t.path().join("m");
+    assert!(train(&data, &m, &["--target", "3"]).status.success());
+    let headed = table(t.path(), "h.csv", true, 1.0);
+    for cmd in [
+        vec!["predict", "--model", s(&m), "--input", s(&headed)],
+        vec!["eval", "--model", s(&m), "--data", s(&headed)],
+    ] {
+        let o = ant(&cmd);
+        assert!(o.status.success(), "{}", stderr(&o));
+        assert!(
+            stderr(&o).contains("line 1 (a,b,c,y) is a header"),
+            "{cmd:?}: {}",
+            stderr(&o)
+        );
+        assert!(stderr(&o).contains("read by position"), "{}", stderr(&o));
+    }
+    // The model's own file has no header: nothing to say.
+    let o = ant(&["predict", "--model", s(&m), "--input", s(&data)]);
+    assert!(!stderr(&o).contains("is a header"), "{}", stderr(&o));
+}
+
+#[test]
+fn extreme_validation_fractions_are_refused_for_classes_as_for_values() {
+    let t = tempfile::tempdir().unwrap();
+    let data = table(t.path(), "t.csv", true, 1.0);
+    for (f, what) in [
+        ("0.001", "no validation samples"),
+        ("0.99", "too few samples to train on"),
+    ] {
+        let o = train(
+            &data,
+            &t.path().join(f),
+            &["--target", "y", "--valid-fraction", f],
+        );
+        assert_clean_error(&o, &[what, "--valid-fraction"]);
+    }
+    assert!(
+        train(
+            &data,
+            &t.path().join("ok"),
+            &["--target", "y", "--valid-fraction", "0.5"]
+        )
+        .status
+        .success()
+    );
+}
+
+#[test]
+fn an_output_named_as_another_kind_is_refused_new_or_not_and_endings_take_any_case() {
+    let t = tempfile::tempdir().unwrap();
+    let data = table(t.path(), "t.csv", true, 1.0);
+    let m = t.path().join("m");
+    assert!(train(&data, &m, &["--target", "y"]).status.success());
+    let svg = t.path().join("new.svg");
+    let o = ant(&[
+        "plot",
+        "--model",
+        s(&m),
+        "--data",
+        s(&data),
+        "--out",
+        s(&svg),
+        "--format",
+        "png",
+    ]);
+    assert_clean_error(&o, &["new.svg", "ends in .svg", ".png"]);
+    assert!(!svg.exists());
+    let bin = t.path().join("model.bin");
+    let o = ant(&[
+        "export",
+        "--model",
+        s(&m),
+        "--format",
+        "onnx",
+        "--out",
+        s(&bin),
+    ]);
+    assert_clean_error(&o, &["model.bin", ".onnx"]);
+    // The same ending in capitals is the format's, and a second run replaces the first.
+    let upper = t.path().join("P.CSV");
+    for _ in 0..2 {
+        let o = ant(&[
+            "predict",
+            "--model",
+            s(&m),
+            "--input",
+            s(&data),
+            "--output",
+            s(&upper),
+        ]);
+        assert!(o.status.success(), "{}", stderr(&o));
+    }
+}
+
+#[test]
+fn a_line_break_in_a_name_stays_in_one_error_line() {
+    let t = tempfile::tempdir().unwrap();
+    let odd = t.path().join("evil\nerror: other.csv");
+    std::fs::write(&odd, "a,b\n1,x\n").unwrap();
+    let o = ant_with(
+        QUICK,
+        &[
+            "--data",
+            s(&odd),
+            "--target",
+            "b",
+            "--task",
+            "classification",
+            "--out",
+            s(&t.path().join("m")),
+        ],
+    );
+    assert_eq!(o.status.code(), Some(2));
+    let e = stderr(&o);
+    assert_eq!(e.lines().count(), 1, "{e}");
+    assert!(e.contains("evil\\nerror: other.csv"), "{e}");
+}
+
+#[test]
+fn a_killed_writes_temporary_file_goes_with_the_next_write() {
+    let t = tempfile::tempdir().unwrap();
+    let data = table(t.path(), "t.csv", true, 1.0);
+    let m = t.path().join("m");
+    assert!(train(&data, &m, &["--target", "y"]).status.success());
+    let out = t.path().join("p.csv");
+    let args = [
+        "predict",
+        "--model",
+        s(&m),
+        "--input",
+        s(&data),
+        "--output",
+        s(&out),
+    ];
+    // Killed right after its temporary file is written, before the rename.
+    let o = std::process::Command::new(env!("CARGO_BIN_EXE_ant"))
+        .args(args)
+        .env("ANT_FAULT_AFTER_WRITES", "1")
+        .output()
+        .unwrap();
+    assert!(!o.status.success());
+    let temps = || {
+        std::fs::read_dir(t.path())
+            .unwrap()
+            .flatten()
+            .filter(|e| e.file_name().to_string_lossy().ends_with(".tmp"))
+            .count()
+    };
+    assert_eq!(temps(), 1, "the killed write's temporary file");
+    assert!(ant(&args).status.success());
+    assert_eq!(temps(), 0, "removed by the next write of p.csv");
+    assert!(out.is_file());
+}
+
+#[test]
+fn an_option_that_does_nothing_here_is_refused() {
+    let t = tempfile::tempdir().unwrap();
+    let data = table(t.path(), "t.csv", true, 1.0);
+    let m = t.path().join("m");
+    let run = |more: &[&str]| {
+        let mut args = vec![
+            "--data",
+            s(&data),
+            "--target",
+            "y",
+            "--task",
+            "classification",
+        ];
+        args.extend(more);
+        args.extend(["--out", s(&m), "--force"]);
+        ant_with("train --preset tabular --refine-epochs 1", &args)
+    };
+    for (more, option) in [
+        (&["--image-norm", "mean-std"][..], "--image-norm"),
+        (&["--pool-rule", "every"], "--pool-rule"),
+        (&["--baseline", "linear", "--width", "8"], "--width"),
+        (&["--baseline", "mlp-1", "--accept", "z:1"], "--accept"),
+        (
+            &["--baseline", "mlp-1", "--epochs-node", "3"],
+            "--epochs-node",
+        ),
+        (&["--baseline", "mlp-1", "--max-depth", "3"], "--max-depth"),
+        (
+            &["--ablation", "no-router", "--router-balance", "1"],
+            "--router-balance",
+        ),
+    ] {
+        assert_clean_error(&run(more), &[option, "does nothing here"]);
+    }
+    // Where they act, or at their defaults, they are taken.
+    for more in [
+        &["--baseline", "mlp-1", "--width", "8"][..],
+        &[
+            "--max-depth",
+            "2",
+            "--epochs-node",
+            "2",
+            "--router-balance",
+            "1",
+        ][..],
+        &["--baseline", "linear", "--width", "256"][..],
+    ] {
+        let o = run(more);
+        assert!(o.status.success(), "{more:?}: {}", stderr(&o));
+    }
+}
