@@ -419,36 +419,31 @@ fn a_run_keeps_its_grown_model_and_plot_draws_it() {
     let before = tree(&out.join("grown"));
     assert!(before.contains("ant-model-1"));
     std::fs::write(out.join("grown").join("notes.txt"), "mine").unwrap();
-    let o = common::ant_with(
-        "train --preset tabular --target y --task classification --refine-epochs 4",
-        &[
+    // A baseline (no growth options: they would do nothing) trained over the run.
+    let baseline_over = || {
+        let paths = [common::s(&data), common::s(&out)];
+        let more = [
             "--data",
-            common::s(&data),
+            paths[0],
             "--out",
-            common::s(&out),
+            paths[1],
             "--baseline",
             "linear",
             "--force",
-        ],
-    );
+        ];
+        common::ant_with(
+            "train --preset tabular --target y --task classification --refine-epochs 4",
+            &more,
+        )
+    };
+    let o = baseline_over();
     assert_eq!(o.status.code(), Some(2), "{}", stderr(&o));
     assert!(stderr(&o).contains("notes.txt"), "{}", stderr(&o));
     assert_eq!(tree(&out.join("grown")), before);
     assert!(ant::Ant::load(&out, &dev).is_ok());
     std::fs::remove_file(out.join("grown").join("notes.txt")).unwrap();
     // A baseline replacing the run (--force) leaves no grown model of another run.
-    let o = common::ant_with(
-        "train --preset tabular --target y --task classification --refine-epochs 4",
-        &[
-            "--data",
-            common::s(&data),
-            "--out",
-            common::s(&out),
-            "--baseline",
-            "linear",
-            "--force",
-        ],
-    );
+    let o = baseline_over();
     assert!(o.status.success(), "{}", stderr(&o));
     assert!(
         !out.join("grown").exists(),

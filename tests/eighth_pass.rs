@@ -302,3 +302,25 @@ fn an_option_that_does_nothing_here_is_refused() {
         assert!(o.status.success(), "{more:?}: {}", stderr(&o));
     }
 }
+
+#[test]
+fn predict_reads_standard_input_for_a_dash() {
+    use std::io::Write;
+    let t = tempfile::tempdir().unwrap();
+    let data = table(t.path(), "t.csv", true, 1.0);
+    let m = t.path().join("m");
+    assert!(train(&data, &m, &["--target", "y"]).status.success());
+    let from_file = ant(&["predict", "--model", s(&m), "--input", s(&data)]);
+    let mut child = std::process::Command::new(env!("CARGO_BIN_EXE_ant"))
+        .args(["predict", "--model", s(&m), "--input", "-"])
+        .stdin(std::process::Stdio::piped())
+        .stdout(std::process::Stdio::piped())
+        .stderr(std::process::Stdio::piped())
+        .spawn()
+        .unwrap();
+    let rows = std::fs::read(&data).unwrap();
+    child.stdin.take().unwrap().write_all(&rows).unwrap();
+    let piped = child.wait_with_output().unwrap();
+    assert!(piped.status.success(), "{}", stderr(&piped));
+    assert_eq!(piped.stdout, from_file.stdout);
+}

@@ -160,7 +160,7 @@ pub(crate) struct PredictArgs {
     #[arg(long)]
     pub model: PathBuf,
     /// CSV rows (the training columns; the target column may be left out), or an IDX
-    /// image file / CIFAR-10 batch for an image model.
+    /// image file / CIFAR-10 batch for an image model; `-` reads standard input.
     #[arg(long)]
     pub(crate) input: PathBuf,
     /// A .csv or .jsonl file (written atomically); CSV on stdout if unset.

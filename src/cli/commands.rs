@@ -235,8 +235,12 @@ fn curves(a: CurvesArgs) -> Result<()> {
     Ok(())
 }
 
-fn predict(a: PredictArgs) -> Result<()> {
+fn predict(mut a: PredictArgs) -> Result<()> {
     use ant::predict::{Format, load_inputs, render};
+    // `-` is standard input, as `--out -` is standard output elsewhere (read as a pipe).
+    if a.input.as_os_str() == "-" {
+        a.input = std::path::PathBuf::from("/dev/stdin");
+    }
     let format = match &a.output {
         Some(o) => Format::of(o)?,
         None => Format::Csv,
