@@ -13,7 +13,8 @@
 # 60000), MODELS (ant cnn linear), CNN_DEPTH (2: the CNN's transformers; mnist-c's two
 # give a 5x10x10 map and 5,770 parameters, the size of the trees grown on a few thousand
 # images), SEED (0), ANT_BIN (target/release/ant), EXTRA (more `ant train` flags, e.g.
-# --device torch), PYTHON (with matplotlib, for the picture).
+# --device torch), GROW_EXTRA (flags for the grown ANT only, e.g. --epochs-node 20: a
+# baseline refuses growth's options), PYTHON (with matplotlib, for the picture).
 set -euo pipefail
 repo="$(cd "$(dirname "$0")/.." && pwd)"
 out="${1:-runs/fig4}"
@@ -31,7 +32,8 @@ for n in $sizes; do
         if grep -q "^$n,$model," "$csv"; then continue; fi
         dir="$out/$model-$n"
         baseline=()
-        [ "$model" = ant ] || baseline=(--baseline "$model")
+        # shellcheck disable=SC2206
+        [ "$model" = ant ] && baseline=(${GROW_EXTRA:-}) || baseline=(--baseline "$model")
         [ "$model" = cnn ] && baseline+=(--max-depth "${CNN_DEPTH:-2}")
         # shellcheck disable=SC2086
         "$ant" train --preset "$preset" --data "$data" --train-limit "$n" --seed "$seed" \

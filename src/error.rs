@@ -65,6 +65,15 @@ pub enum AntError {
 
 pub type Result<T> = std::result::Result<T, AntError>;
 
+/// A number as a message prints it: as Rust writes it between 1e-4 and 1e6, else in
+/// scientific notation (1e-320 had been written with 320 digits: session 28's attack).
+pub(crate) fn number(v: f64) -> String {
+    match v == 0.0 || (1e-4..1e6).contains(&v.abs()) {
+        true => v.to_string(),
+        false => format!("{v:e}"),
+    }
+}
+
 /// `text` for an error message, quoted: whole when short, else its first characters
 /// and its length, so that a huge field from a file never floods the terminal.
 pub(crate) fn quoted(text: &str) -> String {

@@ -58,13 +58,35 @@ fn clap_exit(e: &clap::Error) -> ExitCode {
         note!("error: {err}");
         return ExitCode::from(2);
     }
+    if !to_stdout {
+        use std::io::Write as _;
+        let _ = write!(std::io::stderr(), "{}", usage_error_text(e));
+        return ExitCode::from(u8::try_from(e.exit_code()).unwrap_or(2));
+    }
     // A reader that has gone (`ant --help | head -1`) ends the output quietly.
     if let Err(err) = e.print()
-        && to_stdout
         && err.kind() != std::io::ErrorKind::BrokenPipe
     {
         note!("error: <stdout>: {err}");
         return ExitCode::from(2);
     }
-    ExitCode::from(u8::try_from(e.exit_code()).unwrap_or(2))
+    ExitCode::SUCCESS
+}
+
+/// Clap's usage error as it writes it, but for the arguments it quotes: one holding a
+/// line break or other control character (`--preset $'x\nerror: ...'`) is written as
+/// [`cli::log::one_line`] writes it, so that it forges no line of its own (the second
+/// attack on session 28's one-line rule).
+fn usage_error_text(e: &clap::Error) -> String {
+    let mut text = e.render().to_string();
+    for arg in std::env::args_os().skip(1) {
+        let arg = arg.to_string_lossy();
+        let value = arg.split_once('=').map_or("", |(_, v)| v);
+        for part in [arg.as_ref(), value] {
+            if part.chars().any(char::is_control) {
+                text = text.replace(part, &cli::log::one_line(part));
+            }
+        }
+    }
+    text
 }

@@ -164,60 +164,79 @@ fn standardise_in_place(v: &mut [f32], d: usize, mean: &[f32], std: &[f32]) {
 /// are on another scale: pixels in 0..255 against 0..1 differ 255 times, while a batch
 /// of similar samples rarely varies 20 times less than a whole training set.
 const OTHER_SCALE: f64 = 20.0;
+/// A batch whose mean in a feature lies this many training spreads from the training
+/// mean is in other units or offset (+100 on iris lies 60 to 250 away; a rare one-hot
+/// category all of a batch lies 1/sqrt(p) away: 50 at p = 0.0004).
+const FAR_MEAN: f64 = 50.0;
 /// Fewer samples than this say too little about their spread.
 const MIN_SAMPLES_FOR_SCALE: usize = 8;
 
 impl Normalisation {
-    /// Warns when inputs `x` (samples of shape `shape`, not yet normalised) vary on
-    /// another scale than the training inputs did, by the median over channels (images)
-    /// or varying features of their spread's ratio to training's. Session 28's hostile
-    /// pass: images fitted as floats in 0..255 and given as bytes (read as 0..1) were
-    /// predicted without a word, 37.5% right against 12%. Said once per process.
+    /// Warns, once per process, when inputs `x` (samples of shape `shape`, not yet
+    /// normalised) are on another scale than the training inputs: a feature (a channel
+    /// of images) that varies [`OTHER_SCALE`] times more than in training, or whose mean
+    /// lies [`FAR_MEAN`] training spreads from training's, or features that vary
+    /// [`OTHER_SCALE`] times less (the median over those that vary in the batch: one
+    /// held constant, as in a what-if batch, says nothing). Session 28's hostile pass:
+    /// images fitted as floats in 0..255 and given as bytes (read as 0..1) were predicted
+    /// without a word, 37.5% right against 12%.
     pub(crate) fn warn_of_another_scale(&self, x: &[f32], shape: Shape) {
+        static SAID: std::sync::atomic::AtomicBool = std::sync::atomic::AtomicBool::new(false);
         let per_sample = shape.numel().max(1);
-        if self.x_spread.is_empty() || x.len() / per_sample < MIN_SAMPLES_FOR_SCALE {
+        if self.x_spread.is_empty()
+            || x.len() / per_sample < MIN_SAMPLES_FOR_SCALE
+            || SAID.load(std::sync::atomic::Ordering::Relaxed)
+        {
             return;
         }
-        let spread = match shape {
-            Shape::Image { c, h, w } => channel_spread(x, c, h * w),
-            Shape::Flat { d } => column_moments(x, d).1,
+        let (what, (mean, spread)) = match shape {
+            Shape::Image { c, h, w } => ("channel", channel_moments(x, c, h * w)),
+            Shape::Flat { d } => ("feature", column_moments(x, d)),
         };
-        let mut ratios: Vec<f64> = spread
-            .iter()
-            .zip(&self.x_spread)
-            .filter(|(_, t)| t.is_normal())
-            .map(|(&s, &t)| s / f64::from(t))
-            .collect();
-        if ratios.is_empty() {
-            return;
+        if let Some(why) = self.scale_apart(&mean, &spread, what) {
+            SAID.store(true, std::sync::atomic::Ordering::Relaxed);
+            tracing::warn!(
+                "the inputs are on another scale than the training inputs: {why}; if they are in other units (pixels in 0..255 against 0..1, say), the predictions mean little"
+            );
         }
-        ratios.sort_by(f64::total_cmp);
-        let r = ratios[ratios.len() / 2];
-        if (1.0 / OTHER_SCALE..=OTHER_SCALE).contains(&r) {
-            return;
-        }
-        let how = match r < 1.0 {
-            true => format!("{:.3} times less", 1.0 / r),
-            false => format!("{r:.3} times more"),
-        };
-        static SAID: std::sync::Mutex<Vec<String>> = std::sync::Mutex::new(Vec::new());
-        let msg = format!(
-            "the inputs vary {how} than the training inputs did (the median over their {}): are they on the training inputs' scale (pixels in 0..255 against 0..1, other units)? If not, the predictions mean little",
-            match shape {
-                Shape::Image { .. } => "channels",
-                Shape::Flat { .. } => "features",
+    }
+
+    /// How a batch of moments `(mean, spread)` per `what` departs from training's, if it
+    /// does (see [`Self::warn_of_another_scale`]).
+    fn scale_apart(&self, mean: &[f64], spread: &[f64], what: &str) -> Option<String> {
+        let mut less = Vec::new();
+        for (j, (&t, &t_mean)) in self.x_spread.iter().zip(&self.x_mean).enumerate() {
+            let t = f64::from(t);
+            if !t.is_normal() {
+                continue;
             }
-        );
-        let mut said = SAID.lock().unwrap_or_else(std::sync::PoisonError::into_inner);
-        if !said.contains(&msg) {
-            tracing::warn!("{msg}");
-            said.push(msg);
+            let (ratio, far) = (spread[j] / t, (mean[j] - f64::from(t_mean)).abs() / t);
+            if ratio > OTHER_SCALE {
+                return Some(format!("{what} {j} varies {ratio:.3} times more than in training"));
+            }
+            if far > FAR_MEAN {
+                return Some(format!(
+                    "{what} {j}'s mean lies {far:.3} training spreads from its training mean"
+                ));
+            }
+            if spread[j] > 0.0 {
+                less.push(ratio);
+            }
         }
+        less.sort_by(f64::total_cmp);
+        let median = *less.get(less.len() / 2)?;
+        (median < 1.0 / OTHER_SCALE).then(|| {
+            format!(
+                "they vary {:.3} times less than in training (the median over the {what}s that vary)",
+                1.0 / median
+            )
+        })
     }
 }
 
-/// Each channel's standard deviation over the samples `x` (`c` planes of `hw` values).
-fn channel_spread(x: &[f32], c: usize, hw: usize) -> Vec<f64> {
+/// Each channel's mean and standard deviation over the samples `x` (`c` planes of `hw`
+/// values), in f64.
+fn channel_moments(x: &[f32], c: usize, hw: usize) -> (Vec<f64>, Vec<f64>) {
     let (mut sum, mut sq, mut count) = (vec![0f64; c], vec![0f64; c], 0f64);
     for s in x.chunks(c * hw) {
         for (ch, plane) in s.chunks(hw).enumerate() {
@@ -226,12 +245,11 @@ fn channel_spread(x: &[f32], c: usize, hw: usize) -> Vec<f64> {
         }
         count += hw as f64;
     }
-    (0..c)
-        .map(|ch| {
-            let mean = sum[ch] / count.max(1.0);
-            (sq[ch] / count.max(1.0) - mean * mean).max(0.0).sqrt()
-        })
-        .collect()
+    let mean: Vec<f64> = sum.iter().map(|s| s / count.max(1.0)).collect();
+    let spread = (0..c)
+        .map(|ch| (sq[ch] / count.max(1.0) - mean[ch] * mean[ch]).max(0.0).sqrt())
+        .collect();
+    (mean, spread)
 }
 
 /// Below this a standard deviation is no divisor: training divides by any spread f32

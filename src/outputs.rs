@@ -155,13 +155,19 @@ pub fn write_stdout(bytes: &[u8]) -> Result<()> {
 /// another kind of file does: `--out data.csv` of an ONNX export never turns a table
 /// into a model, and `plot --out t.svg --format png` never writes a PNG under an SVG's
 /// name (session 28's hostile pass: written once, the same command was then refused).
-/// A name without an ending says no kind; endings compare in any case (`T.SVG`).
+/// A name without an ending, or whose ending is no word, says no kind; endings compare in
+/// any case (`T.SVG`).
 fn check_replaces_its_kind(target: &Path, out: &Path, endings: &[&str]) -> Result<()> {
     let exists = std::fs::metadata(target).is_ok_and(|m| m.is_file());
     let ending = target
         .extension()
         .map(|e| e.to_string_lossy().to_ascii_lowercase());
-    let Some(ending) = ending.filter(|e| !endings.contains(&e.as_str())) else {
+    // Only a word names a kind: `tree-min-reach-0.05`, `ant-v1.2` or `tree.2024-06` end in
+    // a number, not a format (the second attack on this rule).
+    let names_a_kind = |e: &String| {
+        e.starts_with(|c: char| c.is_ascii_alphabetic()) && e.chars().all(|c| c.is_ascii_alphanumeric())
+    };
+    let Some(ending) = ending.filter(|e| names_a_kind(e) && !endings.contains(&e.as_str())) else {
         return Ok(());
     };
     let kind = endings.iter().map(|e| format!(".{e}")).collect::<Vec<_>>().join(" or ");

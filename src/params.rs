@@ -384,7 +384,7 @@ impl AntParams {
         check_floats(c)?;
         check_uses(c)?;
         if !(c.valid_fraction > 0.0 && c.valid_fraction < 1.0) {
-            let reason = format!("must be in (0, 1), got {}", c.valid_fraction);
+            let reason = format!("must be in (0, 1), got {}", crate::error::number(c.valid_fraction));
             return Err(AntError::invalid("valid_fraction", reason));
         }
         // The parsers bound these; a struct built in code is checked here.
@@ -505,15 +505,33 @@ impl AntParams {
             true => "routes samples: --ablation no-router grows no routers",
             false => "routes samples: a baseline has no routers",
         };
-        let width = match self.baseline {
-            Some(Baseline::Linear) => "sizes hidden layers: the linear baseline has none".to_string(),
-            _ => format!("sizes FC layers: preset {}'s modules are convolutions", self.preset),
+        // FC layers are an MLP baseline's, or the transformers of a flat preset's tree.
+        let transformers = self.ablation != Ablation::NoTransformer;
+        let fc_width = match self.baseline {
+            Some(Baseline::Mlp { .. }) => true,
+            Some(_) => false,
+            None => !images && transformers,
         };
-        let fc_width = !(grows && images) && self.baseline != Some(Baseline::Linear);
+        let width = match (self.baseline, transformers) {
+            (Some(Baseline::Mlp { .. }), _) => "sizes the hidden layers of an MLP".into(),
+            (Some(b), _) => format!("sizes FC layers: baseline {b} has none"),
+            (None, false) => "sizes FC transformers: --ablation no-transformer grows none".into(),
+            (None, true) => format!("sizes FC layers: preset {}'s modules are convolutions", self.preset),
+        };
+        // Pools end image transformers: a tree's, or the cnn baseline's.
+        let pools = images
+            && match self.baseline {
+                Some(b) => b == Baseline::Cnn,
+                None => transformers,
+            };
+        let pool_why = match images {
+            true => "ends image transformers in a pool: this run has none".to_string(),
+            false => images_only.clone(),
+        };
         let no_growth = |what: &str| format!("{what}: a baseline does not grow");
         [
-            ("image_norm", self.image_norm != d.image_norm, images, images_only.clone()),
-            ("pool_rule", self.pool_rule != d.pool_rule, images, images_only),
+            ("image_norm", self.image_norm != d.image_norm, images, images_only),
+            ("pool_rule", self.pool_rule != d.pool_rule, pools, pool_why),
             ("width", self.width != d.width, fc_width, width),
             ("accept", self.accept != d.accept, grows, no_growth("decides growth")),
             ("init", self.init != d.init, grows, no_growth("starts growth's modules")),

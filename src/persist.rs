@@ -74,21 +74,35 @@ pub fn write_atomic(path: &Path, bytes: &[u8]) -> Result<()> {
     }
     sync_dir(dir);
     step();
-    remove_stale_temp_files(path);
+    warn_of_stale_temp_files(path);
     Ok(())
 }
 
-/// Removes what killed writes of `path` left beside it (`.NAME.PID.tmp` of processes
-/// that are gone): session 28's hostile pass found a `kill -9`'d predict's 44 MB
-/// temporary file kept through later writes of the same output. Best effort: the file
-/// itself is already written.
-fn remove_stale_temp_files(path: &Path) {
-    let Some(name) = path.file_name().map(|n| n.to_string_lossy().into_owned()) else {
+/// Says what killed writes of `path` may have left beside it (`.NAME.PID.tmp` files of
+/// processes not seen running): session 28's hostile pass found a `kill -9`'d predict's
+/// 44 MB temporary file kept, unsaid, through later writes of the same output. They are
+/// named, never removed: a file of that name may be the user's, and a process this one
+/// cannot see (another PID namespace, another host over NFS) may be writing it (the
+/// second attack on that fix deleted both).
+fn warn_of_stale_temp_files(path: &Path) {
+    let (Some(name), Ok(entries)) = (path.file_name(), std::fs::read_dir(parent_of(path))) else {
         return;
     };
-    let stem = temp_stem(&name);
-    let ours = |target: &str| target == stem;
-    let _ = remove_stale_temps(parent_of(path), ours);
+    let stem = temp_stem(&name.to_string_lossy());
+    for e in entries.flatten() {
+        let entry = e.file_name().to_string_lossy().into_owned();
+        let ours = temp_parts(&entry).is_some_and(|(target, pid)| {
+            target == stem && !entry.ends_with(".old.tmp") && !crate::os::process_alive(pid)
+        });
+        if ours && e.file_type().is_ok_and(|t| t.is_file()) {
+            let size = e.metadata().map_or(0, |m| m.len());
+            tracing::warn!(
+                "{}: left beside {} ({size} bytes), perhaps by an earlier write of it that was killed; remove it if it is not yours",
+                e.path().display(),
+                path.display()
+            );
+        }
+    }
 }
 
 /// The bytes of the file `path`, at most `limit` of them: what a format allows. A file

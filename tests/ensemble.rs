@@ -39,8 +39,6 @@ fn train_args<'a>(data: &'a str, out: &'a str, extra: &[&'a str]) -> Vec<&'a str
         "classification",
         "--out",
         out,
-        "--width",
-        "8",
         "--epochs-node",
         "20",
         "--refine-epochs",

@@ -144,20 +144,32 @@ fn a_closed_stdout_and_clap_answers_are_refused_too() {
     let t = tempfile::tempdir().unwrap();
     let data = table(t.path(), OsStr::new("train.csv"), 60);
     let out = t.path().join("out");
-    let mut args = vec![OsStr::new("-c"), OsStr::new(r#"exec "$0" "$@" >&-"#)];
-    args.push(OsStr::new(env!("CARGO_BIN_EXE_ant")));
-    args.extend(quick_train(data.as_os_str(), out.as_os_str()));
-    let o = Command::new("sh").args(&args).output().unwrap();
+    let closed = |more: Vec<&OsStr>| {
+        let mut args = vec![OsStr::new("-c"), OsStr::new(r#"exec "$0" "$@" >&-"#)];
+        args.push(OsStr::new(env!("CARGO_BIN_EXE_ant")));
+        args.extend(more);
+        Command::new("sh").args(&args).output().unwrap()
+    };
+    // Training writes nothing to stdout: it runs (the second attack).
+    let o = closed(quick_train(data.as_os_str(), out.as_os_str()));
+    assert!(o.status.success(), "{}", stderr(&o));
+    // Predictions on stdout are refused before any work.
+    let predict = [
+        "predict",
+        "--model",
+        out.to_str().unwrap(),
+        "--input",
+        data.to_str().unwrap(),
+    ];
+    let o = closed(predict.iter().map(OsStr::new).collect());
     assert_eq!(o.status.code(), Some(2), "{}", stderr(&o));
     assert!(stderr(&o).contains("<stdout>: closed"), "{}", stderr(&o));
-    assert!(!out.exists(), "refused before any work");
-    // `>/dev/null` is a stdout that works: the same training succeeds.
-    let o = Command::new(env!("CARGO_BIN_EXE_ant"))
-        .args(quick_train(data.as_os_str(), out.as_os_str()))
-        .stdout(Stdio::null())
-        .output()
-        .unwrap();
-    assert!(o.status.success(), "{}", stderr(&o));
+    // ... and go to a file as asked.
+    let rows = t.path().join("p.csv");
+    let mut to_file: Vec<&OsStr> = predict.iter().map(OsStr::new).collect();
+    to_file.extend([OsStr::new("--output"), rows.as_os_str()]);
+    assert!(closed(to_file).status.success());
+    assert!(rows.is_file());
     for flag in ["--help", "--version"] {
         let o = Command::new(env!("CARGO_BIN_EXE_ant"))
             .arg(flag)

@@ -31,11 +31,17 @@ pub fn detached<T: Send>(py: Python<'_>, f: impl Send + FnOnce() -> T) -> T {
     out
 }
 
-/// Logs the pending warnings to the `ant` logger. A logger that fails is no reason to
-/// fail the call that warned.
+/// Logs the warnings the pool's threads left. A logger that fails is no reason to fail
+/// the call that warned.
 fn flush(py: Python<'_>) {
     let pending = std::mem::take(&mut *PENDING.lock().unwrap_or_else(PoisonError::into_inner));
-    if pending.is_empty() {
+    log(py, pending);
+}
+
+/// Logs `messages` to the `ant` logger at WARNING.
+fn log(py: Python<'_>, messages: impl IntoIterator<Item = String>) {
+    let mut messages = messages.into_iter().peekable();
+    if messages.peek().is_none() {
         return;
     }
     let Ok(logger) = py
@@ -44,7 +50,7 @@ fn flush(py: Python<'_>) {
     else {
         return;
     };
-    for message in pending {
+    for message in messages {
         let _ = logger.call_method1("warning", ("%s", message));
     }
 }
@@ -59,14 +65,17 @@ impl<S: Subscriber> Layer<S> for ToPython {
         }
         let mut text = Message(String::new());
         event.record(&mut text);
-        PENDING
-            .lock()
-            .unwrap_or_else(PoisonError::into_inner)
-            .push(text.0);
         // A thread of the crate's pool only queues: the thread that called in may hold
         // the GIL while it waits for the pool. Its warnings leave with `detached`'s.
-        if rayon::current_thread_index().is_none() {
-            Python::attach(flush);
+        // Another thread logs its own at once, as itself (a shared queue had logged
+        // other threads' warnings under its name: the second attack).
+        if rayon::current_thread_index().is_some() {
+            PENDING
+                .lock()
+                .unwrap_or_else(PoisonError::into_inner)
+                .push(text.0);
+        } else {
+            Python::attach(|py| log(py, [text.0]));
         }
     }
 }

@@ -364,8 +364,16 @@ def test_a_parameter_that_does_nothing_is_said_and_pixels_on_another_scale_too(d
     caplog.clear()
     with caplog.at_level("WARNING", logger="ant"):
         clf.predict((X * 255).astype(np.float32))
-    assert "inputs vary" not in " ".join(r.getMessage() for r in caplog.records)
+    assert "on another scale" not in " ".join(r.getMessage() for r in caplog.records)
     with caplog.at_level("WARNING", logger="ant"):
         clf.predict((X * 255).astype(np.uint8))
     said = " ".join(r.getMessage() for r in caplog.records)
-    assert "the inputs vary 25" in said and "times less" in said, said
+    assert "on another scale" in said and "times less" in said, said
+
+
+def test_fit_member_takes_whole_numbers(iris):
+    """The second attack: member=1.7 trained member 1; -1 raised a bare OverflowError."""
+    X, y = iris
+    for member, n in ((1.7, 2), (-1, 2), (0, True)):
+        with pytest.raises(ValueError, match="whole number"):
+            ant.fit_member(ant.ANTClassifier(**SMALL), X, y, member, n)

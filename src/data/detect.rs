@@ -42,6 +42,9 @@ impl FileFormat {
             FileFormat::Idx
         } else if cifar::is_batch(bytes) {
             FileFormat::CifarBatch
+        } else if mat::looks_like_v4(bytes) {
+            // A level-4 MAT-file cut short: named so by its reader, not read as text.
+            FileFormat::Mat
         } else {
             FileFormat::Text
         }

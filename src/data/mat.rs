@@ -104,16 +104,23 @@ pub fn read_mat(path: &Path) -> Result<Vec<MatMatrix>> {
 /// "MATLAB " and names a "MAT-file" (the format's own convention; [`parse_mat`] then
 /// checks the rest, and names v7.3's HDF5 files as such: found by session 27's hostile
 /// pass, they were read as text).
-/// Level-4 files, which have no header, are recognised by their records ([`v4`]).
+/// Level-4 files, which have no header, are recognised by their records ([`v4`]); one
+/// damaged or cut short by its first record ([`looks_like_v4`], checked after the
+/// formats that have a magic number).
 pub fn is_mat(bytes: &[u8]) -> bool {
     let text = &bytes[..bytes.len().min(116)];
     bytes.starts_with(b"MATLAB ") && text.windows(8).any(|w| w == b"MAT-file")
         || v4::is_v4(bytes)
 }
 
+/// Whether `bytes` start as a level-4 MAT-file does, whole or not.
+pub fn looks_like_v4(bytes: &[u8]) -> bool {
+    v4::looks_v4(bytes)
+}
+
 /// Parses MAT-file bytes already in memory; `path` only names the file in errors.
 pub fn parse_mat(bytes: &[u8], path: &Path) -> Result<Vec<MatMatrix>> {
-    if v4::is_v4(bytes) {
+    if v4::looks_v4(bytes) && !bytes.starts_with(b"MATLAB ") {
         return v4::parse_v4(bytes, path);
     }
     let big_endian = parse_header(bytes, path)?;

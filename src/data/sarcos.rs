@@ -5,7 +5,7 @@
 use std::path::Path;
 
 use super::csv::{CsvOptions, parse_bytes, parse_f64};
-use super::mat::{MatClass, is_mat, parse_mat};
+use super::mat::{MatClass, is_mat, looks_like_v4, parse_mat};
 use super::{Dataset, Targets, read_maybe_gz};
 use crate::error::{AntError, Result};
 
@@ -28,7 +28,7 @@ pub fn load_sarcos(path: &Path) -> Result<Dataset> {
 /// `training`: a column f32 would flatten or blur is refused (rows scored or predicted
 /// on are the model's inputs as they are: session 27's second pass).
 pub fn parse_sarcos(bytes: &[u8], path: &Path, training: bool) -> Result<Dataset> {
-    let rows: Vec<Vec<f64>> = if is_mat(bytes) {
+    let rows: Vec<Vec<f64>> = if is_mat(bytes) || looks_like_v4(bytes) {
         let m = pick_matrix(parse_mat(bytes, path)?, path)?;
         if m.cols != SARCOS_COLS {
             return Err(AntError::data(
@@ -49,8 +49,12 @@ pub fn parse_sarcos(bytes: &[u8], path: &Path, training: bool) -> Result<Dataset
             return Err(AntError::data(
                 path,
                 format!(
-                    "found {} columns, expected SARCOS's {SARCOS_COLS} (21 inputs, 7 torques: a file without --target is read as SARCOS; a table of your own needs --target)",
-                    table.n_cols()
+                    "found {} columns, expected SARCOS's {SARCOS_COLS} (21 inputs, 7 torques){}",
+                    table.n_cols(),
+                    match training {
+                        true => ": a file without --target is read as SARCOS; a table of your own needs --target",
+                        false => "",
+                    }
                 ),
             ));
         }

@@ -153,7 +153,10 @@ pub fn load_source(
     target: Option<&TargetSpec>,
 ) -> Result<Source> {
     if !(test_fraction > 0.0 && test_fraction < 1.0) {
-        let reason = format!("must be in (0, 1), got {test_fraction}");
+        let reason = format!(
+            "must be in (0, 1), got {}",
+            crate::error::number(test_fraction)
+        );
         return Err(AntError::invalid("test_fraction", reason));
     }
     let l = load_any(path, target, None, true)?;
@@ -190,7 +193,8 @@ pub fn load_source(
     let (train, test, _) = all.seeded_split(test_fraction, seed);
     if test.is_empty() {
         let reason = format!(
-            "{test_fraction} holds out none of the {} samples of {}: give a larger fraction",
+            "{} holds out none of the {} samples of {}: give a larger fraction",
+            crate::error::number(test_fraction),
             all.len(),
             path.display()
         );

@@ -33,7 +33,10 @@ pub fn train_members(
     }
     let cwd = std::env::current_dir().map_err(|e| AntError::io(".", e))?;
     let file = EnsembleFile::new(spec, n, cwd)?;
-    file.matches_dir(out)?;
+    // A new ensemble is checked as a new run is; members join one as it was started.
+    if !file.matches_dir(out)? {
+        crate::run::check_new_run(&file.spec, &file.cwd)?;
+    }
     let members: Vec<usize> = match member {
         Some(k) => vec![k],
         None => (0..n).collect(),

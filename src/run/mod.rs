@@ -123,10 +123,12 @@ impl Run {
     /// a finished model; bad parameters and unreadable data are errors before anything
     /// is written.
     pub fn start(out: &Path, spec: RunSpec, existing: Existing) -> Result<Run> {
-        // The parameters' own errors first (a clash names both options).
-        spec.params.clone().check()?;
-        spec.params.check_has_effect()?;
         let cwd = std::env::current_dir().map_err(|e| AntError::io(".", e))?;
+        // A member joins its ensemble as `ensemble.json` records it (checked so when
+        // the ensemble started).
+        if spec.member.is_none() {
+            check_new_run(&spec, &cwd)?;
+        }
         Self::start_from(out, spec, existing, cwd)
     }
 
@@ -604,6 +606,19 @@ fn lock(out: &Path) -> Result<File> {
     }
 }
 
+/// What a new run (or ensemble) is refused that one started before goes on with: an
+/// option that would do nothing, a table read as SARCOS for want of `--target`. The
+/// parameters' own errors come first (a clash names both options).
+pub(crate) fn check_new_run(spec: &RunSpec, cwd: &Path) -> Result<()> {
+    let cfg = spec.params.clone().check()?;
+    spec.params.check_has_effect()?;
+    check_read_as_sarcos(
+        cfg.preset,
+        spec.data.target.as_ref(),
+        &cwd.join(&spec.data.path),
+    )
+}
+
 /// Check the parameters, then read the data (paths relative to `cwd`) and check that
 /// training can start on it: what would stop training before its first epoch stops
 /// it here, before anything is written.
@@ -613,7 +628,6 @@ fn load(spec: &RunSpec, cwd: &Path) -> Result<(TestSide, Dataset)> {
     if d.train_limit == Some(0) {
         return Err(AntError::invalid("train_limit", "must be at least 1"));
     }
-    check_read_as_sarcos(cfg.preset, d.target.as_ref(), &cwd.join(&d.path))?;
     let test_data = d.test_data.as_ref().map(|p| cwd.join(p));
     // Every member of an ensemble is tested on the ensemble's test split.
     let seed = spec.member.map_or(spec.params.seed, |m| m.run_seed);

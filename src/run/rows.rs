@@ -18,7 +18,8 @@ pub(super) fn check_read_as_sarcos(
     target: Option<&crate::data::tabular::TargetSpec>,
     path: &Path,
 ) -> Result<()> {
-    if target.is_some() || preset == crate::Preset::Sarcos || !path.is_file() {
+    // A pipe (`--data <(cat t.csv)`) is a file too: only a folder is not read as one.
+    if target.is_some() || preset == crate::Preset::Sarcos || path.is_dir() {
         return Ok(());
     }
     let msg = format!(

@@ -98,7 +98,7 @@ fn check_split_sizes(cfg: &TrainConfig, data: &Dataset) -> Result<()> {
          {need_train} and validation {need_valid} ({unit}): use more data or another \
          --valid-fraction",
         data.len(),
-        cfg.valid_fraction,
+        crate::error::number(cfg.valid_fraction),
         cfg.valid_rows,
     );
     Err(AntError::param(msg))

@@ -206,10 +206,16 @@ fn read_run(
 )> {
     crate::model::check_is_a_folder(dir)?;
     if crate::ensemble::is_ensemble(dir) {
-        let msg = format!(
-            "is an ensemble: its members have the training records; draw one with `ant curves --run {}`",
-            dir.join("member-0").display()
-        );
+        let member = dir.join("member-0");
+        let msg = match member.join("records.jsonl").is_file() {
+            true => format!(
+                "is an ensemble: its members have the training records; draw one with `ant curves --run {}`",
+                member.display()
+            ),
+            // Members saved from Python have none (the second attack: the hint led to a
+            // member that then said so).
+            false => "is an ensemble whose members hold no training records (saved from Python, say): `ant curves` draws the runs of `ant train`".to_string(),
+        };
         return Err(AntError::data(dir, msg));
     }
     let path = dir.join("records.jsonl");

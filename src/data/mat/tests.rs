@@ -407,13 +407,18 @@ fn level_4_files_are_read_in_either_byte_order() {
         // Column-major on disk, row-major here.
         assert_eq!(ms[0].data, [1.0, 3.0, 5.0, 2.0, 4.0, 6.0]);
         assert_eq!((ms[1].class, ms[1].data.as_slice()), (MatClass::UInt8, &[7.0, 8.0, 9.0][..]));
-        // One byte short, or one too many, and the records no longer tile the file.
+        // One byte short, or one too many, and the records no longer tile the file:
+        // still taken for one (by its first record), and said to be damaged.
         assert!(!is_mat(&file[..file.len() - 1]));
         let mut longer = file.clone();
         longer.push(0);
         assert!(!is_mat(&longer));
+        for damaged in [&file[..file.len() - 1], &longer[..]] {
+            assert!(looks_like_v4(damaged));
+            assert_data_err(parse(damaged), "level-4 MAT-file cut short or damaged");
+        }
     }
     for text in [&b"1,2,3\n4,5,6\n"[..], b"", &[0; 40]] {
-        assert!(!is_mat(text), "{text:?}");
+        assert!(!is_mat(text) && !looks_like_v4(text), "{text:?}");
     }
 }

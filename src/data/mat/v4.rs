@@ -40,6 +40,11 @@ fn precision(p: u32) -> Option<(MatClass, usize)> {
 /// The record at the start of `b`, read with the byte order `big_endian`; `None` when
 /// it is not a well-formed level-4 record of that order that fits in `b`.
 fn record(b: &[u8], big_endian: bool) -> Option<Record> {
+    record_header(b, big_endian).filter(|r| RECORD_HEADER + r.name_len + r.data_len <= b.len())
+}
+
+/// [`record`] whether or not its values fit in `b`.
+fn record_header(b: &[u8], big_endian: bool) -> Option<Record> {
     let word = |i: usize| {
         let a = b.get(4 * i..4 * i + 4)?.try_into().ok()?;
         Some(if big_endian { u32::from_be_bytes(a) } else { u32::from_le_bytes(a) })
@@ -62,8 +67,8 @@ fn record(b: &[u8], big_endian: bool) -> Option<Record> {
         return None;
     }
     let data_len = rows.checked_mul(cols)?.checked_mul(size)?.checked_mul(1 + imag)?;
-    let end = (RECORD_HEADER + name_len).checked_add(data_len)?;
-    (end <= b.len()).then_some(Record {
+    (RECORD_HEADER + name_len).checked_add(data_len)?;
+    Some(Record {
         class,
         full_real: t == 0 && imag == 0,
         rows,
@@ -71,6 +76,13 @@ fn record(b: &[u8], big_endian: bool) -> Option<Record> {
         name_len,
         data_len,
     })
+}
+
+/// Whether `bytes` start as a level-4 MAT-file does (a well-formed first record's
+/// header and name), whether or not the rest is whole: a file cut short is then named
+/// as such, not as text that is not UTF-8 (the second attack).
+pub(super) fn looks_v4(bytes: &[u8]) -> bool {
+    [false, true].into_iter().any(|big_endian| record_header(bytes, big_endian).is_some())
 }
 
 /// The byte order of `bytes` if they tile exactly into level-4 records, else `None`.
@@ -95,8 +107,12 @@ pub(super) fn is_v4(bytes: &[u8]) -> bool {
 /// Every real, full numeric matrix of a level-4 file (text, sparse and complex ones
 /// are skipped, as level 5's are).
 pub(super) fn parse_v4(bytes: &[u8], path: &Path) -> Result<Vec<MatMatrix>> {
-    let big_endian = byte_order(bytes)
-        .ok_or_else(|| AntError::data(path, "not a level-4 MAT-file: its records do not tile it"))?;
+    let big_endian = byte_order(bytes).ok_or_else(|| {
+        AntError::data(
+            path,
+            "is a level-4 MAT-file cut short or damaged: its records do not fill it exactly (save it again)",
+        )
+    })?;
     let mut out = Vec::new();
     let mut at = 0;
     while let Some(r) = bytes.get(at..).and_then(|b| record(b, big_endian)) {
