@@ -30,6 +30,15 @@ fn table(dir: &Path, name: &str, header: bool, scale: f64) -> PathBuf {
     p
 }
 
+/// A scratch folder with a headed table `t.csv` and a model `m` trained on it.
+fn trained() -> (tempfile::TempDir, PathBuf, PathBuf) {
+    let t = tempfile::tempdir().unwrap();
+    let data = table(t.path(), "t.csv", true, 1.0);
+    let m = t.path().join("m");
+    assert!(train(&data, &m, &["--target", "y"]).status.success());
+    (t, data, m)
+}
+
 fn train(data: &Path, out: &Path, more: &[&str]) -> std::process::Output {
     let mut args = vec![
         "--data",
@@ -71,10 +80,7 @@ fn a_table_without_target_is_sarcos_only_under_its_preset() {
 
 #[test]
 fn inputs_on_another_scale_than_trainings_are_said() {
-    let t = tempfile::tempdir().unwrap();
-    let data = table(t.path(), "t.csv", true, 1.0);
-    let m = t.path().join("m");
-    assert!(train(&data, &m, &["--target", "y"]).status.success());
+    let (t, data, m) = trained();
     let predict = |rows: &[String]| {
         let input = t.path().join("in.csv");
         std::fs::write(&input, format!("a,b,c,y\n{}\n", rows.join("\n"))).unwrap();
@@ -181,10 +187,7 @@ fn extreme_validation_fractions_are_refused_for_classes_as_for_values() {
 
 #[test]
 fn an_output_named_as_another_kind_is_refused_new_or_not_and_endings_take_any_case() {
-    let t = tempfile::tempdir().unwrap();
-    let data = table(t.path(), "t.csv", true, 1.0);
-    let m = t.path().join("m");
-    assert!(train(&data, &m, &["--target", "y"]).status.success());
+    let (t, data, m) = trained();
     let svg = t.path().join("new.svg");
     let o = ant(&[
         "plot",
@@ -252,10 +255,7 @@ fn a_line_break_in_a_name_stays_in_one_error_line() {
 
 #[test]
 fn a_killed_writes_temporary_file_is_named_by_the_next_write_never_removed() {
-    let t = tempfile::tempdir().unwrap();
-    let data = table(t.path(), "t.csv", true, 1.0);
-    let m = t.path().join("m");
-    assert!(train(&data, &m, &["--target", "y"]).status.success());
+    let (t, data, m) = trained();
     let out = t.path().join("p.csv");
     let args = [
         "predict",
@@ -356,10 +356,7 @@ fn an_option_that_does_nothing_here_is_refused() {
 #[test]
 fn predict_reads_standard_input_for_a_dash() {
     use std::io::Write;
-    let t = tempfile::tempdir().unwrap();
-    let data = table(t.path(), "t.csv", true, 1.0);
-    let m = t.path().join("m");
-    assert!(train(&data, &m, &["--target", "y"]).status.success());
+    let (_t, data, m) = trained();
     let from_file = ant(&["predict", "--model", s(&m), "--input", s(&data)]);
     let mut child = std::process::Command::new(env!("CARGO_BIN_EXE_ant"))
         .args(["predict", "--model", s(&m), "--input", "-"])
