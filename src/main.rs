@@ -78,15 +78,21 @@ fn clap_exit(e: &clap::Error) -> ExitCode {
 /// [`cli::log::one_line`] writes it, so that it forges no line of its own (the second
 /// attack on session 28's one-line rule).
 fn usage_error_text(e: &clap::Error) -> String {
-    let mut text = e.render().to_string();
-    for arg in std::env::args_os().skip(1) {
-        let arg = arg.to_string_lossy();
-        let value = arg.split_once('=').map_or("", |(_, v)| v);
-        for part in [arg.as_ref(), value] {
-            if part.chars().any(char::is_control) {
-                text = text.replace(part, &cli::log::one_line(part));
-            }
-        }
+    // Clap drops some control characters of what it quotes (ESC, DEL), so that the value
+    // it names is not the one given: such arguments are named here instead (the third
+    // attack: `--preset $'tab\e[2Jular'` was called "invalid value 'tabular'").
+    let odd: Vec<String> = std::env::args_os()
+        .skip(1)
+        .map(|a| a.to_string_lossy().into_owned())
+        .filter(|a| a.chars().any(char::is_control))
+        .map(|a| format!("'{}'", cli::log::one_line(&a)))
+        .collect();
+    match odd.is_empty() {
+        true => e.render().to_string(),
+        false => format!(
+            "error: {} among the arguments holding control characters: {}\n\nFor more information, try '--help'.\n",
+            e.kind(),
+            odd.join(", ")
+        ),
     }
-    text
 }

@@ -24,6 +24,10 @@ pub struct Normalisation {
     /// empty in models saved before).
     #[serde(default, skip_serializing_if = "Vec::is_empty")]
     pub x_spread: Vec<f32>,
+    /// The training inputs' smallest and largest value, per channel or feature (empty in
+    /// models saved before).
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub x_range: Vec<[f32; 2]>,
 }
 
 impl Normalisation {
@@ -65,12 +69,14 @@ impl Normalisation {
             Targets::Values { values, dim } => column_stats(values, *dim),
             Targets::Classes { .. } => (vec![], vec![]),
         };
+        let x_range = extremes(&data.x, shape);
         Normalisation {
             x_mean,
             x_std,
             y_mean,
             y_std,
             x_spread,
+            x_range,
         }
     }
 
@@ -160,26 +166,26 @@ fn standardise_in_place(v: &mut [f32], d: usize, mean: &[f32], std: &[f32]) {
     }
 }
 
-/// Inputs whose spread is this many times smaller or larger than the training inputs'
-/// are on another scale: pixels in 0..255 against 0..1 differ 255 times, while a batch
-/// of similar samples rarely varies 20 times less than a whole training set.
-const OTHER_SCALE: f64 = 20.0;
-/// A batch whose mean in a feature lies this many training spreads from the training
-/// mean is in other units or offset (+100 on iris lies 60 to 250 away; a rare one-hot
-/// category all of a batch lies 1/sqrt(p) away: 50 at p = 0.0004).
-const FAR_MEAN: f64 = 50.0;
+/// Inputs whose spread is this many times smaller than the training inputs' are on
+/// another scale: pixels in 0..1 against 0..255 differ 255 times, while a batch of
+/// similar samples, even of heavy-tailed features, rarely varies 50 times less (20 was
+/// passed by lognormal features: the third attack).
+const OTHER_SCALE: f64 = 50.0;
+/// A value this many training ranges beyond a feature's training range is in other
+/// units or offset (a rare one-hot category stays within its 0..1, where a test of
+/// spreads or means had flagged it: the third attack).
+const FAR_RANGES: f64 = 10.0;
 /// Fewer samples than this say too little about their spread.
 const MIN_SAMPLES_FOR_SCALE: usize = 8;
 
 impl Normalisation {
     /// Warns, once per process, when inputs `x` (samples of shape `shape`, not yet
     /// normalised) are on another scale than the training inputs: a feature (a channel
-    /// of images) that varies [`OTHER_SCALE`] times more than in training, or whose mean
-    /// lies [`FAR_MEAN`] training spreads from training's, or features that vary
-    /// [`OTHER_SCALE`] times less (the median over those that vary in the batch: one
-    /// held constant, as in a what-if batch, says nothing). Session 28's hostile pass:
-    /// images fitted as floats in 0..255 and given as bytes (read as 0..1) were predicted
-    /// without a word, 37.5% right against 12%.
+    /// of images) with a value [`FAR_RANGES`] training ranges beyond its training range,
+    /// or features that vary [`OTHER_SCALE`] times less (the median over those that
+    /// vary in the batch: one held constant, as in a what-if batch, says nothing).
+    /// Session 28's hostile pass: images fitted as floats in 0..255 and given as bytes
+    /// (read as 0..1) were predicted without a word, 37.5% right against 12%.
     pub(crate) fn warn_of_another_scale(&self, x: &[f32], shape: Shape) {
         static SAID: std::sync::atomic::AtomicBool = std::sync::atomic::AtomicBool::new(false);
         let per_sample = shape.numel().max(1);
@@ -189,11 +195,14 @@ impl Normalisation {
         {
             return;
         }
-        let (what, (mean, spread)) = match shape {
-            Shape::Image { c, h, w } => ("channel", channel_moments(x, c, h * w)),
-            Shape::Flat { d } => ("feature", column_moments(x, d)),
+        let (what, spread) = match shape {
+            Shape::Image { c, h, w } => ("channel", channel_moments(x, c, h * w).1),
+            Shape::Flat { d } => ("feature", column_moments(x, d).1),
         };
-        if let Some(why) = self.scale_apart(&mean, &spread, what) {
+        let why = self
+            .beyond_range(&extremes(x, shape), what)
+            .or_else(|| self.less_spread(&spread, what));
+        if let Some(why) = why {
             SAID.store(true, std::sync::atomic::Ordering::Relaxed);
             tracing::warn!(
                 "the inputs are on another scale than the training inputs: {why}; if they are in other units (pixels in 0..255 against 0..1, say), the predictions mean little"
@@ -201,30 +210,30 @@ impl Normalisation {
         }
     }
 
-    /// How a batch of moments `(mean, spread)` per `what` departs from training's, if it
-    /// does (see [`Self::warn_of_another_scale`]).
-    fn scale_apart(&self, mean: &[f64], spread: &[f64], what: &str) -> Option<String> {
-        let mut less = Vec::new();
-        for (j, (&t, &t_mean)) in self.x_spread.iter().zip(&self.x_mean).enumerate() {
-            let t = f64::from(t);
-            if !t.is_normal() {
-                continue;
-            }
-            let (ratio, far) = (spread[j] / t, (mean[j] - f64::from(t_mean)).abs() / t);
-            if ratio > OTHER_SCALE {
-                return Some(format!("{what} {j} varies {ratio:.3} times more than in training"));
-            }
-            if far > FAR_MEAN {
-                return Some(format!(
-                    "{what} {j}'s mean lies {far:.3} training spreads from its training mean"
-                ));
-            }
-            if spread[j] > 0.0 {
-                less.push(ratio);
-            }
-        }
-        less.sort_by(f64::total_cmp);
-        let median = *less.get(less.len() / 2)?;
+    /// The first `what` whose batch extremes `range` lie [`FAR_RANGES`] training ranges
+    /// beyond its training range, said.
+    fn beyond_range(&self, range: &[[f32; 2]], what: &str) -> Option<String> {
+        self.x_range.iter().zip(range).enumerate().find_map(|(j, (&[lo, hi], &[b_lo, b_hi]))| {
+            let (lo, hi) = (f64::from(lo), f64::from(hi));
+            let span = hi - lo;
+            let beyond = (lo - f64::from(b_lo)).max(f64::from(b_hi) - hi);
+            (span > 0.0 && beyond > FAR_RANGES * span).then(|| {
+                format!("{what} {j} reaches {b_lo}..{b_hi}, beyond ten times its training range {lo}..{hi}")
+            })
+        })
+    }
+
+    /// Whether the `what`s that vary in the batch (spreads `spread`) vary [`OTHER_SCALE`]
+    /// times less than in training, by their median, said.
+    fn less_spread(&self, spread: &[f64], what: &str) -> Option<String> {
+        let mut ratios: Vec<f64> = spread
+            .iter()
+            .zip(&self.x_spread)
+            .filter(|(b, t)| t.is_normal() && **b > 0.0)
+            .map(|(&b, &t)| b / f64::from(t))
+            .collect();
+        ratios.sort_by(f64::total_cmp);
+        let median = *ratios.get(ratios.len() / 2)?;
         (median < 1.0 / OTHER_SCALE).then(|| {
             format!(
                 "they vary {:.3} times less than in training (the median over the {what}s that vary)",
@@ -232,6 +241,23 @@ impl Normalisation {
             )
         })
     }
+}
+
+/// The smallest and largest value per channel (images) or feature of the samples `x`.
+fn extremes(x: &[f32], shape: Shape) -> Vec<[f32; 2]> {
+    let (groups, run) = match shape {
+        Shape::Image { c, h, w } => (c, h * w),
+        Shape::Flat { d } => (d, 1),
+    };
+    let mut out = vec![[f32::INFINITY, f32::NEG_INFINITY]; groups];
+    for s in x.chunks(groups * run) {
+        for (g, part) in s.chunks(run).enumerate() {
+            for &v in part {
+                out[g] = [out[g][0].min(v), out[g][1].max(v)];
+            }
+        }
+    }
+    out
 }
 
 /// Each channel's mean and standard deviation over the samples `x` (`c` planes of `hw`

@@ -534,7 +534,10 @@ impl AntParams {
             ("pool_rule", self.pool_rule != d.pool_rule, pools, pool_why),
             ("width", self.width != d.width, fc_width, width),
             ("accept", self.accept != d.accept, grows, no_growth("decides growth")),
-            ("init", self.init != d.init, grows, no_growth("starts growth's modules")),
+            ("init", self.init != d.init, routes, match grows {
+                true => "starts a split's children: --ablation no-router never splits".into(),
+                false => no_growth("starts a split's children"),
+            }),
             ("epochs_node", self.epochs_node != d.epochs_node, grows, no_growth("trains growth's candidates")),
             (
                 "max_depth",

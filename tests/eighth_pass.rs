@@ -76,6 +76,18 @@ fn a_table_without_target_is_sarcos_only_under_its_preset() {
         s(&t.path().join("s")),
     ]);
     assert_clean_error(&o, &["found 4 columns, expected SARCOS's 28", "--target"]);
+    // A MAT-file is SARCOS's whatever --target says; a missing file is missing (the
+    // third attack: both were told to add --target).
+    let mat = Path::new(env!("CARGO_MANIFEST_DIR")).join("data/sarcos_inv_test.mat");
+    let o = ant_with(QUICK, &["--data", s(&mat), "--out", s(&t.path().join("x"))]);
+    assert_clean_error(&o, &["is a MAT-file", "--preset sarcos"]);
+    let gone = t.path().join("gone.csv");
+    let o = ant_with(
+        QUICK,
+        &["--data", s(&gone), "--out", s(&t.path().join("x"))],
+    );
+    assert_eq!(o.status.code(), Some(2));
+    assert!(!stderr(&o).contains("--target"), "{}", stderr(&o));
 }
 
 #[test]
@@ -119,14 +131,14 @@ fn inputs_on_another_scale_than_trainings_are_said() {
     for (f, how) in [
         (
             &(|_, x| x * 255.0) as &dyn Fn(usize, f64) -> f64,
-            "times more",
+            "beyond ten times its training range",
         ),
         (&|_, x| x / 255.0, "times less"),
         (
             &|j, x| if j == 0 { x * 1000.0 } else { x },
-            "feature 0 varies",
+            "feature 0 reaches",
         ),
-        (&|_, x| x + 100.0, "training spreads from its training mean"),
+        (&|_, x| x + 100.0, "beyond ten times its training range"),
     ] {
         let o = predict(&with(f));
         assert_eq!(said(&o), 1, "said once: {}", stderr(&o));

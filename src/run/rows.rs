@@ -18,15 +18,33 @@ pub(super) fn check_read_as_sarcos(
     target: Option<&crate::data::tabular::TargetSpec>,
     path: &Path,
 ) -> Result<()> {
-    // A pipe (`--data <(cat t.csv)`) is a file too: only a folder is not read as one.
-    if target.is_some() || preset == crate::Preset::Sarcos || path.is_dir() {
+    // A pipe (`--data <(cat t.csv)`) is a file too. A folder, a missing file and an
+    // image preset's file get their own errors from the reader (the third attack: this
+    // one came first and pointed at --target).
+    let exists = std::fs::metadata(path).is_ok_and(|m| !m.is_dir());
+    if target.is_some() || preset != crate::Preset::Tabular || !exists {
         return Ok(());
+    }
+    if is_a_mat_file(path) {
+        let msg = "is a MAT-file, which is read as SARCOS: train it with --preset sarcos";
+        return Err(AntError::data(path, msg));
     }
     let msg = format!(
         "a file without --target is read as SARCOS (21 inputs, then 7 torques to regress), which --preset sarcos trains, not --preset {}: name a table's label column with --target",
         preset.name()
     );
     Err(AntError::data(path, msg))
+}
+
+/// Whether the regular file `path` starts as a MAT-file does (a pipe is not read here).
+fn is_a_mat_file(path: &Path) -> bool {
+    use std::io::Read;
+    let mut head = Vec::with_capacity(128);
+    let file = std::fs::File::open(path)
+        .ok()
+        .filter(|f| f.metadata().is_ok_and(|m| m.is_file()));
+    file.is_some_and(|f| f.take(128).read_to_end(&mut head).is_ok())
+        && (head.starts_with(b"MATLAB ") || crate::data::mat::looks_like_v4(&head))
 }
 
 /// Refuses training rows of a single class, naming the file, the class by its name and
