@@ -54,7 +54,8 @@ fn writes_stdout(cmd: &Cmd) -> bool {
         Cmd::Predict(a) => a.output.is_none(),
         Cmd::Plot(a) => dash(&a.out),
         Cmd::Curves(a) => dash(&a.out),
-        Cmd::Export(a) => dash(&a.out),
+        // A web page is a folder: `--out -` is refused for it by its own check.
+        Cmd::Export(a) => dash(&a.out) && matches!(a.format, ExportFormat::Onnx),
     }
 }
 
