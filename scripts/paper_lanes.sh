@@ -1,8 +1,7 @@
 #!/usr/bin/env bash
-# Issue 40's long rows in two lanes of one thread each, niced, in the background: the
-# eight mnist-a ensemble members, then the ensemble's score, then the longest rows of
-# Table 4 (mnist-c's third seed, mnist-b's HME). The rows that finished are in
-# docs/RESULTS.md and run no more. Each row keeps what finished and resumes what was cut
+# Issue 40's long rows in lanes of one thread each, niced, in the background; today the
+# last of them, mnist-b's HME (Table 4). The rows that finished (the ensemble of 8, every
+# other Table 4 row) are in docs/RESULTS.md and run no more. Each row keeps what finished and resumes what was cut
 # (scripts/results.sh); scripts/carry.sh brings cut runs from an earlier machine first,
 # so running this again in a later session goes on where the runs stopped. A copy of the
 # binary runs, so that rebuilding meanwhile changes nothing.
@@ -17,12 +16,9 @@ bash scripts/carry.sh restore
 cp target/release/ant runs/results/ant-lanes
 export ANT_BIN=runs/results/ant-lanes RAYON_NUM_THREADS=1
 lane() { for r in "$@"; do nice -n 10 bash scripts/results.sh "$r" || echo "$r: failed ($?)"; done; }
-# The members first, the ensemble scored as soon as its last member ends (in whichever
-# lane), then the longest HMEs last.
-lane mnist-a-ensemble-0 mnist-a-ensemble-2 mnist-a-ensemble-4 mnist-a-ensemble-6 \
-    mnist-a-ensemble-eval table4-mnist-c-seed2 >>runs/results/lane-1.log 2>&1 &
-lane mnist-a-ensemble-1 mnist-a-ensemble-3 mnist-a-ensemble-5 mnist-a-ensemble-7 \
-    mnist-a-ensemble-eval table4-mnist-b-no-transformer >>runs/results/lane-2.log 2>&1 &
+# Session 28 finished the ensemble (scored) and mnist-c's third seed: the one row left is
+# mnist-b's HME, in one lane (the other core stays free for the session's work).
+lane table4-mnist-b-no-transformer >>runs/results/lane-2.log 2>&1 &
 # carry/ is refreshed every 20 minutes while a lane runs, so that a session that ends
 # without `carry.sh save` still leaves its runs in the working tree.
 ( while pgrep -f "scripts/results.sh" >/dev/null; do
