@@ -199,9 +199,11 @@ impl Normalisation {
             Shape::Image { c, h, w } => ("channel", channel_moments(x, c, h * w).1),
             Shape::Flat { d } => ("feature", column_moments(x, d).1),
         };
+        let range = extremes(x, shape);
         let why = self
-            .beyond_range(&extremes(x, shape), what)
-            .or_else(|| self.less_spread(&spread, what));
+            .beyond_range(&range, what)
+            .or_else(|| self.less_spread(&spread, what))
+            .or_else(|| self.shrunk_outside(&range, &spread, what));
         if let Some(why) = why {
             SAID.store(true, std::sync::atomic::Ordering::Relaxed);
             tracing::warn!(
@@ -219,6 +221,26 @@ impl Normalisation {
             let beyond = (lo - f64::from(b_lo)).max(f64::from(b_hi) - hi);
             (span > 0.0 && beyond > FAR_RANGES * span).then(|| {
                 format!("{what} {j} reaches {b_lo}..{b_hi}, beyond ten times its training range {lo}..{hi}")
+            })
+        })
+    }
+
+    /// The first `what` that both varies [`OTHER_SCALE`] times less than in training and
+    /// lies wholly a training range outside its training range, said: one feature in
+    /// other units (heights in metres against centimetres: 100 times less, 148 cm
+    /// beyond), which the median of [`Self::less_spread`] does not see (the third attack).
+    /// Either alone is a batch of similar samples, or a shift.
+    fn shrunk_outside(&self, range: &[[f32; 2]], spread: &[f64], what: &str) -> Option<String> {
+        let features = self.x_range.iter().zip(&self.x_spread).zip(range.iter().zip(spread));
+        features.enumerate().find_map(|(j, ((&[lo, hi], &t), (&[b_lo, b_hi], &b)))| {
+            let span = f64::from(hi) - f64::from(lo);
+            let outside = (f64::from(lo) - f64::from(b_hi)).max(f64::from(b_lo) - f64::from(hi));
+            let shrunk = t.is_normal() && b > 0.0 && b / f64::from(t) < 1.0 / OTHER_SCALE;
+            (span > 0.0 && shrunk && outside > span).then(|| {
+                format!(
+                    "{what} {j} varies {:.3} times less than in training and lies at {b_lo}..{b_hi}, outside its training range {lo}..{hi}",
+                    f64::from(t) / b
+                )
             })
         })
     }

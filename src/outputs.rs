@@ -162,11 +162,6 @@ fn check_replaces_its_kind(target: &Path, out: &Path, endings: &[&str]) -> Resul
     let ending = target
         .extension()
         .map(|e| e.to_string_lossy().to_ascii_lowercase());
-    // Only a word names a kind: `tree-min-reach-0.05`, `ant-v1.2` or `tree.2024-06` end in
-    // a number, not a format (the second attack on this rule).
-    let names_a_kind = |e: &String| {
-        e.starts_with(|c: char| c.is_ascii_alphabetic()) && e.chars().all(|c| c.is_ascii_alphanumeric())
-    };
     let Some(ending) = ending.filter(|e| names_a_kind(e) && !endings.contains(&e.as_str())) else {
         return Ok(());
     };
@@ -184,6 +179,16 @@ fn check_replaces_its_kind(target: &Path, out: &Path, endings: &[&str]) -> Resul
         ),
     };
     Err(AntError::data(out, msg))
+}
+
+/// Whether a name's ending (after its last dot) names a kind of file. Only a word does:
+/// `tree-min-reach-0.05`, `ant-v1.2`, `lr-1.5e3` or `tree.2024-06` end in a number, not a
+/// format (the second attack on this rule), while `.7z` and `.3gp` are formats.
+fn names_a_kind(ending: &str) -> bool {
+    let number = ending.starts_with(|c: char| c.is_ascii_digit()) && ending.parse::<f64>().is_ok();
+    ending.chars().any(|c| c.is_ascii_alphabetic())
+        && ending.chars().all(|c| c.is_ascii_alphanumeric())
+        && !number
 }
 
 /// Checks the file outputs a command names after the one it was given (an ensemble's
@@ -521,6 +526,16 @@ mod tests {
 
     fn err(r: Result<PathBuf>) -> String {
         r.unwrap_err().to_string()
+    }
+
+    #[test]
+    fn only_a_word_ending_names_a_kind() {
+        for kind in ["svg", "CSV", "7z", "3gp", "mp4", "nan"] {
+            assert!(names_a_kind(kind), "{kind}");
+        }
+        for number in ["05", "2", "1e5", "5e3", "2024-06", "tar-gz", ""] {
+            assert!(!names_a_kind(number), "{number}");
+        }
     }
 
     #[test]

@@ -84,7 +84,17 @@ pub fn write_atomic(path: &Path, bytes: &[u8]) -> Result<()> {
 /// named, never removed: a file of that name may be the user's, and a process this one
 /// cannot see (another PID namespace, another host over NFS) may be writing it (the
 /// second attack on that fix deleted both).
+/// Each output is looked at once per process: a checkpoint rewritten every epoch reads
+/// its folder once, not every time.
 fn warn_of_stale_temp_files(path: &Path) {
+    static SEEN: std::sync::Mutex<Vec<PathBuf>> = std::sync::Mutex::new(Vec::new());
+    {
+        let mut seen = SEEN.lock().unwrap_or_else(std::sync::PoisonError::into_inner);
+        if seen.iter().any(|p| p == path) {
+            return;
+        }
+        seen.push(path.to_path_buf());
+    }
     let (Some(name), Ok(entries)) = (path.file_name(), std::fs::read_dir(parent_of(path))) else {
         return;
     };

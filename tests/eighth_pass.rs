@@ -146,6 +146,50 @@ fn inputs_on_another_scale_than_trainings_are_said() {
     }
 }
 
+/// The third attack's leftover, caught in session 29: one feature in units 100 times
+/// smaller (heights in metres against centimetres), which the median rule does not see.
+#[test]
+fn one_feature_in_other_units_is_said() {
+    let t = tempfile::tempdir().unwrap();
+    let x = uniform(90, 3, 7);
+    let rows = |height: &dyn Fn(f32) -> f32| -> String {
+        let body: Vec<String> = x
+            .chunks(3)
+            .enumerate()
+            .map(|(i, r)| {
+                format!(
+                    "{},{},{},{}",
+                    height(r[0]),
+                    r[1],
+                    r[2],
+                    ["p", "q", "r"][i % 3]
+                )
+            })
+            .collect();
+        format!("h,b,c,y\n{}\n", body.join("\n"))
+    };
+    let data = t.path().join("cm.csv");
+    std::fs::write(&data, rows(&|u| 150.0 + 50.0 * u)).unwrap();
+    let m = t.path().join("m");
+    assert!(train(&data, &m, &["--target", "y"]).status.success());
+    let said = |text: String| {
+        let input = t.path().join("in.csv");
+        std::fs::write(&input, text).unwrap();
+        let o = ant(&["predict", "--model", s(&m), "--input", s(&input)]);
+        assert!(o.status.success(), "{}", stderr(&o));
+        stderr(&o)
+    };
+    assert!(!said(rows(&|u| 150.0 + 50.0 * u)).contains("another scale"));
+    // A shift alone, or a narrow batch alone, is not another scale.
+    assert!(!said(rows(&|u| 210.0 + 50.0 * u)).contains("another scale"));
+    assert!(!said(rows(&|u| 170.0 + 0.5 * u)).contains("another scale"));
+    let e = said(rows(&|u| (150.0 + 50.0 * u) / 100.0));
+    assert!(
+        e.contains("another scale") && e.contains("feature 0 varies"),
+        "{e}"
+    );
+}
+
 #[test]
 fn a_header_naming_columns_a_model_without_names_reads_by_position_is_said() {
     let t = tempfile::tempdir().unwrap();

@@ -82,7 +82,34 @@ fn record_header(b: &[u8], big_endian: bool) -> Option<Record> {
 /// header and name), whether or not the rest is whole: a file cut short is then named
 /// as such, not as text that is not UTF-8 (the second attack).
 pub(super) fn looks_v4(bytes: &[u8]) -> bool {
-    [false, true].into_iter().any(|big_endian| record_header(bytes, big_endian).is_some())
+    [false, true]
+        .into_iter()
+        .any(|big_endian| record_header(bytes, big_endian).is_some() || cut_in_first_header(bytes, big_endian))
+}
+
+/// Whether `b` is the start of a well-formed first record's header and name, cut before
+/// the name ends (session 28's third attack: such a file got the text reader's error).
+/// Its words say so as far as they go, and it holds a NUL byte, which text never does.
+fn cut_in_first_header(b: &[u8], big_endian: bool) -> bool {
+    let word = |i: usize| {
+        let a: [u8; 4] = b.get(4 * i..4 * i + 4)?.try_into().ok()?;
+        Some(if big_endian { u32::from_be_bytes(a) } else { u32::from_le_bytes(a) })
+    };
+    let Some(mopt) = word(0) else {
+        return false;
+    };
+    let (m, o, p, t) = (mopt / 1000, mopt / 100 % 10, mopt / 10 % 10, mopt % 10);
+    let name_len = word(4).map_or(64, |n| n as usize);
+    let name = b.get(RECORD_HEADER..).unwrap_or(&[]);
+    m == u32::from(big_endian)
+        && o == 0
+        && t <= 2
+        && precision(p).is_some()
+        && word(3).is_none_or(|imag| imag <= 1)
+        && (2..=64).contains(&name_len)
+        && b.len() < RECORD_HEADER + name_len
+        && name.iter().all(|c| c.is_ascii_graphic())
+        && b.contains(&0)
 }
 
 /// The byte order of `bytes` if they tile exactly into level-4 records, else `None`.
