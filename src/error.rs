@@ -74,6 +74,22 @@ pub(crate) fn number(v: f64) -> String {
     }
 }
 
+/// `.dot` for a path whose file name is only an ending (`.dot`, `out/.csv`): a hidden
+/// file's name to the system, which has no ending, and surely a name left out.
+pub(crate) fn only_an_ending(path: &std::path::Path) -> Option<String> {
+    let name = path.file_name()?.to_str()?;
+    let rest = name.strip_prefix('.')?;
+    (!rest.is_empty() && !rest.contains('.') && path.extension().is_none()).then(|| name.to_string())
+}
+
+/// [`number`] for an `f32`, with f32's own shortest digits (0.1, not 0.10000000149).
+pub(crate) fn number32(v: f32) -> String {
+    match v == 0.0 || (1e-4..1e6).contains(&v.abs()) {
+        true => v.to_string(),
+        false => format!("{v:e}"),
+    }
+}
+
 /// `text` for an error message, quoted: whole when short, else its first characters
 /// and its length, so that a huge field from a file never floods the terminal.
 pub(crate) fn quoted(text: &str) -> String {

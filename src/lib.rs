@@ -178,6 +178,7 @@ pub use model::{
 };
 pub use named::Named;
 pub use os::file_size_limit_is_an_error;
+pub use outputs::stdin_input;
 pub use params::{AntParams, TrainConfig};
 pub use pool::PoolRule;
 internal_use!(pool::PathPos);

@@ -6,6 +6,7 @@ use serde::{Deserialize, Serialize};
 
 use crate::data::{Dataset, Targets};
 use crate::choices::ImageNorm;
+use crate::error::number32;
 use crate::spec::Shape;
 
 /// Input and target scaling learned from the training split.
@@ -189,21 +190,25 @@ impl Normalisation {
     pub(crate) fn warn_of_another_scale(&self, x: &[f32], shape: Shape) {
         static SAID: std::sync::atomic::AtomicBool = std::sync::atomic::AtomicBool::new(false);
         let per_sample = shape.numel().max(1);
-        if self.x_spread.is_empty()
-            || x.len() / per_sample < MIN_SAMPLES_FOR_SCALE
-            || SAID.load(std::sync::atomic::Ordering::Relaxed)
-        {
+        if self.x_spread.is_empty() || x.is_empty() || SAID.load(std::sync::atomic::Ordering::Relaxed) {
             return;
         }
-        let (what, spread) = match shape {
-            Shape::Image { c, h, w } => ("channel", channel_moments(x, c, h * w).1),
-            Shape::Flat { d } => ("feature", column_moments(x, d).1),
+        let what = match shape {
+            Shape::Image { .. } => "channel",
+            Shape::Flat { .. } => "feature",
         };
         let range = extremes(x, shape);
-        let why = self
-            .beyond_range(&range, what)
-            .or_else(|| self.less_spread(&spread, what))
-            .or_else(|| self.shrunk_outside(&range, &spread, what));
+        // A value far beyond the training range says it alone, even in one sample (the
+        // usual way to serve: session 29's hostile pass); spreads need a few samples.
+        let spread = || match shape {
+            Shape::Image { c, h, w } => channel_moments(x, c, h * w).1,
+            Shape::Flat { d } => column_moments(x, d).1,
+        };
+        let why = self.beyond_range(&range, what).or_else(|| {
+            let spread = (x.len() / per_sample >= MIN_SAMPLES_FOR_SCALE).then(spread)?;
+            self.less_spread(&spread, what)
+                .or_else(|| self.shrunk_outside(&range, &spread, what))
+        });
         if let Some(why) = why {
             SAID.store(true, std::sync::atomic::Ordering::Relaxed);
             tracing::warn!(
@@ -216,11 +221,16 @@ impl Normalisation {
     /// beyond its training range, said.
     fn beyond_range(&self, range: &[[f32; 2]], what: &str) -> Option<String> {
         self.x_range.iter().zip(range).enumerate().find_map(|(j, (&[lo, hi], &[b_lo, b_hi]))| {
-            let (lo, hi) = (f64::from(lo), f64::from(hi));
-            let span = hi - lo;
-            let beyond = (lo - f64::from(b_lo)).max(f64::from(b_hi) - hi);
+            let span = f64::from(hi) - f64::from(lo);
+            let beyond = (f64::from(lo) - f64::from(b_lo)).max(f64::from(b_hi) - f64::from(hi));
             (span > 0.0 && beyond > FAR_RANGES * span).then(|| {
-                format!("{what} {j} reaches {b_lo}..{b_hi}, beyond ten times its training range {lo}..{hi}")
+                format!(
+                    "{what} {j} reaches {}..{}, beyond ten times its training range {}..{}",
+                    number32(b_lo),
+                    number32(b_hi),
+                    number32(lo),
+                    number32(hi)
+                )
             })
         })
     }
@@ -238,8 +248,12 @@ impl Normalisation {
             let shrunk = t.is_normal() && b > 0.0 && b / f64::from(t) < 1.0 / OTHER_SCALE;
             (span > 0.0 && shrunk && outside > span).then(|| {
                 format!(
-                    "{what} {j} varies {:.3} times less than in training and lies at {b_lo}..{b_hi}, outside its training range {lo}..{hi}",
-                    f64::from(t) / b
+                    "{what} {j} varies {:.3} times less than in training and lies at {}..{}, outside its training range {}..{}",
+                    f64::from(t) / b,
+                    number32(b_lo),
+                    number32(b_hi),
+                    number32(lo),
+                    number32(hi)
                 )
             })
         })

@@ -46,12 +46,24 @@ pub(crate) fn rename_exchange(a: &Path, b: &Path) -> Option<std::io::Result<()>>
 /// a closed stdout would look like `>/dev/null` (session 27's hostile pass).
 static STDOUT_CLOSED_AT_START: std::sync::atomic::AtomicBool =
     std::sync::atomic::AtomicBool::new(false);
+/// The same for descriptor 0 (`predict --input - <&-` read Rust's `/dev/null`).
+static STDIN_CLOSED_AT_START: std::sync::atomic::AtomicBool =
+    std::sync::atomic::AtomicBool::new(false);
 
 #[cfg(all(target_os = "linux", target_env = "gnu"))]
 extern "C" fn record_stdout() {
+    use std::sync::atomic::Ordering::Relaxed;
     // SAFETY: F_GETFD only reads the descriptor's flags; it fails on a closed one.
-    let closed = unsafe { libc::fcntl(libc::STDOUT_FILENO, libc::F_GETFD) } == -1;
-    STDOUT_CLOSED_AT_START.store(closed, std::sync::atomic::Ordering::Relaxed);
+    let closed = |fd| unsafe { libc::fcntl(fd, libc::F_GETFD) } == -1;
+    STDOUT_CLOSED_AT_START.store(closed(libc::STDOUT_FILENO), Relaxed);
+    STDIN_CLOSED_AT_START.store(closed(libc::STDIN_FILENO), Relaxed);
+}
+
+/// Whether standard input was closed when the process started (`<&-`).
+pub(crate) fn stdin_closed() -> bool {
+    #[cfg(all(target_os = "linux", target_env = "gnu"))]
+    std::hint::black_box(RECORD_STDOUT);
+    STDIN_CLOSED_AT_START.load(std::sync::atomic::Ordering::Relaxed)
 }
 
 /// The loader runs the functions of `.init_array` before `main`, hence before Rust's

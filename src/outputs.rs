@@ -103,6 +103,25 @@ pub fn check(out: &Path, kind: Kind, inputs: &[Input]) -> Result<PathBuf> {
 /// (another run's `records.jsonl`, a model's weights): only the command that owns it
 /// replaces it. (Directory outputs are checked as models: [`check_model_dir`].)
 fn check_not_owned(out: &Path, resolved: &Path, exists: bool) -> Result<()> {
+    match exists {
+        true => check_not_part_of_a_model(out, resolved),
+        false => Ok(()),
+    }
+}
+
+/// Refuses a directory output that is a part of an `ant` model, ensemble or run
+/// directory (`ENS/member-0`, `RUN/grown`), new or not: a model saved there (`train
+/// --force`, Python's `save(.., overwrite=True)`) broke the ensemble or run it was part
+/// of (session 29's hostile pass). Only the command that owns the directory writes its
+/// parts; every user-facing directory output comes through here.
+pub(crate) fn check_not_a_part(out: &Path) -> Result<()> {
+    if is_stdout(out) {
+        return Ok(());
+    }
+    check_not_part_of_a_model(out, &resolve(out))
+}
+
+fn check_not_part_of_a_model(out: &Path, resolved: &Path) -> Result<()> {
     let (Some(parent), Some(name)) = (resolved.parent(), resolved.file_name()) else {
         return Ok(());
     };
@@ -110,7 +129,7 @@ fn check_not_owned(out: &Path, resolved: &Path, exists: bool) -> Result<()> {
     let ant_dir = parent.join(crate::file_names::TREE_FILE).is_file()
         || parent.join(crate::file_names::CHECKPOINT_DIR).is_dir()
         || parent.join(crate::file_names::ENSEMBLE_FILE).is_file();
-    if exists && ant_dir && is_model_owned(&name) {
+    if ant_dir && is_model_owned(&name) {
         let msg = format!(
             "is part of the ant directory {}: only the command that wrote it replaces it; choose another path",
             parent.display()
@@ -130,6 +149,15 @@ pub(crate) fn write_file(out: &Path, bytes: &[u8], inputs: &[Input], endings: &[
     let target = check(out, Kind::File, inputs)?;
     check_replaces_its_kind(&target, out, endings)?;
     crate::persist::write_atomic(&target, bytes)
+}
+
+/// The path that reads standard input (`--input -`); a closed one (`<&-`), which Rust's
+/// runtime replaces by `/dev/null`, is an error rather than a read of nothing.
+pub fn stdin_input() -> Result<PathBuf> {
+    match crate::os::stdin_closed() {
+        true => Err(AntError::data("<stdin>", "is closed: give a file, or send the rows in (`cat rows.csv | ant predict ... --input -`)")),
+        false => Ok(PathBuf::from("/dev/stdin")),
+    }
 }
 
 /// Refuses a stdout that is closed or open only for reading (see [`write_stdout`]).
@@ -196,6 +224,11 @@ fn names_a_kind(ending: &str) -> bool {
 /// unless `replace` (`--force`): the user never named them, so nothing there is theirs
 /// to lose by default.
 pub(crate) fn check_derived(paths: &[PathBuf], given: &Path, replace: bool, inputs: &[Input]) -> Result<()> {
+    // Session 29's hostile pass: `plot --out -` of an ensemble wrote `--member-K` files.
+    if is_stdout(given) {
+        let msg = "is standard output, but one picture per member is written here, each named after the output: give a file name (X.svg, for X-member-K.svg)";
+        return Err(AntError::data(given, msg));
+    }
     for p in paths {
         check(p, Kind::File, inputs)?;
         if !replace && std::fs::symlink_metadata(p).is_ok() {
@@ -225,6 +258,7 @@ pub(crate) enum Saved {
 /// never for an ensemble (its members would be replaced one by one).
 pub(crate) fn check_model_dir(out: &Path, saved: Saved, replace: bool, inputs: &[Input]) -> Result<()> {
     use crate::file_names::{CHECKPOINT_DIR, ENSEMBLE_FILE, TREE_FILE};
+    check_not_a_part(out)?;
     let out = &check(out, Kind::Dir, inputs)?;
     check_nothing_foreign(out)?;
     check_grown_dir(out)?;

@@ -416,10 +416,10 @@ fn check_floats(c: &AntParams) -> crate::Result<()> {
     let lr32 = c.lr as f32;
     if !(c.lr.is_finite() && lr32.is_normal() && lr32 > 0.0) {
         let reason = format!(
-            "must be a positive number that f32 holds ({:e} to {:e}), got {:e}",
+            "must be a positive number that f32 holds ({:e} to {:e}), got {}",
             f32::MIN_POSITIVE,
             f32::MAX,
-            c.lr
+            crate::error::number(c.lr)
         );
         return Err(AntError::invalid("lr", reason));
     }
@@ -429,8 +429,9 @@ fn check_floats(c: &AntParams) -> crate::Result<()> {
     ] {
         if !(w.is_finite() && w >= 0.0 && (w as f32).is_finite()) {
             let reason = format!(
-                "must be a number >= 0 that f32 holds (at most {:e}), got {w:e}",
-                f32::MAX
+                "must be a number >= 0 that f32 holds (at most {:e}), got {}",
+                f32::MAX,
+                crate::error::number(w)
             );
             return Err(AntError::invalid(name, reason));
         }

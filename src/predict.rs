@@ -107,19 +107,32 @@ impl Format {
         }
     }
 
+    /// From a name: `csv` or `jsonl` (in any case).
+    pub fn parse(name: &str) -> Option<Format> {
+        match name.to_ascii_lowercase().as_str() {
+            "jsonl" => Some(Format::JsonLines),
+            "csv" => Some(Format::Csv),
+            _ => None,
+        }
+    }
+
     /// From an output file name: `.jsonl` or `.csv` (in any case).
     pub fn of(path: &Path) -> Result<Format> {
-        let ending = path
-            .extension()
-            .map(|e| e.to_string_lossy().to_ascii_lowercase());
-        match ending.as_deref() {
-            Some("jsonl") => Ok(Format::JsonLines),
-            Some("csv") => Ok(Format::Csv),
-            _ => {
-                let reason = format!("{}: the name must end in .csv or .jsonl", path.display());
-                Err(AntError::invalid("output", reason))
-            }
+        let ending = path.extension().map(|e| e.to_string_lossy().into_owned());
+        if let Some(f) = ending.as_deref().and_then(Format::parse) {
+            return Ok(f);
         }
+        let reason = match crate::error::only_an_ending(path) {
+            Some(ending) => format!(
+                "{}: names no file, only an ending: give NAME{ending}",
+                path.display()
+            ),
+            None => format!(
+                "{}: the name must end in .csv or .jsonl (or give --format)",
+                path.display()
+            ),
+        };
+        Err(AntError::invalid("output", reason))
     }
 }
 

@@ -189,8 +189,14 @@ pub fn describe(dir: &Path) -> Result<String> {
                 let model = Ant::load(&mdir, &device)?;
                 let t = &model.tree().topology;
                 let (nodes, leaves, params) = (t.nodes.len(), t.leaves().len(), t.num_params());
+                // What `eval` would refuse is said here too (session 29's hostile pass:
+                // a foreign model in member-0 was listed as the member).
+                let foreign = match crate::ensemble::check_member(&file, k, &model, None) {
+                    Ok(()) => String::new(),
+                    Err(why) => format!("not this ensemble's member: {why}\n"),
+                };
                 text.push_str(&format!(
-                    "{head}: {nodes} nodes, {leaves} leaves, {params} params\n{}{}",
+                    "{head}: {nodes} nodes, {leaves} leaves, {params} params\n{foreign}{}{}",
                     baseline_line(&model),
                     inspect_text(t)
                 ));

@@ -144,6 +144,42 @@ fn mnist_model_predicts_an_idx_file() {
     assert_eq!(r.status.code(), Some(2));
     let e = String::from_utf8_lossy(&r.stderr);
     assert!(e.contains("eight") && e.contains("[1, 28, 28]"), "{e}");
+
+    // Session 29's hostile pass: `eval` asked for the training files it does not score.
+    // The test files alone score as they do beside them, and a test of some digits only
+    // is no error.
+    let eval_json = |d: &Path| {
+        let r = ant(&["eval", "--model", s(&model), "--data", s(d), "--json"]);
+        assert!(r.status.success(), "{}", String::from_utf8_lossy(&r.stderr));
+        let v: serde_json::Value = serde_json::from_slice(&r.stdout).unwrap();
+        (
+            v["multi_path_error"].as_f64().unwrap(),
+            v["test_samples"].as_u64().unwrap(),
+        )
+    };
+    let only_test = t.path().join("only-test");
+    std::fs::create_dir(&only_test).unwrap();
+    for f in ["t10k-images-idx3-ubyte", "t10k-labels-idx1-ubyte"] {
+        std::fs::copy(dir.join(f), only_test.join(f)).unwrap();
+    }
+    assert_eq!(eval_json(&only_test), eval_json(&dir));
+    let some = t.path().join("some-digits");
+    std::fs::create_dir(&some).unwrap();
+    let keep: Vec<usize> = (0..50).filter(|&i| labels[i] < 4).collect();
+    let pixels = read_idx(&images).unwrap().data;
+    let kept: Vec<u8> = keep
+        .iter()
+        .flat_map(|&i| pixels[i * px..(i + 1) * px].to_vec())
+        .collect();
+    let n = keep.len() as u32;
+    std::fs::write(
+        some.join("t10k-images-idx3-ubyte"),
+        idx(&[n, 28, 28], &kept),
+    )
+    .unwrap();
+    let kept_labels: Vec<u8> = keep.iter().map(|&i| labels[i]).collect();
+    std::fs::write(some.join("t10k-labels-idx1-ubyte"), idx(&[n], &kept_labels)).unwrap();
+    assert_eq!(eval_json(&some).1, u64::from(n));
 }
 
 #[test]

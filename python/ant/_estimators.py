@@ -349,7 +349,9 @@ class ANTClassifier(ClassifierMixin, _ANTBase):
         check_classification_targets(y)
         classes, labels = np.unique(y, return_inverse=True)
         if len(classes) < 2:
-            raise ValueError(f"y has only one class ({classes[0]!r}): a classifier needs samples of at least 2 classes")
+            # A numpy scalar as Python's own value: 0.0, not np.float64(0.0).
+            one = classes[0].item() if hasattr(classes[0], "item") else classes[0]
+            raise ValueError(f"y has only one class ({one!r}): a classifier needs samples of at least 2 classes")
         model = _ant.fit_classifier(
             self._train_params(),
             self.device,

@@ -18,11 +18,43 @@ pub fn to_py(e: AntError) -> PyErr {
         AntError::InvalidParam { .. }
         | AntError::Data { .. }
         | AntError::Diverged { .. }
-        | AntError::Device { .. } => PyValueError::new_err(e.to_string()),
+        | AntError::Device { .. } => PyValueError::new_err(in_python_terms(&e.to_string())),
         AntError::Interrupted => PyKeyboardInterrupt::new_err(e.to_string()),
         AntError::Stopped { source, .. } => to_py(*source),
-        other => PyRuntimeError::new_err(other.to_string()),
+        other => PyRuntimeError::new_err(in_python_terms(&other.to_string())),
     }
+}
+
+/// `msg` with the command line's flags that are Python parameters named as Python names
+/// them (`--valid-fraction` as `valid_fraction`, `--force` as `overwrite=True`): session
+/// 29's hostile pass found Python errors telling to use `--force`. Other flags (of
+/// commands a message suggests running) stay.
+fn in_python_terms(msg: &str) -> String {
+    let params = crate::params::fields(ant::Preset::Tabular);
+    let mut out = String::with_capacity(msg.len());
+    let mut rest = msg;
+    while let Some(at) = rest.find("--") {
+        out.push_str(&rest[..at]);
+        let flag = &rest[at + 2..];
+        let len = flag
+            .find(|c: char| !(c.is_ascii_alphanumeric() || c == '-'))
+            .unwrap_or(flag.len());
+        let name = flag[..len].replace('-', "_");
+        // A flag starts a word: `x--force.csv` is a file's name.
+        let starts_word = out
+            .chars()
+            .last()
+            .is_none_or(|c| c.is_whitespace() || "(`'\",".contains(c));
+        match name.as_str() {
+            _ if !starts_word => out.push_str(&rest[at..at + 2 + len]),
+            "force" => out.push_str("overwrite=True"),
+            n if params.contains_key(n) || n == "device" || n == "single_path" => out.push_str(n),
+            _ => out.push_str(&rest[at..at + 2 + len]),
+        }
+        rest = &flag[len..];
+    }
+    out.push_str(rest);
+    out
 }
 
 /// The Python exception for a model (or ensemble) directory or file that cannot be
@@ -31,7 +63,7 @@ pub fn load_error(e: AntError) -> PyErr {
     match e {
         AntError::Io { path, source } => os_error(&source, &path),
         AntError::Device { .. } => PyValueError::new_err(e.to_string()),
-        other => PyOSError::new_err(other.to_string()),
+        other => PyOSError::new_err(in_python_terms(&other.to_string())),
     }
 }
 

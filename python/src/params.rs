@@ -68,7 +68,7 @@ pub fn choices<'py>(py: Python<'py>) -> PyResult<Bound<'py, PyDict>> {
 }
 
 /// The parameters of `preset` with their defaults, as JSON fields.
-fn fields(preset: Preset) -> Map<String, Value> {
+pub(crate) fn fields(preset: Preset) -> Map<String, Value> {
     match serde_json::to_value(AntParams::new(preset)) {
         Ok(Value::Object(m)) => m,
         _ => unreachable!("a struct serialises to an object"),

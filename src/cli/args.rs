@@ -163,9 +163,12 @@ pub(crate) struct PredictArgs {
     /// image file / CIFAR-10 batch for an image model; `-` reads standard input.
     #[arg(long)]
     pub(crate) input: PathBuf,
-    /// A .csv or .jsonl file (written atomically); CSV on stdout if unset.
+    /// A .csv or .jsonl file (written atomically); `-` or unset: standard output.
     #[arg(long)]
     pub(crate) output: Option<PathBuf>,
+    /// csv or jsonl; if unset, as the ending of --output says (CSV on standard output).
+    #[arg(long, value_parser = ["csv", "jsonl"])]
+    pub(crate) format: Option<String>,
     /// Follow the most likely branch at each router instead of mixing all leaves.
     #[arg(long)]
     pub(crate) single_path: bool,

@@ -258,11 +258,16 @@ fn predict(mut a: PredictArgs) -> Result<()> {
     use ant::predict::{Format, load_inputs, render};
     // `-` is standard input, as `--out -` is standard output elsewhere (read as a pipe).
     if a.input.as_os_str() == "-" {
-        a.input = std::path::PathBuf::from("/dev/stdin");
+        a.input = ant::stdin_input()?;
     }
-    let format = match &a.output {
-        Some(o) => Format::of(o)?,
-        None => Format::Csv,
+    // `--output -` is standard output, as `--out -` is for the other commands.
+    if a.output.as_ref().is_some_and(|o| o.as_os_str() == "-") {
+        a.output = None;
+    }
+    let format = match (&a.format, &a.output) {
+        (Some(f), _) => Format::parse(f).unwrap_or(Format::Csv), // clap allows only these
+        (None, Some(o)) => Format::of(o)?,
+        (None, None) => Format::Csv,
     };
     let mode = if a.single_path {
         Inference::SinglePath

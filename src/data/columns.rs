@@ -25,6 +25,14 @@ pub(crate) fn check_unique(header: &[String], line: usize, path: &Path) -> Resul
         .iter()
         .enumerate()
         .find_map(|(j, n)| first_at.insert(name_key(n), j).map(|i| (i, j)));
+    // Session 29's hostile pass: pandas' `to_csv()` writes its index under an empty
+    // name, and it trained as a feature (the row number) without a word.
+    if let Some(j) = header.iter().position(|n| n.trim().is_empty()) {
+        let msg = format!(
+            "line {line}: column {j} (from 0) has no name in the header (an index, as pandas' `to_csv()` writes without `index=False`?): a model reads later tables by their names, so each column needs one; name it, or remove the column"
+        );
+        return Err(AntError::data(path, msg));
+    }
     let Some((i, j)) = twice else {
         return Ok(());
     };

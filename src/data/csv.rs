@@ -219,10 +219,29 @@ pub(crate) fn parse_bytes(bytes: &[u8], path: &Path, opts: &CsvOptions) -> Resul
     parse_table(text, path, opts)
 }
 
+/// Refuses JSON (an object or array first): it would be read as one odd CSV field and
+/// refused for its quotes (session 29's hostile pass: "text after a closing quote").
+fn refuse_json(text: &str, path: &Path) -> Result<()> {
+    let first = text.trim_start();
+    let json = (first.starts_with('{') || first.starts_with('['))
+        && serde_json::Deserializer::from_str(first)
+            .into_iter::<serde_json::Value>()
+            .next()
+            .is_some_and(|v| v.is_ok());
+    match json {
+        true => Err(AntError::data(
+            path,
+            "holds JSON, but tables are read as delimited text: write it as CSV, a header line of names then a row per sample",
+        )),
+        false => Ok(()),
+    }
+}
+
 /// Parses delimited text already in memory; `path` only names the file in errors.
 pub(crate) fn parse_table(text: &str, path: &Path, opts: &CsvOptions) -> Result<Table> {
     let text = text.strip_prefix('\u{feff}').unwrap_or(text);
     let (first_line, text) = skip_lines(text, opts.skip_rows);
+    refuse_json(text, path)?;
     let delimiter = match opts.delimiter {
         Some(d) => d,
         None => detect_delimiter(text),

@@ -249,7 +249,20 @@ pub fn load_idx_dir(dir: &Path) -> Result<(Dataset, Dataset)> {
     let n_classes = train.labels.iter().max().map_or(0, |&m| m as usize + 1);
     super::check_classes(&train.labels, n_classes, true, &train.labels_path)?;
     super::check_test_classes(&train.labels, &test.labels, &test.labels_path)?;
-    let to_dataset = |s: Split| Dataset {
+    Ok((to_dataset(train, n_classes), to_dataset(test, n_classes)))
+}
+
+/// The test files (`t10k-*`) of an IDX directory alone, for scoring a model: the
+/// training files may be absent, and their classes say nothing of a test (session 29's
+/// hostile pass: `eval` asked for them; the model checks the labels it is given).
+pub fn load_idx_test(dir: &Path) -> Result<Dataset> {
+    let test = read_split(dir, "t10k")?;
+    let n_classes = test.labels.iter().max().map_or(0, |&m| m as usize + 1);
+    Ok(to_dataset(test, n_classes))
+}
+
+fn to_dataset(s: Split, n_classes: usize) -> Dataset {
+    Dataset {
         x: s.images
             .data
             .iter()
@@ -261,8 +274,7 @@ pub fn load_idx_dir(dir: &Path) -> Result<(Dataset, Dataset)> {
             n_classes,
         },
         class_names: None,
-    };
-    Ok((to_dataset(train), to_dataset(test)))
+    }
 }
 
 #[cfg(test)]

@@ -286,7 +286,7 @@ fn run_spec(first: &Ant, run_seed: u64) -> RunSpec {
 }
 
 /// Member `k` must be what `ensemble.json` says, and fit `first`; else why not.
-pub(super) fn check_member(
+pub(crate) fn check_member(
     file: &EnsembleFile,
     k: usize,
     ant: &Ant,

@@ -277,12 +277,33 @@ impl Ant {
         }
         let reach = self.node_reach(valid)?;
         let (tree, report) = prune(&self.tree, &reach, min_reach);
+        let mut meta = self.meta.clone();
+        // The pruned tree's own validation scores, not the tree's it came from (session
+        // 29's hostile pass: `eval` showed the unpruned tree's).
+        (meta.valid_nll, meta.valid_metric) = self.validation_scores(&tree, valid);
         let pruned = Ant {
             tree,
-            meta: self.meta.clone(),
+            meta,
             device: self.device.clone(),
         };
         Ok((pruned, report))
+    }
+
+    /// `tree`'s validation NLL and error (or MSE) on `valid`, as training scores them
+    /// (`valid` has targets: [`Ant::node_reach`] checked it).
+    fn validation_scores(&self, tree: &Tree, valid: &Dataset) -> (f64, f64) {
+        use crate::train::{EVAL_CHUNK, MetricCtx, evaluate, to_device};
+        let norm = &self.meta.normalisation;
+        let metric = MetricCtx {
+            task: self.task(),
+            y_std: norm.y_std.clone(),
+        };
+        let set = to_device(valid.clone(), norm, self.input_shape(), &self.device);
+        let view = crate::tree::TreeView {
+            topology: &tree.topology,
+            modules: &tree.modules,
+        };
+        evaluate(view, &set, &metric, EVAL_CHUNK)
     }
 
     fn normalised_inputs(&self, data: &Dataset, input: Shape) -> Repr {

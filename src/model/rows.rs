@@ -49,12 +49,10 @@ impl Ant {
 
     /// Whether `train`, the rows a seeded split of its file left for training (before its
     /// train limit and member order), are those this model was trained on, by their
-    /// checksum; a model that recorded none is taken at its word.
-    fn are_its_training_rows(&self, train: &Dataset) -> bool {
+    /// checksum; `None` for a model that recorded none.
+    fn are_its_training_rows(&self, train: &Dataset) -> Option<bool> {
         let p = &self.meta().provenance;
-        let Some(sum) = &p.train_checksum else {
-            return true;
-        };
+        let sum = p.train_checksum.as_ref()?;
         let mut rows = std::borrow::Cow::Borrowed(train);
         if let Some(n) = p.train_limit {
             rows = std::borrow::Cow::Owned(rows.take_first(n));
@@ -62,7 +60,7 @@ impl Ant {
         if let Some(m) = p.member {
             rows = std::borrow::Cow::Owned(m.rows(&rows));
         }
-        rows.checksum() == *sum
+        Some(rows.checksum() == *sum)
     }
 
     /// A warning when `test` (read from `path`) is exactly the rows this model was
@@ -193,7 +191,7 @@ impl Ant {
         let p = &self.meta().provenance;
         let names = self.meta().class_names.as_deref();
         let (mut rows, _) =
-            load_test_rows(path, &p.test_split, p.target.as_ref(), names, &|_| true)
+            load_test_rows(path, &p.test_split, p.target.as_ref(), names, &|_| None)
                 .map_err(|e| self.not_its_kind_of_data(path).unwrap_or(e))?;
         self.check_fits_file(&rows, path, true)?;
         if let Some(m) = p.member {

@@ -127,6 +127,7 @@ impl Run {
         // A member joins its ensemble as `ensemble.json` records it (checked so when
         // the ensemble started).
         if spec.member.is_none() {
+            crate::outputs::check_not_a_part(out)?;
             check_new_run(&spec, &cwd)?;
         }
         Self::start_from(out, spec, existing, cwd)

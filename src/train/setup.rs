@@ -53,9 +53,19 @@ pub(crate) fn check_training_data(cfg: &TrainConfig, data: &Dataset) -> Result<S
     {
         let msg = format!(
             "the training samples hold a single class ({}); classification needs at least 2",
-            labels[0]
+            data.class_label(labels[0] as usize)
         );
         return Err(AntError::param(msg));
+    }
+    if let Targets::Values { values, dim } = &data.targets
+        && (0..*dim).all(|j| values.iter().skip(j).step_by(*dim).all(|&v| v == values[j]))
+    {
+        // Session 29's hostile pass: a constant target trained without a word.
+        let shown: Vec<String> = values[..*dim].iter().map(|&v| crate::error::number32(v)).collect();
+        tracing::warn!(
+            "the training targets are all one value ({}): the model can only learn to predict it",
+            shown.join(", ")
+        );
     }
     if input.numel() == 0 {
         let msg = format!("the samples have no values (shape {input}): nothing to train on");

@@ -47,7 +47,7 @@ pub fn labels(configs: &[Option<Value>], fallback: &[String]) -> Vec<String> {
             objects.iter().any(|o| o.and_then(|o| o.get(*k)) != first)
         })
         .collect();
-    objects
+    let labels: Vec<String> = objects
         .iter()
         .zip(fallback)
         .map(|(o, name)| match o {
@@ -57,6 +57,16 @@ pub fn labels(configs: &[Option<Value>], fallback: &[String]) -> Vec<String> {
                 .collect::<Vec<_>>()
                 .join(" "),
             _ => printable(name),
+        })
+        .collect();
+    // Runs whose settings agree (they differ in data, say: session 29's hostile pass
+    // found two runs under one label) are told apart by their directories.
+    labels
+        .iter()
+        .zip(fallback)
+        .map(|(l, name)| match labels.iter().filter(|m| *m == l).count() > 1 && *l != printable(name) {
+            true => format!("{l} ({})", printable(name)),
+            false => l.clone(),
         })
         .collect()
 }
@@ -194,5 +204,8 @@ mod tests {
         let base = Some(serde_json::json!({"patience": 5, "select": "nll", "seed": 0, "baseline": "linear"}));
         assert_eq!(labels(&[base, cfg(5, "nll")], &names[..2]), ["--baseline linear", "no --baseline"]);
         assert_eq!(labels(&[None, None], &["a\u{1}b".to_string(), "c".to_string()])[0], "a\u{fffd}b");
+        // Two runs of the same settings beside a third: their directories tell them apart.
+        let got = labels(&[cfg(5, "nll"), cfg(5, "nll"), cfg(1, "nll")], &names);
+        assert_eq!(got, ["--patience 5 (a)", "--patience 5 (b)", "--patience 1"]);
     }
 }

@@ -86,6 +86,10 @@ impl Format {
                 .unwrap_or("")
                 .to_string(),
         };
+        if let (None, Some(ending)) = (explicit, crate::error::only_an_ending(out)) {
+            let msg = format!("names no file, only an ending: give NAME{ending}");
+            return Err(AntError::data(out, msg));
+        }
         Format::parse(&name).ok_or_else(|| {
             AntError::param(format!(
                 "unknown picture format {name:?} (use {which}, by --format or the extension of --out)"

@@ -1,0 +1,397 @@
+//! What session 29's hostile pass found, kept found: a pruned model reporting the
+//! unpruned one's validation scores; `plot --out -` of an ensemble writing `--member-K`
+//! files; a model saved into a part of an ensemble or a run; the same rows in other
+//! bytes scored whole by `eval`; JSON read as CSV; a first data row listed as column
+//! names; a pandas index trained as a feature; a constant regression target trained
+//! without a word; a closed stdin read as `/dev/null`; names that are only an ending.
+
+use std::path::{Path, PathBuf};
+
+mod common;
+
+use common::*;
+
+const QUICK: &str = "train --preset tabular --epochs-node 2 --refine-epochs 1";
+
+/// 120 rows of two features and a class named by words (`x,y,label`): two blobs.
+fn blobs(dir: &Path) -> PathBuf {
+    let x = uniform(120, 2, 3);
+    let mut text = String::from("x,y,label\n");
+    for (i, r) in x.chunks(2).enumerate() {
+        let (c, shift) = if i % 2 == 0 {
+            ("left", 0.0)
+        } else {
+            ("right", 3.0)
+        };
+        text.push_str(&format!("{},{},{c}\n", r[0] + shift, r[1]));
+    }
+    let p = dir.join("blobs.csv");
+    std::fs::write(&p, text).unwrap();
+    p
+}
+
+fn train(data: &Path, out: &Path, more: &[&str]) -> std::process::Output {
+    let mut args = vec![
+        "--data",
+        s(data),
+        "--out",
+        s(out),
+        "--target",
+        "label",
+        "--task",
+        "classification",
+    ];
+    args.extend(more);
+    ant_with(QUICK, &args)
+}
+
+fn json_of(o: &std::process::Output) -> serde_json::Value {
+    assert!(o.status.success(), "{}", stderr(o));
+    serde_json::from_slice(&o.stdout).unwrap()
+}
+
+#[test]
+fn a_pruned_model_reports_its_own_validation_scores() {
+    let t = tempfile::tempdir().unwrap();
+    let data = Path::new(env!("CARGO_MANIFEST_DIR")).join("data/small/iris.csv");
+    // The hostile pass's tree: iris grows routers on seed 1 (machine B); the first seed
+    // whose pruning cuts a branch, wherever a seed's tree differs.
+    let (m, p, summary) = (1..=6)
+        .find_map(|seed| {
+            let (m, p) = (
+                t.path().join(format!("m{seed}")),
+                t.path().join(format!("p{seed}")),
+            );
+            let seed = seed.to_string();
+            let o = ant(&[
+                "train",
+                "--preset",
+                "tabular",
+                "--data",
+                s(&data),
+                "--target",
+                "4",
+                "--task",
+                "classification",
+                "--width",
+                "4",
+                "--epochs-node",
+                "20",
+                "--refine-epochs",
+                "20",
+                "--batch-size",
+                "16",
+                "--lr",
+                "0.01",
+                "--seed",
+                &seed,
+                "--router-balance",
+                "1",
+                "--router-confidence",
+                "0.2",
+                "--out",
+                s(&m),
+            ]);
+            assert!(o.status.success(), "{}", stderr(&o));
+            let o = ant(&[
+                "prune",
+                "--model",
+                s(&m),
+                "--data",
+                s(&data),
+                "--min-reach",
+                "0.5",
+                "--out",
+                s(&p),
+            ]);
+            assert!(o.status.success(), "{}", stderr(&o));
+            let summary: serde_json::Value =
+                serde_json::from_str(&std::fs::read_to_string(p.join("prune.json")).unwrap())
+                    .unwrap();
+            (summary["nodes_removed"].as_u64().unwrap() > 0).then_some((m, p, summary))
+        })
+        .expect("a seed whose tree prunes");
+    let eval = json_of(&ant(&[
+        "eval",
+        "--model",
+        s(&p),
+        "--data",
+        s(&data),
+        "--json",
+    ]));
+    let before = json_of(&ant(&[
+        "eval",
+        "--model",
+        s(&m),
+        "--data",
+        s(&data),
+        "--json",
+    ]));
+    let after = summary["valid_multi_path_after"].as_f64().unwrap();
+    assert!(
+        (eval["valid_metric"].as_f64().unwrap() - after).abs() < 1e-9,
+        "{eval} {summary}"
+    );
+    assert_ne!(
+        eval["valid_nll"], before["valid_nll"],
+        "the pruned tree's own NLL"
+    );
+}
+
+#[test]
+fn an_ensembles_pictures_never_go_to_standard_output() {
+    let t = tempfile::tempdir().unwrap();
+    let data = blobs(t.path());
+    let e = t.path().join("e");
+    assert!(
+        train(&data, &e, &["--ensemble", "2", "--max-depth", "1"])
+            .status
+            .success()
+    );
+    let o = std::process::Command::new(env!("CARGO_BIN_EXE_ant"))
+        .args([
+            "plot",
+            "--model",
+            s(&e),
+            "--data",
+            s(&data),
+            "--out",
+            "-",
+            "--format",
+            "svg",
+        ])
+        .current_dir(t.path())
+        .output()
+        .unwrap();
+    assert_clean_error(&o, &["standard output", "member"]);
+    let names: Vec<String> = std::fs::read_dir(t.path())
+        .unwrap()
+        .map(|e| e.unwrap().file_name().to_string_lossy().into_owned())
+        .collect();
+    assert!(!names.iter().any(|n| n.contains("member")), "{names:?}");
+}
+
+#[test]
+fn no_model_is_saved_into_a_part_of_an_ensemble_or_a_run() {
+    let t = tempfile::tempdir().unwrap();
+    let data = blobs(t.path());
+    let e = t.path().join("e");
+    assert!(
+        train(&data, &e, &["--ensemble", "2", "--max-depth", "1"])
+            .status
+            .success()
+    );
+    let member = e.join("member-0");
+    let before = std::fs::read(member.join("tree.json")).unwrap();
+    let m = t.path().join("m");
+    assert!(train(&data, &m, &["--max-depth", "1"]).status.success());
+    for out in [member.clone(), e.join("member-5"), m.join("grown")] {
+        let o = train(&data, &out, &["--max-depth", "1", "--force"]);
+        assert_clean_error(&o, &["is part of the ant directory"]);
+    }
+    assert_eq!(std::fs::read(member.join("tree.json")).unwrap(), before);
+    assert!(!e.join("member-5").exists());
+    // A member replaced by hand is said not to be the ensemble's by `inspect`, as `eval`
+    // refuses it.
+    let other = t.path().join("other");
+    assert!(
+        train(&data, &other, &["--max-depth", "1", "--seed", "7"])
+            .status
+            .success()
+    );
+    std::fs::remove_dir_all(&member).unwrap();
+    std::fs::rename(&other, &member).unwrap();
+    let o = ant(&["inspect", "--model", s(&e)]);
+    assert!(o.status.success(), "{}", stderr(&o));
+    let text = String::from_utf8_lossy(&o.stdout);
+    assert!(text.contains("not this ensemble's member"), "{text}");
+}
+
+#[test]
+fn the_same_rows_in_other_bytes_are_scored_on_the_held_out_rows() {
+    let t = tempfile::tempdir().unwrap();
+    let data = blobs(t.path());
+    let m = t.path().join("m");
+    assert!(train(&data, &m, &["--max-depth", "1"]).status.success());
+    let crlf = t.path().join("crlf.csv");
+    let text = std::fs::read_to_string(&data)
+        .unwrap()
+        .replace('\n', "\r\n");
+    std::fs::write(&crlf, text).unwrap();
+    let own = json_of(&ant(&[
+        "eval",
+        "--model",
+        s(&m),
+        "--data",
+        s(&data),
+        "--json",
+    ]));
+    let o = ant(&["eval", "--model", s(&m), "--data", s(&crlf), "--json"]);
+    let other = json_of(&o);
+    assert!(!stderr(&o).contains("scoring all"), "{}", stderr(&o));
+    assert_eq!(own["test_samples"], other["test_samples"]);
+    assert_eq!(own["multi_path_error"], other["multi_path_error"]);
+    // Other rows are still scored whole, and said so.
+    let fewer = t.path().join("fewer.csv");
+    let text = std::fs::read_to_string(&data).unwrap();
+    std::fs::write(
+        &fewer,
+        text.lines().take(100).collect::<Vec<_>>().join("\n"),
+    )
+    .unwrap();
+    let o = ant(&["eval", "--model", s(&m), "--data", s(&fewer)]);
+    assert!(
+        stderr(&o).contains("scoring all its 99 rows"),
+        "{}",
+        stderr(&o)
+    );
+}
+
+#[test]
+fn tables_that_are_not_what_they_seem_are_named_so() {
+    let t = tempfile::tempdir().unwrap();
+    let data = blobs(t.path());
+    // JSON is said to be JSON, not a quote error.
+    let json = t.path().join("in.jsonl");
+    std::fs::write(&json, "{\"x\": 1, \"y\": 2}\n").unwrap();
+    let j = t.path().join("j");
+    let o = ant_with(
+        QUICK,
+        &[
+            "--data",
+            s(&json),
+            "--out",
+            s(&j),
+            "--target",
+            "y",
+            "--task",
+            "regression",
+        ],
+    );
+    assert_clean_error(&o, &["in.jsonl", "holds JSON", "CSV"]);
+    // A file without a header: its first row is not listed as the columns' names.
+    let bare = t.path().join("bare.csv");
+    let text = std::fs::read_to_string(&data).unwrap();
+    std::fs::write(&bare, text.lines().skip(1).collect::<Vec<_>>().join("\n")).unwrap();
+    let o = train(&bare, &t.path().join("b"), &[]);
+    assert_clean_error(&o, &["bare.csv", "no header row", "0-based column index"]);
+    // pandas' index column (an empty name) is refused, not trained on.
+    let indexed = t.path().join("indexed.csv");
+    let rows: Vec<String> = text
+        .lines()
+        .enumerate()
+        .map(|(i, l)| match i {
+            0 => format!(",{l}"),
+            _ => format!("{},{l}", i - 1),
+        })
+        .collect();
+    std::fs::write(&indexed, rows.join("\n")).unwrap();
+    let o = train(&indexed, &t.path().join("i"), &[]);
+    assert_clean_error(&o, &["indexed.csv", "column 0", "no name", "index=False"]);
+    assert!(!t.path().join("i").exists());
+}
+
+#[test]
+fn a_constant_target_is_said() {
+    let t = tempfile::tempdir().unwrap();
+    let x = uniform(60, 2, 5);
+    let mut text = String::from("a,b,y\n");
+    for r in x.chunks(2) {
+        text.push_str(&format!("{},{},5\n", r[0], r[1]));
+    }
+    let data = t.path().join("flat.csv");
+    std::fs::write(&data, text).unwrap();
+    let m = t.path().join("m");
+    let args = [
+        "--data",
+        s(&data),
+        "--out",
+        s(&m),
+        "--target",
+        "y",
+        "--task",
+        "regression",
+    ];
+    let o = ant_with(QUICK, &args);
+    assert!(o.status.success(), "{}", stderr(&o));
+    assert!(
+        stderr(&o).contains("the training targets are all one value (5)"),
+        "{}",
+        stderr(&o)
+    );
+}
+
+#[test]
+fn predict_reads_and_writes_the_standard_streams_as_said() {
+    let t = tempfile::tempdir().unwrap();
+    let data = blobs(t.path());
+    let m = t.path().join("m");
+    assert!(train(&data, &m, &["--max-depth", "1"]).status.success());
+    let predict = |more: &[&str], stdin: std::process::Stdio| {
+        std::process::Command::new(env!("CARGO_BIN_EXE_ant"))
+            .args(["predict", "--model", s(&m)])
+            .args(more)
+            .current_dir(t.path())
+            .stdin(stdin)
+            .output()
+            .unwrap()
+    };
+    // `--output -` is standard output, in the format asked.
+    let o = predict(
+        &["--input", s(&data), "--output", "-", "--format", "jsonl"],
+        std::process::Stdio::null(),
+    );
+    assert!(o.status.success(), "{}", stderr(&o));
+    let text = String::from_utf8(o.stdout).unwrap();
+    assert_eq!(text.lines().count(), 120);
+    assert!(
+        text.lines()
+            .all(|l| serde_json::from_str::<serde_json::Value>(l).is_ok())
+    );
+    // A name that is only an ending names no file.
+    let o = predict(
+        &["--input", s(&data), "--output", ".csv"],
+        std::process::Stdio::null(),
+    );
+    assert_clean_error(&o, &[".csv", "only an ending", "NAME.csv"]);
+    let o = ant(&[
+        "plot",
+        "--model",
+        s(&m),
+        "--out",
+        &format!("{}/.dot", t.path().display()),
+    ]);
+    assert_clean_error(&o, &[".dot", "only an ending"]);
+    // A closed standard input is said to be closed (`<&-`).
+    let o = std::process::Command::new("sh")
+        .arg("-c")
+        .arg(format!(
+            "exec \"$0\" predict --model '{}' --input - <&-",
+            m.display()
+        ))
+        .arg(env!("CARGO_BIN_EXE_ant"))
+        .output()
+        .unwrap();
+    assert_clean_error(&o, &["<stdin>", "is closed"]);
+}
+
+#[test]
+fn a_value_far_beyond_training_is_said_in_one_row() {
+    let t = tempfile::tempdir().unwrap();
+    let data = blobs(t.path());
+    let m = t.path().join("m");
+    assert!(train(&data, &m, &["--max-depth", "1"]).status.success());
+    let one = t.path().join("one.csv");
+    std::fs::write(&one, "x,y\n1e30,0.5\n").unwrap();
+    let o = ant(&["predict", "--model", s(&m), "--input", s(&one)]);
+    assert!(o.status.success(), "{}", stderr(&o));
+    let e = stderr(&o);
+    assert!(
+        e.contains("another scale") && e.contains("reaches 1e30..1e30"),
+        "{e}"
+    );
+    // A row inside the training range says nothing.
+    std::fs::write(&one, "x,y\n1,0.5\n").unwrap();
+    let o = ant(&["predict", "--model", s(&m), "--input", s(&one)]);
+    assert!(!stderr(&o).contains("another scale"), "{}", stderr(&o));
+}
