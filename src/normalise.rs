@@ -180,17 +180,16 @@ const FAR_RANGES: f64 = 10.0;
 const MIN_SAMPLES_FOR_SCALE: usize = 8;
 
 impl Normalisation {
-    /// Warns, once per process, when inputs `x` (samples of shape `shape`, not yet
+    /// Warns, once per `said` (a model's), when inputs `x` (samples of shape `shape`, not yet
     /// normalised) are on another scale than the training inputs: a feature (a channel
     /// of images) with a value [`FAR_RANGES`] training ranges beyond its training range,
     /// or features that vary [`OTHER_SCALE`] times less (the median over those that
     /// vary in the batch: one held constant, as in a what-if batch, says nothing).
     /// Session 28's hostile pass: images fitted as floats in 0..255 and given as bytes
     /// (read as 0..1) were predicted without a word, 37.5% right against 12%.
-    pub(crate) fn warn_of_another_scale(&self, x: &[f32], shape: Shape) {
-        static SAID: std::sync::atomic::AtomicBool = std::sync::atomic::AtomicBool::new(false);
+    pub(crate) fn warn_of_another_scale(&self, x: &[f32], shape: Shape, said: &std::sync::atomic::AtomicBool) {
         let per_sample = shape.numel().max(1);
-        if self.x_spread.is_empty() || x.is_empty() || SAID.load(std::sync::atomic::Ordering::Relaxed) {
+        if self.x_spread.is_empty() || x.is_empty() || said.load(std::sync::atomic::Ordering::Relaxed) {
             return;
         }
         let what = match shape {
@@ -210,7 +209,7 @@ impl Normalisation {
                 .or_else(|| self.shrunk_outside(&range, &spread, what))
         });
         if let Some(why) = why {
-            SAID.store(true, std::sync::atomic::Ordering::Relaxed);
+            said.store(true, std::sync::atomic::Ordering::Relaxed);
             tracing::warn!(
                 "the inputs are on another scale than the training inputs: {why}; if they are in other units (pixels in 0..255 against 0..1, say), the predictions mean little"
             );

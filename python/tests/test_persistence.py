@@ -218,6 +218,11 @@ def test_ensembles_cross_between_python_and_the_cli(iris, tmp_path):
     ant.ANTClassifier(**SMALL).fit(X, y).save(tmp_path / "one")
     with pytest.raises(ValueError, match="holds a single model"):
         ens.save(tmp_path / "one")
+    # Session 29's hostile pass: a model saved over a member broke the ensemble.
+    member = (tmp_path / "ens" / "member-1" / "tree.json").read_bytes()
+    with pytest.raises(ValueError, match="is part of the ant directory"):
+        ant.ANTClassifier(**SMALL).fit(X, y).save(tmp_path / "ens" / "member-1", overwrite=True)
+    assert (tmp_path / "ens" / "member-1" / "tree.json").read_bytes() == member
 
 
 def test_an_ensemble_of_members_of_other_classes_is_refused(iris):
@@ -238,8 +243,10 @@ def test_save_over_a_model_needs_overwrite(fitted, iris, tmp_path):
     fitted.save(tmp_path / "m")
     before = (tmp_path / "m" / "tree.json").read_bytes()
     other = ant.ANTClassifier(**dict(SMALL, seed=3)).fit(X, y)
-    with pytest.raises(Exception, match="holds a trained model"):
+    with pytest.raises(Exception, match="holds a trained model") as refused:
         other.save(tmp_path / "m")
+    # In Python's terms (session 29's hostile pass: it said `--force`).
+    assert "overwrite=True" in str(refused.value) and "--force" not in str(refused.value)
     assert (tmp_path / "m" / "tree.json").read_bytes() == before
     other.save(tmp_path / "m", overwrite=True)
     back = ant.load(tmp_path / "m")

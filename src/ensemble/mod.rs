@@ -122,7 +122,7 @@ impl Ensemble {
             check_member(&file, k, m, (k > 0).then_some(first))
                 .map_err(|why| AntError::invalid("members", why))?;
         }
-        Ok(Ensemble { file, members })
+        Ok(Ensemble::of(file, members))
     }
 
     /// Saves the ensemble into `dir` (`ensemble.json` and `member-K/`), as `ant train
@@ -170,7 +170,17 @@ impl Ensemble {
             check_member(&file, k, &ant, members.first()).map_err(|msg| AntError::data(&d, msg))?;
             members.push(ant);
         }
-        Ok(Ensemble { file, members })
+        Ok(Ensemble::of(file, members))
+    }
+
+    /// The ensemble of `members`, which say once, together, that inputs are on another
+    /// scale (not once a member).
+    fn of(file: EnsembleFile, mut members: Vec<Ant>) -> Ensemble {
+        let said = crate::model::ScaleSaid::default();
+        for m in &mut members {
+            m.share_scale_warning(&said);
+        }
+        Ensemble { file, members }
     }
 
     pub fn task(&self) -> Task {

@@ -199,7 +199,12 @@ impl Ant {
             ));
         }
         let tree = Tree::new(topology, modules);
-        Ok(Ant { tree, meta, device })
+        Ok(Ant {
+            tree,
+            meta,
+            device,
+            scale_said: super::ScaleSaid::default(),
+        })
     }
 }
 

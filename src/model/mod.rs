@@ -41,7 +41,14 @@ pub struct Ant {
     tree: Tree,
     meta: ModelMeta,
     device: Device,
+    /// Whether this model (its copies, an ensemble's members) has said its inputs are on
+    /// another scale: once a model, not once a process, which in a long Python session
+    /// had silenced every later model (session 29's hostile pass).
+    scale_said: ScaleSaid,
 }
+
+/// See [`Ant`]'s `scale_said`.
+pub(crate) type ScaleSaid = std::sync::Arc<std::sync::atomic::AtomicBool>;
 
 /// The model `params.init_from` names (`--init-from`), loaded for training to start
 /// from; `None` without one. Its fit to the run is checked by training.
@@ -145,6 +152,7 @@ impl Ant {
                 tree,
                 meta,
                 device: model.device.clone(),
+                scale_said: ScaleSaid::default(),
             }
         });
         Ok((model, grown))
@@ -168,6 +176,7 @@ impl Ant {
             tree: t.tree,
             meta,
             device: t.device,
+            scale_said: ScaleSaid::default(),
         })
     }
 
@@ -285,6 +294,7 @@ impl Ant {
             tree,
             meta,
             device: self.device.clone(),
+            scale_said: ScaleSaid::default(),
         };
         Ok((pruned, report))
     }
@@ -306,10 +316,15 @@ impl Ant {
         evaluate(view, &set, &metric, EVAL_CHUNK)
     }
 
+    /// Says inputs on another scale once for this model and every other given `said`.
+    pub(crate) fn share_scale_warning(&mut self, said: &ScaleSaid) {
+        self.scale_said = said.clone();
+    }
+
     fn normalised_inputs(&self, data: &Dataset, input: Shape) -> Repr {
         self.meta
             .normalisation
-            .warn_of_another_scale(&data.x, input);
+            .warn_of_another_scale(&data.x, input, &self.scale_said);
         let x = self.meta.normalisation.apply_x(&data.x, input);
         Repr::from_vec(x, data.len(), input, &self.device)
     }
