@@ -401,6 +401,20 @@ impl Ctx<'_> {
     }
 }
 
+/// A candidate's gain in standard errors of its paired per-row gain, on the numbers its
+/// rule decides by: the NLL below `bar` under the paper's rule (the rows' mean gain can
+/// differ from it by rounding, and a kept split showed "gain -0.4 SE"), the rows' mean
+/// gain under the paired rule. Capped: JSON has no infinity (a gain on every row has no
+/// spread).
+fn shown_z(accept: Accept, bar: f64, nll: Option<f64>, gain: Option<Gain>) -> Option<f64> {
+    let g = gain?;
+    let g = match accept {
+        Accept::Paper => Gain { mean: bar - nll?, se: g.se },
+        Accept::Paired { .. } => g,
+    };
+    Some(g.z().min(1e6))
+}
+
 impl Grown {
     /// Keep the better candidate at `leaf` if `accept` says it beats the tree's
     /// validation NLL (an inherited split must also beat the continued parent), and say
@@ -448,9 +462,25 @@ impl Grown {
             split: s_nll,
             deepen: d_nll,
             continued: t.continued,
-            // Capped: JSON has no infinity (a gain on every row has no spread).
-            split_z: split_gain.map(|g| g.z().min(1e6)),
-            deepen_z: deepen_gain.map(|g| g.z().min(1e6)),
+            split_z: shown_z(accept, split_bar, s_nll, split_gain),
+            deepen_z: shown_z(accept, before, d_nll, deepen_gain),
         }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn the_gain_shown_is_the_one_the_rule_decides_by() {
+        // Rows that lose a hair on average while the fitted NLL won one (rounding):
+        // the paper's rule kept it, and says a gain; the paired rule says the rows'.
+        let rows = Gain { mean: -4e-9, se: 1e-8 };
+        let paper = shown_z(Accept::Paper, 0.1958, Some(0.1958 - 3e-9), Some(rows)).unwrap();
+        assert!(paper > 0.0, "{paper}");
+        let paired = shown_z(Accept::Paired { z: 1.0 }, 0.1958, Some(0.1958 - 3e-9), Some(rows));
+        assert_eq!(paired, Some(-0.4));
+        assert_eq!(shown_z(Accept::Paper, 0.2, None, Some(rows)), None);
     }
 }
