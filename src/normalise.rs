@@ -176,6 +176,9 @@ const OTHER_SCALE: f64 = 50.0;
 /// units or offset (a rare one-hot category stays within its 0..1, where a test of
 /// spreads or means had flagged it: the third attack).
 const FAR_RANGES: f64 = 10.0;
+/// A feature whose training spread is this many times below its training range is
+/// almost always one value: a value beyond its range says nothing of units.
+const SPARSE: f64 = 20.0;
 /// Fewer samples than this say too little about their spread.
 const MIN_SAMPLES_FOR_SCALE: usize = 8;
 
@@ -219,10 +222,15 @@ impl Normalisation {
     /// The first `what` whose batch extremes `range` lie [`FAR_RANGES`] training ranges
     /// beyond its training range, said.
     fn beyond_range(&self, range: &[[f32; 2]], what: &str) -> Option<String> {
-        self.x_range.iter().zip(range).enumerate().find_map(|(j, (&[lo, hi], &[b_lo, b_hi]))| {
+        let features = self.x_range.iter().zip(&self.x_spread).zip(range);
+        features.enumerate().find_map(|(j, ((&[lo, hi], &t), &[b_lo, b_hi]))| {
             let span = f64::from(hi) - f64::from(lo);
             let beyond = (f64::from(lo) - f64::from(b_lo)).max(f64::from(b_hi) - f64::from(hi));
-            (span > 0.0 && beyond > FAR_RANGES * span).then(|| {
+            // A feature almost always at one value in training (a pixel at the edge of
+            // digits: 0, once 1) has a range that says little of its scale (the attack
+            // on session 29's fixes: one MNIST digit of 10,000 was flagged).
+            let sparse = f64::from(t) < span / SPARSE;
+            (span > 0.0 && !sparse && beyond > FAR_RANGES * span).then(|| {
                 format!(
                     "{what} {j} reaches {}..{}, beyond ten times its training range {}..{}",
                     number32(b_lo),

@@ -109,16 +109,47 @@ fn check_not_owned(out: &Path, resolved: &Path, exists: bool) -> Result<()> {
     }
 }
 
-/// Refuses a directory output that is a part of an `ant` model, ensemble or run
-/// directory (`ENS/member-0`, `RUN/grown`), new or not: a model saved there (`train
-/// --force`, Python's `save(.., overwrite=True)`) broke the ensemble or run it was part
-/// of (session 29's hostile pass). Only the command that owns the directory writes its
-/// parts; every user-facing directory output comes through here.
+/// Refuses an output that is, or lies inside, a part of an `ant` model, ensemble or run
+/// directory (`ENS/member-0`, `RUN/grown`, `M/checkpoint/x`), new or not: a model saved
+/// there (`train --force`, Python's `save(.., overwrite=True)`, another ensemble) broke
+/// the ensemble or run it was part of (session 29's hostile pass and its attack). Only
+/// the command that owns such a directory writes its parts; every user-facing directory
+/// output comes through here.
 pub(crate) fn check_not_a_part(out: &Path) -> Result<()> {
     if is_stdout(out) {
         return Ok(());
     }
-    check_not_part_of_a_model(out, &resolve(out))
+    let resolved = resolve(out);
+    for dir in resolved.ancestors().skip(1) {
+        let Some(part) = resolved.strip_prefix(dir).ok().and_then(|r| r.components().next()) else {
+            continue;
+        };
+        let part = part.as_os_str().to_string_lossy();
+        if is_model_owned(&part) && is_ant_dir(dir) {
+            let msg = format!(
+                "is part of the ant directory {} (its {part}): only the command that wrote it writes there; choose another path",
+                dir.display()
+            );
+            return Err(AntError::data(out, msg));
+        }
+    }
+    Ok(())
+}
+
+/// Whether `dir` is a model, ensemble or run directory `ant` wrote: its `tree.json` or
+/// `ensemble.json` of `ant`'s format, or a run's `checkpoint/run.json`. A user's folder
+/// with a `checkpoint/` of their own (PyTorch's) or another `tree.json` is not.
+fn is_ant_dir(dir: &Path) -> bool {
+    use crate::file_names::{CHECKPOINT_DIR, ENSEMBLE_FILE, ENSEMBLE_FORMAT, MODEL_FORMAT, RUN_FILE, TREE_FILE};
+    let of_format = |name: &str, format: &str| {
+        std::fs::read(dir.join(name))
+            .ok()
+            .and_then(|b| serde_json::from_slice::<serde_json::Value>(&b).ok())
+            .is_some_and(|v| v["format"] == format)
+    };
+    of_format(TREE_FILE, MODEL_FORMAT)
+        || of_format(ENSEMBLE_FILE, ENSEMBLE_FORMAT)
+        || dir.join(CHECKPOINT_DIR).join(RUN_FILE).is_file()
 }
 
 fn check_not_part_of_a_model(out: &Path, resolved: &Path) -> Result<()> {
@@ -186,11 +217,17 @@ pub fn write_stdout(bytes: &[u8]) -> Result<()> {
 /// A name without an ending, or whose ending is no word, says no kind; endings compare in
 /// any case (`T.SVG`).
 fn check_replaces_its_kind(target: &Path, out: &Path, endings: &[&str]) -> Result<()> {
+    // `--out .onnx` names a hidden file without an ending: surely a name left out.
+    if let Some(ending) = crate::error::only_an_ending(out) {
+        let msg = format!("names no file, only an ending: give NAME{ending}");
+        return Err(AntError::data(out, msg));
+    }
     let exists = std::fs::metadata(target).is_ok_and(|m| m.is_file());
     let ending = target
         .extension()
         .map(|e| e.to_string_lossy().to_ascii_lowercase());
-    let Some(ending) = ending.filter(|e| names_a_kind(e) && !endings.contains(&e.as_str())) else {
+    let stem = target.file_stem().unwrap_or_default().to_string_lossy();
+    let Some(ending) = ending.filter(|e| names_a_kind(&stem, e) && !endings.contains(&e.as_str())) else {
         return Ok(());
     };
     let kind = endings.iter().map(|e| format!(".{e}")).collect::<Vec<_>>().join(" or ");
@@ -212,8 +249,10 @@ fn check_replaces_its_kind(target: &Path, out: &Path, endings: &[&str]) -> Resul
 /// Whether a name's ending (after its last dot) names a kind of file. Only a word does:
 /// `tree-min-reach-0.05`, `ant-v1.2`, `lr-1.5e3` or `tree.2024-06` end in a number, not a
 /// format (the second attack on this rule), while `.7z` and `.3gp` are formats.
-fn names_a_kind(ending: &str) -> bool {
-    let number = ending.starts_with(|c: char| c.is_ascii_digit()) && ending.parse::<f64>().is_ok();
+fn names_a_kind(stem: &str, ending: &str) -> bool {
+    let digit_first = ending.starts_with(|c: char| c.is_ascii_digit());
+    // `width-0.5x`, `1.5b`, `v2.0rc1`: a number with a unit or a version, not a format.
+    let number = digit_first && (ending.parse::<f64>().is_ok() || stem.ends_with(|c: char| c.is_ascii_digit()));
     ending.chars().any(|c| c.is_ascii_alphabetic())
         && ending.chars().all(|c| c.is_ascii_alphanumeric())
         && !number
@@ -441,6 +480,7 @@ pub(crate) fn check_prune_out(model: &Path, data: &Path, out: &Path, force: bool
 /// [`crate::export::write_site`]).
 pub fn check_site_out(out: &Path, model: &Path, data: Option<&Path>) -> Result<()> {
     let dir = resolve(&check(out, Kind::Dir, &inputs(model, data))?);
+    check_not_a_part(out)?;
     for p in std::iter::once(model).chain(data) {
         if let Ok(canon) = p.canonicalize()
             && canon.starts_with(&dir)
@@ -565,10 +605,14 @@ mod tests {
     #[test]
     fn only_a_word_ending_names_a_kind() {
         for kind in ["svg", "CSV", "7z", "3gp", "mp4", "nan"] {
-            assert!(names_a_kind(kind), "{kind}");
+            assert!(names_a_kind("tree", kind), "{kind}");
         }
         for number in ["05", "2", "1e5", "5e3", "2024-06", "tar-gz", ""] {
-            assert!(!names_a_kind(number), "{number}");
+            assert!(!names_a_kind("tree", number), "{number}");
+        }
+        // After a digit, a digit-first ending is a number's: `width-0.5x`, `v2.0rc1`.
+        for (stem, ending) in [("width-0", "5x"), ("tree-1", "5b"), ("tree-v2", "0rc1")] {
+            assert!(!names_a_kind(stem, ending), "{stem}.{ending}");
         }
     }
 

@@ -128,7 +128,7 @@ impl Format {
                 path.display()
             ),
             None => format!(
-                "{}: the name must end in .csv or .jsonl (or give --format)",
+                "{}: the name must end in .csv or .jsonl, or have no ending and --format say which",
                 path.display()
             ),
         };

@@ -395,3 +395,199 @@ fn a_value_far_beyond_training_is_said_in_one_row() {
     let o = ant(&["predict", "--model", s(&m), "--input", s(&one)]);
     assert!(!stderr(&o).contains("another scale"), "{}", stderr(&o));
 }
+
+/// The attack on this session's fixes: other routes into an ensemble's or a run's parts,
+/// a user's own folders taken for ant's, and checks too broad or too narrow.
+#[test]
+fn parts_of_ant_directories_are_refused_by_every_route_and_only_theirs() {
+    let t = tempfile::tempdir().unwrap();
+    let data = blobs(t.path());
+    let e = t.path().join("e");
+    assert!(
+        train(
+            &data,
+            &e,
+            &["--ensemble", "3", "--member", "0", "--max-depth", "1"]
+        )
+        .status
+        .success()
+    );
+    // Another ensemble into the missing member 2's slot, and its own member 2 still trains.
+    let o = train(
+        &data,
+        &e.join("member-2"),
+        &["--ensemble", "2", "--max-depth", "1"],
+    );
+    assert_clean_error(&o, &["is part of the ant directory"]);
+    let m = t.path().join("m");
+    assert!(train(&data, &m, &["--max-depth", "1"]).status.success());
+    // Below a part, not only at it; a web export as a prune.
+    let deep = e.join("checkpoint").join("x");
+    let o = ant(&[
+        "prune",
+        "--model",
+        s(&m),
+        "--data",
+        s(&data),
+        "--min-reach",
+        "0",
+        "--out",
+        s(&deep),
+    ]);
+    assert_clean_error(&o, &["is part of the ant directory", "checkpoint"]);
+    let o = ant(&[
+        "export",
+        "--model",
+        s(&m),
+        "--format",
+        "web",
+        "--out",
+        s(&m.join("checkpoint")),
+    ]);
+    assert_clean_error(&o, &["is part of the ant directory"]);
+    assert!(!m.join("checkpoint").exists() && !e.join("checkpoint").exists());
+    assert!(
+        train(
+            &data,
+            &e,
+            &["--ensemble", "3", "--member", "2", "--max-depth", "1"]
+        )
+        .status
+        .success()
+    );
+    // A user's folder with a checkpoint/ of its own (PyTorch's) or another tree.json is no
+    // ant directory: `grown` and `member-3` there are ordinary names.
+    let proj = t.path().join("proj");
+    std::fs::create_dir_all(proj.join("checkpoint")).unwrap();
+    std::fs::write(proj.join("checkpoint").join("epoch10.pt"), "weights").unwrap();
+    std::fs::write(proj.join("tree.json"), "{\"name\": \"phylo\"}").unwrap();
+    for name in ["grown", "member-3"] {
+        let o = train(&data, &proj.join(name), &["--max-depth", "1"]);
+        assert!(o.status.success(), "{name}: {}", stderr(&o));
+    }
+}
+
+#[test]
+fn checks_of_tables_and_names_are_neither_too_broad_nor_too_narrow() {
+    let t = tempfile::tempdir().unwrap();
+    let data = blobs(t.path());
+    let text = std::fs::read_to_string(&data).unwrap();
+    let body: Vec<&str> = text.lines().skip(1).collect();
+    let with_header = |name: &str, header: &str| {
+        let p = t.path().join(name);
+        std::fs::write(&p, format!("{header}\n{}\n", body.join("\n"))).unwrap();
+        p
+    };
+    // A header whose first cell is a JSON value is still a header.
+    let brackets = with_header("brackets.csv", "[1],{},label");
+    assert!(
+        train(&brackets, &t.path().join("b"), &["--max-depth", "1"])
+            .status
+            .success()
+    );
+    // pandas' name for an unnamed column read back, as the empty name.
+    let rows: Vec<String> = body
+        .iter()
+        .enumerate()
+        .map(|(i, l)| format!("{i},{l}"))
+        .collect();
+    let p = t.path().join("unnamed.csv");
+    std::fs::write(&p, format!("Unnamed: 0,x,y,label\n{}\n", rows.join("\n"))).unwrap();
+    assert_clean_error(
+        &train(&p, &t.path().join("u"), &[]),
+        &["column 0", "no name", "index=False"],
+    );
+    // A table of words with a wrong target name lists its columns.
+    let words = t.path().join("words.csv");
+    std::fs::write(&words, "color,size,kind\nred,big,a\nblue,small,b\n").unwrap();
+    let o = ant_with(
+        QUICK,
+        &[
+            "--data",
+            s(&words),
+            "--out",
+            s(&t.path().join("w")),
+            "--target",
+            "Label",
+            "--task",
+            "classification",
+        ],
+    );
+    assert_clean_error(
+        &o,
+        &[
+            "no column named 'Label'",
+            "columns are: 'color', 'size', 'kind'",
+        ],
+    );
+    // Names ending in a number with a unit or a version are no file kinds.
+    let m = t.path().join("m");
+    assert!(train(&data, &m, &["--max-depth", "1"]).status.success());
+    for name in ["tree-width-0.5x", "tree-v2.0rc1"] {
+        let o = ant(&[
+            "plot",
+            "--model",
+            s(&m),
+            "--out",
+            s(&t.path().join(name)),
+            "--format",
+            "dot",
+        ]);
+        assert!(o.status.success(), "{name}: {}", stderr(&o));
+    }
+    // A name that is only an ending, whatever says the format.
+    let o = ant(&[
+        "export",
+        "--model",
+        s(&m),
+        "--format",
+        "onnx",
+        "--out",
+        s(&t.path().join(".onnx")),
+    ]);
+    assert_clean_error(&o, &["only an ending"]);
+    let o = ant(&[
+        "predict",
+        "--model",
+        s(&m),
+        "--input",
+        s(&data),
+        "--output",
+        s(&t.path().join(".csv")),
+        "--format",
+        "csv",
+    ]);
+    assert_clean_error(&o, &["only an ending"]);
+}
+
+#[test]
+fn a_rare_value_of_a_feature_almost_always_one_value_is_no_other_scale() {
+    let t = tempfile::tempdir().unwrap();
+    let x = uniform(1000, 2, 9);
+    let mut text = String::from("a,edge,label\n");
+    for (i, r) in x.chunks(2).enumerate() {
+        // `edge` is 0 but twice in 1,000 rows, as a pixel at the border of digits.
+        let edge = u8::from(i == 17 || i == 501);
+        text.push_str(&format!(
+            "{},{edge},{}\n",
+            r[0],
+            ["p", "q"][usize::from(r[1] > 0.5)]
+        ));
+    }
+    let data = t.path().join("edge.csv");
+    std::fs::write(&data, text).unwrap();
+    let m = t.path().join("m");
+    assert!(train(&data, &m, &["--max-depth", "1"]).status.success());
+    let one = t.path().join("one.csv");
+    std::fs::write(&one, "a,edge\n0.5,110\n").unwrap();
+    let o = ant(&["predict", "--model", s(&m), "--input", s(&one)]);
+    assert!(o.status.success(), "{}", stderr(&o));
+    assert!(!stderr(&o).contains("another scale"), "{}", stderr(&o));
+    std::fs::write(&one, "a,edge\n110,0\n").unwrap();
+    let o = ant(&["predict", "--model", s(&m), "--input", s(&one)]);
+    assert!(
+        stderr(&o).contains("feature 0 reaches 110..110"),
+        "{}",
+        stderr(&o)
+    );
+}

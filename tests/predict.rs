@@ -236,6 +236,18 @@ fn cifar_directory_trains_evaluates_and_predicts_a_batch() {
     let v: serde_json::Value = serde_json::from_slice(&e.stdout).unwrap();
     assert_eq!(v["test_samples"], 20);
     assert!(v["multi_path_error"].as_f64().unwrap() < 25.0, "{v}");
+    // The test batch alone scores the same (the attack on session 29's fixes: a
+    // directory read for its test rows gave its training batches, or needed them).
+    let only = t.path().join("only-test");
+    std::fs::create_dir(&only).unwrap();
+    std::fs::copy(dir.join("test_batch.bin"), only.join("test_batch.bin")).unwrap();
+    let e = ant(&["eval", "--model", s(&model), "--data", s(&only), "--json"]);
+    assert!(e.status.success(), "{}", String::from_utf8_lossy(&e.stderr));
+    let w: serde_json::Value = serde_json::from_slice(&e.stdout).unwrap();
+    assert_eq!(
+        (&w["test_samples"], &w["multi_path_error"]),
+        (&v["test_samples"], &v["multi_path_error"])
+    );
     let r = ant(&[
         "predict",
         "--model",

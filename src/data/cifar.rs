@@ -89,6 +89,18 @@ pub fn parse_batch(bytes: &[u8], path: &Path) -> Result<(Vec<f32>, Vec<u32>)> {
 }
 
 /// Reads one batch file (raw or gzipped) as a data set of `[3,32,32]` images.
+/// The test batch of a CIFAR-10 directory alone, for scoring a model (as
+/// `idx::load_idx_test`: the training batches may be absent).
+pub fn load_cifar_test(dir: &Path) -> Result<Dataset> {
+    let root = batches_dir(dir).unwrap_or_else(|| dir.to_path_buf());
+    let path = root.join(TEST_FILE);
+    if !path.is_file() {
+        let msg = format!("CIFAR-10 directory lacks {TEST_FILE}, the test batch");
+        return Err(AntError::data(&root, msg));
+    }
+    read_batch(&path)
+}
+
 pub fn read_batch(path: &Path) -> Result<Dataset> {
     let (x, labels) = parse_batch(&read_maybe_gz(path)?, path)?;
     Ok(Dataset {

@@ -27,9 +27,21 @@ pub(crate) fn check_unique(header: &[String], line: usize, path: &Path) -> Resul
         .find_map(|(j, n)| first_at.insert(name_key(n), j).map(|i| (i, j)));
     // Session 29's hostile pass: pandas' `to_csv()` writes its index under an empty
     // name, and it trained as a feature (the row number) without a word.
-    if let Some(j) = header.iter().position(|n| n.trim().is_empty()) {
+    // pandas names such a column `Unnamed: 0` when it reads the file back.
+    let unnamed = |n: &str| {
+        let n = n.trim();
+        n.is_empty()
+            || n.strip_prefix("Unnamed: ")
+                .is_some_and(|k| !k.is_empty() && k.bytes().all(|b| b.is_ascii_digit()))
+    };
+    if let Some(j) = header.iter().position(|n| unnamed(n)) {
+        let why = match j + 1 == header.len() && header[j].trim().is_empty() {
+            true => "a delimiter at the end of each line?",
+            false => "an index, as pandas' `to_csv()` writes without `index=False`?",
+        };
         let msg = format!(
-            "line {line}: column {j} (from 0) has no name in the header (an index, as pandas' `to_csv()` writes without `index=False`?): a model reads later tables by their names, so each column needs one; name it, or remove the column"
+            "line {line}: column {j} (from 0) has no name in the header ({}, {why}): a model reads later tables by their names, so each column needs one; name it, or remove the column",
+            quoted(&header[j])
         );
         return Err(AntError::data(path, msg));
     }

@@ -223,11 +223,11 @@ pub(crate) fn parse_bytes(bytes: &[u8], path: &Path, opts: &CsvOptions) -> Resul
 /// refused for its quotes (session 29's hostile pass: "text after a closing quote").
 fn refuse_json(text: &str, path: &Path) -> Result<()> {
     let first = text.trim_start();
-    let json = (first.starts_with('{') || first.starts_with('['))
-        && serde_json::Deserializer::from_str(first)
-            .into_iter::<serde_json::Value>()
-            .next()
-            .is_some_and(|v| v.is_ok());
+    let line = first.lines().next().unwrap_or("");
+    // JSON lines (a whole first line of one object or array), or one JSON document: a
+    // header whose first cell is `[1]` or `{}` is no JSON (the attack on this check).
+    let whole = |t: &str| serde_json::from_str::<serde_json::Value>(t).is_ok();
+    let json = (first.starts_with('{') || first.starts_with('[')) && (whole(line) || whole(first));
     match json {
         true => Err(AntError::data(
             path,

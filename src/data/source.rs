@@ -94,6 +94,12 @@ fn load_any(
                 "is a directory, but a table file is needed (--target)",
             ));
         }
+        // A directory read for its test rows gives its test files, not its training
+        // ones (session 29: `--test-data DIR` scored a CIFAR directory's training batches).
+        Input::Dir(DirFormat::Cifar) if !training => {
+            let te = cifar::load_cifar_test(path)?;
+            return Ok(plain(te.clone(), Some(te), None));
+        }
         Input::Dir(DirFormat::Cifar) => {
             let (tr, te) = cifar::load_cifar_dir(path)?;
             return Ok(plain(tr, Some(te), None));

@@ -290,9 +290,10 @@ fn resolve_target(t: &Table, spec: &TargetSpec, path: &Path) -> Result<(usize, b
         }
         [] => {}
     }
-    // Only text above a column of numbers says header (session 29: `5.1,...,setosa` was named).
+    // Text above numbers, or no number, says header (session 29: `5.1,...,setosa` was named).
     let numeric_below = |k: usize| t.n_rows() < 2 || super::header::is_number(t.cell(1, k));
-    let hint = if first_row_is_header(&first, numeric_below) {
+    let no_number = !first.iter().any(|c| super::header::is_number(c));
+    let hint = if no_number || first_row_is_header(&first, numeric_below) {
         let names: Vec<String> = first.iter().map(|c| quoted(c)).collect();
         format!("columns are: {}", list(&names))
     } else {

@@ -32,6 +32,8 @@ pub fn train_members(
         return Err(AntError::invalid("member", reason));
     }
     let cwd = std::env::current_dir().map_err(|e| AntError::io(".", e))?;
+    // An ensemble inside another's member slot (or a run's grown/) broke that one.
+    crate::outputs::check_not_a_part(out)?;
     let file = EnsembleFile::new(spec, n, cwd)?;
     // A new ensemble is checked as a new run is; members join one as it was started.
     if !file.matches_dir(out)? {

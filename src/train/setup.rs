@@ -21,6 +21,21 @@ use crate::tree::Tree;
 
 /// The sample shape, if the preset can take it and there is enough data (of two
 /// classes at least, for classification).
+/// Says a regression target that is one value on every training row: it trained without
+/// a word (session 29's hostile pass), while one class is refused.
+fn warn_of_a_constant_target(data: &Dataset) {
+    if let Targets::Values { values, dim } = &data.targets
+        && !values.is_empty()
+        && (0..*dim).all(|j| values.iter().skip(j).step_by(*dim).all(|&v| v == values[j]))
+    {
+        let shown: Vec<String> = values[..*dim].iter().map(|&v| crate::error::number32(v)).collect();
+        tracing::warn!(
+            "the training targets are all one value ({}): the model can only learn to predict it",
+            shown.join(", ")
+        );
+    }
+}
+
 pub(crate) fn check_training_data(cfg: &TrainConfig, data: &Dataset) -> Result<Shape> {
     let input = Shape::from_dims(&data.sample_shape).ok_or_else(|| {
         AntError::param(format!("unsupported sample shape {:?}", data.sample_shape))
@@ -56,16 +71,6 @@ pub(crate) fn check_training_data(cfg: &TrainConfig, data: &Dataset) -> Result<S
             data.class_label(labels[0] as usize)
         );
         return Err(AntError::param(msg));
-    }
-    if let Targets::Values { values, dim } = &data.targets
-        && (0..*dim).all(|j| values.iter().skip(j).step_by(*dim).all(|&v| v == values[j]))
-    {
-        // Session 29's hostile pass: a constant target trained without a word.
-        let shown: Vec<String> = values[..*dim].iter().map(|&v| crate::error::number32(v)).collect();
-        tracing::warn!(
-            "the training targets are all one value ({}): the model can only learn to predict it",
-            shown.join(", ")
-        );
     }
     if input.numel() == 0 {
         let msg = format!("the samples have no values (shape {input}): nothing to train on");
@@ -182,6 +187,7 @@ pub(crate) fn train(
 ) -> Result<Trained> {
         let cfg = params.check()?;
         let input = check_training_data(&cfg, &data)?;
+        warn_of_a_constant_target(&data);
         let _draws = crate::device::hold_draws_for_training(observer)?;
         let task = task_of(&data);
         let (provenance, train, valid) = validation_rows(&cfg, data, observer)?;

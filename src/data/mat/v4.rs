@@ -110,6 +110,8 @@ fn cut_in_first_header(b: &[u8], big_endian: bool) -> bool {
         && b.len() < RECORD_HEADER + name_len
         && name.iter().all(|c| c.is_ascii_graphic())
         && b.contains(&0)
+        // Zeros alone (an empty file's padding) are no header (the attack on this rule).
+        && b.iter().any(|&c| c != 0)
 }
 
 /// The byte order of `bytes` if they tile exactly into level-4 records, else `None`.
