@@ -94,19 +94,9 @@ pub fn check(out: &Path, kind: Kind, inputs: &[Input]) -> Result<PathBuf> {
         }
     }
     if kind == Kind::File {
-        check_not_owned(out, &resolved, existing.is_some())?;
+        check_not_a_part_as(out, Kind::File)?;
     }
     check_kind(out, kind)
-}
-
-/// Refuses an existing file output `out` that an `ant` model or run directory owns
-/// (another run's `records.jsonl`, a model's weights): only the command that owns it
-/// replaces it. (Directory outputs are checked as models: [`check_model_dir`].)
-fn check_not_owned(out: &Path, resolved: &Path, exists: bool) -> Result<()> {
-    match exists {
-        true => check_not_part_of_a_model(out, resolved),
-        false => Ok(()),
-    }
 }
 
 /// Refuses an output that is, or lies inside, a part of an `ant` model, ensemble or run
@@ -116,16 +106,34 @@ fn check_not_owned(out: &Path, resolved: &Path, exists: bool) -> Result<()> {
 /// the command that owns such a directory writes its parts; every user-facing directory
 /// output comes through here.
 pub(crate) fn check_not_a_part(out: &Path) -> Result<()> {
+    check_not_a_part_as(out, Kind::Dir)
+}
+
+/// [`check_not_a_part`] for an output of `kind`. A file is refused under a part's name
+/// (`ENS/member-2`, another run's `records.jsonl`, new or not: the third attack), or
+/// inside a part `ant` replaces whole (`checkpoint/`, `grown/`); a picture inside a
+/// member's directory harms nothing.
+fn check_not_a_part_as(out: &Path, kind: Kind) -> Result<()> {
+    use crate::file_names::{CHECKPOINT_DIR, GROWN_DIR};
     if is_stdout(out) {
         return Ok(());
     }
     let resolved = resolve(out);
     for dir in resolved.ancestors().skip(1) {
-        let Some(part) = resolved.strip_prefix(dir).ok().and_then(|r| r.components().next()) else {
+        let Some(rest) = resolved.strip_prefix(dir).ok() else {
+            continue;
+        };
+        let Some(part) = rest.components().next() else {
             continue;
         };
         let part = part.as_os_str().to_string_lossy();
-        if is_model_owned(&part) && is_ant_dir(dir) {
+        let refused = match kind {
+            Kind::Dir => is_model_owned(&part),
+            Kind::File => {
+                is_model_owned(&part) && (rest.components().count() == 1 || [CHECKPOINT_DIR, GROWN_DIR].contains(&&*part))
+            }
+        };
+        if refused && is_ant_dir(dir) {
             let msg = format!(
                 "is part of the ant directory {} (its {part}): only the command that wrote it writes there; choose another path",
                 dir.display()
@@ -150,24 +158,6 @@ fn is_ant_dir(dir: &Path) -> bool {
     of_format(TREE_FILE, MODEL_FORMAT)
         || of_format(ENSEMBLE_FILE, ENSEMBLE_FORMAT)
         || dir.join(CHECKPOINT_DIR).join(RUN_FILE).is_file()
-}
-
-fn check_not_part_of_a_model(out: &Path, resolved: &Path) -> Result<()> {
-    let (Some(parent), Some(name)) = (resolved.parent(), resolved.file_name()) else {
-        return Ok(());
-    };
-    let name = name.to_string_lossy();
-    let ant_dir = parent.join(crate::file_names::TREE_FILE).is_file()
-        || parent.join(crate::file_names::CHECKPOINT_DIR).is_dir()
-        || parent.join(crate::file_names::ENSEMBLE_FILE).is_file();
-    if ant_dir && is_model_owned(&name) {
-        let msg = format!(
-            "is part of the ant directory {}: only the command that wrote it replaces it; choose another path",
-            parent.display()
-        );
-        return Err(AntError::data(out, msg));
-    }
-    Ok(())
 }
 
 /// Writes the file output `out` atomically (stdout for `-`), once [`check`]ed against
@@ -217,8 +207,11 @@ pub fn write_stdout(bytes: &[u8]) -> Result<()> {
 /// A name without an ending, or whose ending is no word, says no kind; endings compare in
 /// any case (`T.SVG`).
 fn check_replaces_its_kind(target: &Path, out: &Path, endings: &[&str]) -> Result<()> {
-    // `--out .onnx` names a hidden file without an ending: surely a name left out.
-    if let Some(ending) = crate::error::only_an_ending(out) {
+    // `--out .onnx` for ONNX names a hidden file without an ending: surely a name left
+    // out (`.antmodel` is a hidden file's name: the third attack).
+    if let Some(ending) = crate::error::only_an_ending(out)
+        && endings.contains(&ending[1..].to_ascii_lowercase().as_str())
+    {
         let msg = format!("names no file, only an ending: give NAME{ending}");
         return Err(AntError::data(out, msg));
     }
@@ -226,8 +219,7 @@ fn check_replaces_its_kind(target: &Path, out: &Path, endings: &[&str]) -> Resul
     let ending = target
         .extension()
         .map(|e| e.to_string_lossy().to_ascii_lowercase());
-    let stem = target.file_stem().unwrap_or_default().to_string_lossy();
-    let Some(ending) = ending.filter(|e| names_a_kind(&stem, e) && !endings.contains(&e.as_str())) else {
+    let Some(ending) = ending.filter(|e| names_a_kind(e) && !endings.contains(&e.as_str())) else {
         return Ok(());
     };
     let kind = endings.iter().map(|e| format!(".{e}")).collect::<Vec<_>>().join(" or ");
@@ -249,13 +241,16 @@ fn check_replaces_its_kind(target: &Path, out: &Path, endings: &[&str]) -> Resul
 /// Whether a name's ending (after its last dot) names a kind of file. Only a word does:
 /// `tree-min-reach-0.05`, `ant-v1.2`, `lr-1.5e3` or `tree.2024-06` end in a number, not a
 /// format (the second attack on this rule), while `.7z` and `.3gp` are formats.
-fn names_a_kind(stem: &str, ending: &str) -> bool {
-    let digit_first = ending.starts_with(|c: char| c.is_ascii_digit());
-    // `width-0.5x`, `1.5b`, `v2.0rc1`: a number with a unit or a version, not a format.
-    let number = digit_first && (ending.parse::<f64>().is_ok() || stem.ends_with(|c: char| c.is_ascii_digit()));
-    ending.chars().any(|c| c.is_ascii_alphabetic())
-        && ending.chars().all(|c| c.is_ascii_alphanumeric())
-        && !number
+fn names_a_kind(ending: &str) -> bool {
+    // Formats whose ending starts with a digit: any other such ending is a number with
+    // a unit or a version (`width-0.5x`, `v2.0rc1`), which `backup2.7z` is not (the
+    // third attack: a rule by the stem let it be overwritten).
+    const DIGIT_FIRST: [&str; 5] = ["7z", "3gp", "3g2", "3ds", "3mf"];
+    let word = ending.chars().any(|c| c.is_ascii_alphabetic()) && ending.chars().all(|c| c.is_ascii_alphanumeric());
+    match ending.starts_with(|c: char| c.is_ascii_digit()) {
+        true => DIGIT_FIRST.contains(&ending.to_ascii_lowercase().as_str()),
+        false => word,
+    }
 }
 
 /// Checks the file outputs a command names after the one it was given (an ensemble's
@@ -604,15 +599,12 @@ mod tests {
 
     #[test]
     fn only_a_word_ending_names_a_kind() {
-        for kind in ["svg", "CSV", "7z", "3gp", "mp4", "nan"] {
-            assert!(names_a_kind("tree", kind), "{kind}");
+        for kind in ["svg", "CSV", "7z", "3GP", "mp4", "nan"] {
+            assert!(names_a_kind(kind), "{kind}");
         }
-        for number in ["05", "2", "1e5", "5e3", "2024-06", "tar-gz", ""] {
-            assert!(!names_a_kind("tree", number), "{number}");
-        }
-        // After a digit, a digit-first ending is a number's: `width-0.5x`, `v2.0rc1`.
-        for (stem, ending) in [("width-0", "5x"), ("tree-1", "5b"), ("tree-v2", "0rc1")] {
-            assert!(!names_a_kind(stem, ending), "{stem}.{ending}");
+        // Numbers, with a unit or as a version: `width-0.5x`, `v2.0rc1`.
+        for number in ["05", "2", "1e5", "5e3", "2024-06", "tar-gz", "", "5x", "5b", "0rc1"] {
+            assert!(!names_a_kind(number), "{number}");
         }
     }
 

@@ -122,7 +122,9 @@ impl Format {
         if let Some(f) = ending.as_deref().and_then(Format::parse) {
             return Ok(f);
         }
-        let reason = match crate::error::only_an_ending(path) {
+        let reason = match crate::error::only_an_ending(path)
+            .filter(|e| Format::parse(&e[1..]).is_some())
+        {
             Some(ending) => format!(
                 "{}: names no file, only an ending: give NAME{ending}",
                 path.display()

@@ -314,11 +314,23 @@ fn a_constant_target_is_said() {
     ];
     let o = ant_with(QUICK, &args);
     assert!(o.status.success(), "{}", stderr(&o));
-    assert!(
-        stderr(&o).contains("the training targets are all one value (5)"),
+    // Once for an ensemble too, not once a member (the third attack).
+    let e = t.path().join("e");
+    let mut members = args.to_vec();
+    members[3] = s(&e);
+    members.extend(["--ensemble", "3"]);
+    let o2 = ant_with(QUICK, &members);
+    assert!(o2.status.success(), "{}", stderr(&o2));
+    assert_eq!(
+        stderr(&o2).matches("all one value").count(),
+        1,
         "{}",
-        stderr(&o)
+        stderr(&o2)
     );
+    let said = stderr(&o)
+        .matches("the training targets are all one value (5)")
+        .count();
+    assert_eq!(said, 1, "{}", stderr(&o));
 }
 
 #[test]
@@ -587,6 +599,126 @@ fn a_rare_value_of_a_feature_almost_always_one_value_is_no_other_scale() {
     let o = ant(&["predict", "--model", s(&m), "--input", s(&one)]);
     assert!(
         stderr(&o).contains("feature 0 reaches 110..110"),
+        "{}",
+        stderr(&o)
+    );
+}
+
+/// The third attack on this session's fixes.
+#[test]
+fn the_third_attack_on_outputs_tables_and_scales() {
+    let t = tempfile::tempdir().unwrap();
+    let data = blobs(t.path());
+    let m = t.path().join("m");
+    assert!(train(&data, &m, &["--max-depth", "1"]).status.success());
+    let plot = |out: &Path| ant(&["plot", "--model", s(&m), "--out", s(out), "--format", "dot"]);
+    // A real format after a digit is still a format: the user's archive is kept.
+    let archive = t.path().join("backup2.7z");
+    std::fs::write(&archive, "archive").unwrap();
+    assert_clean_error(&plot(&archive), &["ends in .7z"]);
+    assert_eq!(std::fs::read_to_string(&archive).unwrap(), "archive");
+    // A hidden file's name that is no ending of the kind written is a name.
+    assert!(plot(&t.path().join(".tree")).status.success());
+    // A file under a member's name in a real ensemble, new or not, is refused.
+    let e = t.path().join("e");
+    assert!(
+        train(
+            &data,
+            &e,
+            &["--ensemble", "3", "--member", "0", "--max-depth", "1"]
+        )
+        .status
+        .success()
+    );
+    assert_clean_error(
+        &plot(&e.join("member-2")),
+        &["is part of the ant directory"],
+    );
+    // ... and a user's folder with a checkpoint/ of its own is not ant's.
+    let proj = t.path().join("proj");
+    std::fs::create_dir_all(proj.join("checkpoint")).unwrap();
+    let records = proj.join("records.jsonl");
+    let o = ant(&[
+        "predict",
+        "--model",
+        s(&m),
+        "--input",
+        s(&data),
+        "--output",
+        s(&records),
+    ]);
+    assert!(o.status.success(), "{}", stderr(&o));
+    // Python's json.dump, with a NaN, pretty or cut short, is JSON.
+    for (name, text) in [
+        ("nan.json", "[{\"x\": NaN, \"y\": 1, \"label\": 0}]"),
+        ("pretty.json", "[\n  {\n    \"x\": 1,"),
+    ] {
+        let p = t.path().join(name);
+        std::fs::write(&p, text).unwrap();
+        assert_clean_error(&train(&p, &t.path().join("j"), &[]), &[name, "holds JSON"]);
+    }
+    // pandas' header of column numbers is listed, as `--target 2` reads it.
+    let numbered = t.path().join("numbered.csv");
+    let text = std::fs::read_to_string(&data).unwrap();
+    let body: Vec<&str> = text.lines().skip(1).collect();
+    std::fs::write(&numbered, format!("0,1,2\n{}\n", body.join("\n"))).unwrap();
+    assert_clean_error(
+        &train(&numbered, &t.path().join("n"), &[]),
+        &["columns are: '0', '1', '2'"],
+    );
+    // A what-if sweep of one feature inside the training range is on its scale.
+    let sweep = t.path().join("sweep.csv");
+    let rows: Vec<String> = (0..10).map(|k| format!("1.5,0.{k}01")).collect();
+    std::fs::write(&sweep, format!("x,y\n{}\n", rows.join("\n"))).unwrap();
+    let o = ant(&["predict", "--model", s(&m), "--input", s(&sweep)]);
+    assert!(
+        o.status.success() && !stderr(&o).contains("another scale"),
+        "{}",
+        stderr(&o)
+    );
+}
+
+#[test]
+fn one_outlier_in_training_does_not_hide_another_scale() {
+    let t = tempfile::tempdir().unwrap();
+    let x = uniform(400, 2, 11);
+    let mut text = String::from("income,age,label\n");
+    for (i, r) in x.chunks(2).enumerate() {
+        let income = if i == 0 {
+            5e6
+        } else {
+            2e4 + 8e4 * f64::from(r[0])
+        };
+        text.push_str(&format!(
+            "{income:.0},{},{}\n",
+            20.0 + 50.0 * r[1],
+            u8::from(income > 6e4)
+        ));
+    }
+    let data = t.path().join("income.csv");
+    std::fs::write(&data, text).unwrap();
+    let m = t.path().join("m");
+    let o = ant_with(
+        QUICK,
+        &[
+            "--data",
+            s(&data),
+            "--out",
+            s(&m),
+            "--target",
+            "label",
+            "--task",
+            "classification",
+            "--max-depth",
+            "1",
+        ],
+    );
+    assert!(o.status.success(), "{}", stderr(&o));
+    let one = t.path().join("one.csv");
+    std::fs::write(&one, "income,age\n5000000000,40\n").unwrap();
+    let o = ant(&["predict", "--model", s(&m), "--input", s(&one)]);
+    assert!(
+        stderr(&o).contains("feature 0 reaches 5e9..5e9"),
         "{}",
         stderr(&o)
     );

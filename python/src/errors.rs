@@ -15,10 +15,13 @@ use pyo3::exceptions::{PyKeyboardInterrupt, PyOSError, PyRuntimeError, PyValueEr
 pub fn to_py(e: AntError) -> PyErr {
     match e {
         AntError::Io { path, source } => os_error(&source, &path),
-        AntError::InvalidParam { .. }
-        | AntError::Data { .. }
-        | AntError::Diverged { .. }
-        | AntError::Device { .. } => PyValueError::new_err(in_python_terms(&e.to_string())),
+        // The path as it is (a directory may be named `--seed`); its message translated.
+        AntError::Data { path, msg } => {
+            PyValueError::new_err(format!("{}: {}", path.display(), in_python_terms(&msg)))
+        }
+        AntError::InvalidParam { .. } | AntError::Diverged { .. } | AntError::Device { .. } => {
+            PyValueError::new_err(in_python_terms(&e.to_string()))
+        }
         AntError::Interrupted => PyKeyboardInterrupt::new_err(e.to_string()),
         AntError::Stopped { source, .. } => to_py(*source),
         other => PyRuntimeError::new_err(in_python_terms(&other.to_string())),
@@ -63,6 +66,9 @@ pub fn load_error(e: AntError) -> PyErr {
     match e {
         AntError::Io { path, source } => os_error(&source, &path),
         AntError::Device { .. } => PyValueError::new_err(e.to_string()),
+        AntError::Data { path, msg } => {
+            PyOSError::new_err(format!("{}: {}", path.display(), in_python_terms(&msg)))
+        }
         other => PyOSError::new_err(in_python_terms(&other.to_string())),
     }
 }

@@ -245,8 +245,12 @@ def test_save_over_a_model_needs_overwrite(fitted, iris, tmp_path):
     other = ant.ANTClassifier(**dict(SMALL, seed=3)).fit(X, y)
     with pytest.raises(Exception, match="holds a trained model") as refused:
         other.save(tmp_path / "m")
-    # In Python's terms (session 29's hostile pass: it said `--force`).
+    # In Python's terms (session 29's hostile pass: it said `--force`), paths as they are.
     assert "overwrite=True" in str(refused.value) and "--force" not in str(refused.value)
+    fitted.save(tmp_path / "--seed")
+    with pytest.raises(ValueError) as refused:
+        fitted.save(tmp_path / "--seed")
+    assert str(refused.value).startswith(str(tmp_path / "--seed") + ":"), refused.value
     assert (tmp_path / "m" / "tree.json").read_bytes() == before
     other.save(tmp_path / "m", overwrite=True)
     back = ant.load(tmp_path / "m")

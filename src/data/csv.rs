@@ -224,10 +224,14 @@ pub(crate) fn parse_bytes(bytes: &[u8], path: &Path, opts: &CsvOptions) -> Resul
 fn refuse_json(text: &str, path: &Path) -> Result<()> {
     let first = text.trim_start();
     let line = first.lines().next().unwrap_or("");
-    // JSON lines (a whole first line of one object or array), or one JSON document: a
-    // header whose first cell is `[1]` or `{}` is no JSON (the attack on this check).
+    // An object or array that opens with a key, an object, an array or a line break
+    // (`[{"a": NaN ...`, `{\n  "a"`: Python's json.dump, whole or cut short), a first line
+    // of one JSON value (JSON lines), or one JSON document. A header whose first cell is
+    // `[1]` or `{}` is no JSON (the attacks on this check).
     let whole = |t: &str| serde_json::from_str::<serde_json::Value>(t).is_ok();
-    let json = (first.starts_with('{') || first.starts_with('[')) && (whole(line) || whole(first));
+    let after = first.get(1..).unwrap_or("").trim_start();
+    let opens = after.is_empty() || after.starts_with(['{', '[', '"']);
+    let json = (first.starts_with('{') || first.starts_with('[')) && (opens || whole(line) || whole(first));
     match json {
         true => Err(AntError::data(
             path,

@@ -292,8 +292,9 @@ fn resolve_target(t: &Table, spec: &TargetSpec, path: &Path) -> Result<(usize, b
     }
     // Text above numbers, or no number, says header (session 29: `5.1,...,setosa` was named).
     let numeric_below = |k: usize| t.n_rows() < 2 || super::header::is_number(t.cell(1, k));
-    let no_number = !first.iter().any(|c| super::header::is_number(c));
-    let hint = if no_number || first_row_is_header(&first, numeric_below) {
+    let names = !first.iter().any(|c| super::header::is_number(c))
+        || super::header::is_column_numbers(&first, |_| true);
+    let hint = if names || first_row_is_header(&first, numeric_below) {
         let names: Vec<String> = first.iter().map(|c| quoted(c)).collect();
         format!("columns are: {}", list(&names))
     } else {

@@ -24,10 +24,18 @@ use crate::tree::Tree;
 /// Says a regression target that is one value on every training row: it trained without
 /// a word (session 29's hostile pass), while one class is refused.
 fn warn_of_a_constant_target(data: &Dataset) {
+    // Once for the same targets: an ensemble's members train on them one by one.
+    static SAID: std::sync::Mutex<Option<(usize, Vec<u32>)>> = std::sync::Mutex::new(None);
     if let Targets::Values { values, dim } = &data.targets
         && !values.is_empty()
         && (0..*dim).all(|j| values.iter().skip(j).step_by(*dim).all(|&v| v == values[j]))
     {
+        let key = (values.len(), values[..*dim].iter().map(|v| v.to_bits()).collect::<Vec<_>>());
+        let mut said = SAID.lock().unwrap_or_else(std::sync::PoisonError::into_inner);
+        if said.as_ref() == Some(&key) {
+            return;
+        }
+        *said = Some(key);
         let shown: Vec<String> = values[..*dim].iter().map(|&v| crate::error::number32(v)).collect();
         tracing::warn!(
             "the training targets are all one value ({}): the model can only learn to predict it",

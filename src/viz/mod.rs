@@ -86,7 +86,9 @@ impl Format {
                 .unwrap_or("")
                 .to_string(),
         };
-        if let (None, Some(ending)) = (explicit, crate::error::only_an_ending(out)) {
+        if let (None, Some(ending)) = (explicit, crate::error::only_an_ending(out))
+            && Format::parse(&ending[1..]).is_some()
+        {
             let msg = format!("names no file, only an ending: give NAME{ending}");
             return Err(AntError::data(out, msg));
         }
