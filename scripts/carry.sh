@@ -45,7 +45,10 @@ pack() { # run directory
 # archive whose run is not here means this machine was never restored: saving then would
 # lose it, so nothing is saved.
 drop_finished() {
-    local a name dir
+    local a name dir needed
+    # Listed once, then searched: `units | grep -q` under pipefail failed whenever grep
+    # stopped reading early (SIGPIPE), which dropped still-needed archives from git.
+    needed=$(units)
     for a in "$carry"/*.tar.gz; do
         [ -e "$a" ] || continue
         name=$(basename "$a" .tar.gz)
@@ -55,7 +58,7 @@ drop_finished() {
             echo "$a: $dir is not here; run \`bash $0 restore\` first" >&2
             exit 2
         fi
-        if ! units | grep -qxF "$dir"; then
+        if ! grep -qxF "$dir" <<<"$needed"; then
             git rm -q --cached --ignore-unmatch "$a"
             rm -f "$a"
             echo "dropped $a ($dir finished)"
