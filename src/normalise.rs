@@ -202,14 +202,15 @@ impl Normalisation {
         let range = extremes(x, shape);
         // A value far beyond the training range says it alone, even in one sample (the
         // usual way to serve: session 29's hostile pass); spreads need a few samples.
-        let spread = || match shape {
-            Shape::Image { c, h, w } => channel_moments(x, c, h * w).1,
-            Shape::Flat { d } => column_moments(x, d).1,
+        let moments = || match shape {
+            Shape::Image { c, h, w } => channel_moments(x, c, h * w),
+            Shape::Flat { d } => column_moments(x, d),
         };
         let why = self.beyond_range(&range, what).or_else(|| {
-            let spread = (x.len() / per_sample >= MIN_SAMPLES_FOR_SCALE).then(spread)?;
-            self.less_spread(&spread, what)
-                .or_else(|| self.shrunk_outside(&range, &spread, what))
+            let (mean, spread) = (x.len() / per_sample >= MIN_SAMPLES_FOR_SCALE).then(moments)?;
+            let size = self.size_ratios(&mean, &spread);
+            self.less_spread(&spread, &size, what)
+                .or_else(|| self.shrunk_outside(&range, &spread, &size, what))
         });
         if let Some(why) = why {
             said.store(true, std::sync::atomic::Ordering::Relaxed);
@@ -251,15 +252,19 @@ impl Normalisation {
     /// other units (heights in metres against centimetres: 100 times less, 148 cm
     /// beyond), which the median of [`Self::less_spread`] does not see (the third attack).
     /// Either alone is a batch of similar samples, or a shift.
-    fn shrunk_outside(&self, range: &[[f32; 2]], spread: &[f64], what: &str) -> Option<String> {
-        let features = self.x_range.iter().zip(&self.x_spread).zip(range.iter().zip(spread));
-        features.enumerate().find_map(|(j, ((&[lo, hi], &t), (&[b_lo, b_hi], &b)))| {
+    fn shrunk_outside(&self, range: &[[f32; 2]], spread: &[f64], size: &[f64], what: &str) -> Option<String> {
+        let features = self.x_range.iter().zip(self.x_spread.iter().zip(&self.x_mean)).zip(range.iter().zip(spread));
+        features.enumerate().find_map(|(j, ((&[lo, hi], (&t, &m)), (&[b_lo, b_hi], &b)))| {
             let span = f64::from(hi) - f64::from(lo);
             let outside = (f64::from(lo) - f64::from(b_hi)).max(f64::from(b_lo) - f64::from(hi));
             let shrunk = t.is_normal() && b > 0.0 && b / f64::from(t) < 1.0 / OTHER_SCALE;
-            (span > 0.0 && shrunk && outside > span).then(|| {
+            // Or its values shrank as a whole, for a feature away from zero in training
+            // (petal lengths 1..6.9 cm given in metres: the fourth attack).
+            let away_from_zero = f64::from(m).abs() > 2.0 * f64::from(t);
+            let smaller = away_from_zero && size[j] < 1.0 / OTHER_SCALE;
+            (span > 0.0 && shrunk && (outside > span || smaller)).then(|| {
                 format!(
-                    "{what} {j} varies {:.3} times less than in training and lies at {}..{}, outside its training range {}..{}",
+                    "{what} {j} varies {:.3} times less than in training and lies at {}..{}, away from its training range {}..{}",
                     f64::from(t) / b,
                     number32(b_lo),
                     number32(b_hi),
@@ -272,7 +277,16 @@ impl Normalisation {
 
     /// Whether the `what`s that vary in the batch (spreads `spread`) vary [`OTHER_SCALE`]
     /// times less than in training, by their median, said.
-    fn less_spread(&self, spread: &[f64], what: &str) -> Option<String> {
+    /// Each `what`'s size in the batch (root mean square: means `mean`, spreads `spread`)
+    /// over its size in training; infinite where training's is zero.
+    fn size_ratios(&self, mean: &[f64], spread: &[f64]) -> Vec<f64> {
+        let rms = |m: f64, s: f64| (m * m + s * s).sqrt();
+        let training = self.x_mean.iter().zip(&self.x_spread).map(|(&m, &s)| rms(f64::from(m), f64::from(s)));
+        let batch = mean.iter().zip(spread).map(|(&m, &s)| rms(m, s));
+        batch.zip(training).map(|(b, t)| if t > 0.0 { b / t } else { f64::INFINITY }).collect()
+    }
+
+    fn less_spread(&self, spread: &[f64], size: &[f64], what: &str) -> Option<String> {
         let mut ratios: Vec<f64> = spread
             .iter()
             .zip(&self.x_spread)
@@ -287,7 +301,12 @@ impl Normalisation {
         }
         ratios.sort_by(f64::total_cmp);
         let median = *ratios.get(ratios.len() / 2)?;
-        (median < 1.0 / OTHER_SCALE).then(|| {
+        // And the values themselves shrank: copies of one sample with a little noise
+        // vary as little, at the sample's size (the fourth attack).
+        let mut sizes: Vec<f64> = size.iter().zip(&self.x_spread).filter(|(_, t)| t.is_normal()).map(|(&r, _)| r).collect();
+        sizes.sort_by(f64::total_cmp);
+        let smaller = sizes.get(sizes.len() / 2).is_some_and(|&r| r < 1.0 / OTHER_SCALE);
+        (median < 1.0 / OTHER_SCALE && smaller).then(|| {
             format!(
                 "they vary {:.3} times less than in training (the median over the {what}s that vary)",
                 1.0 / median

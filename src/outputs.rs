@@ -94,7 +94,7 @@ pub fn check(out: &Path, kind: Kind, inputs: &[Input]) -> Result<PathBuf> {
         }
     }
     if kind == Kind::File {
-        check_not_a_part_as(out, Kind::File)?;
+        check_not_a_part(out)?;
     }
     check_kind(out, kind)
 }
@@ -105,15 +105,10 @@ pub fn check(out: &Path, kind: Kind, inputs: &[Input]) -> Result<PathBuf> {
 /// the ensemble or run it was part of (session 29's hostile pass and its attack). Only
 /// the command that owns such a directory writes its parts; every user-facing directory
 /// output comes through here.
+/// A file or a directory is refused under a part's name (`ENS/member-2`, another run's
+/// `records.jsonl`, new or not: the third attack), or inside a part `ant` replaces whole
+/// (`checkpoint/`, `grown/`).
 pub(crate) fn check_not_a_part(out: &Path) -> Result<()> {
-    check_not_a_part_as(out, Kind::Dir)
-}
-
-/// [`check_not_a_part`] for an output of `kind`. A file is refused under a part's name
-/// (`ENS/member-2`, another run's `records.jsonl`, new or not: the third attack), or
-/// inside a part `ant` replaces whole (`checkpoint/`, `grown/`); a picture inside a
-/// member's directory harms nothing.
-fn check_not_a_part_as(out: &Path, kind: Kind) -> Result<()> {
     use crate::file_names::{CHECKPOINT_DIR, GROWN_DIR};
     if is_stdout(out) {
         return Ok(());
@@ -127,12 +122,10 @@ fn check_not_a_part_as(out: &Path, kind: Kind) -> Result<()> {
             continue;
         };
         let part = part.as_os_str().to_string_lossy();
-        let refused = match kind {
-            Kind::Dir => is_model_owned(&part),
-            Kind::File => {
-                is_model_owned(&part) && (rest.components().count() == 1 || [CHECKPOINT_DIR, GROWN_DIR].contains(&&*part))
-            }
-        };
+        // The part itself, or anything inside a part `ant` replaces whole; a folder or
+        // file inside a member (`E/member-0/pruned`) harms nothing (the fourth attack).
+        let refused =
+            is_model_owned(&part) && (rest.components().count() == 1 || [CHECKPOINT_DIR, GROWN_DIR].contains(&&*part));
         if refused && is_ant_dir(dir) {
             let msg = format!(
                 "is part of the ant directory {} (its {part}): only the command that wrote it writes there; choose another path",
@@ -209,8 +202,13 @@ pub fn write_stdout(bytes: &[u8]) -> Result<()> {
 fn check_replaces_its_kind(target: &Path, out: &Path, endings: &[&str]) -> Result<()> {
     // `--out .onnx` for ONNX names a hidden file without an ending: surely a name left
     // out (`.antmodel` is a hidden file's name: the third attack).
+    // Nor `.csv` for ONNX (the fourth attack): a common format's ending alone.
+    const COMMON: [&str; 16] = [
+        "csv", "tsv", "txt", "json", "jsonl", "onnx", "svg", "png", "dot", "gv", "pdf", "jpg", "html", "gz", "zip", "mat",
+    ];
     if let Some(ending) = crate::error::only_an_ending(out)
-        && endings.contains(&ending[1..].to_ascii_lowercase().as_str())
+        && let kind = ending[1..].to_ascii_lowercase()
+        && (endings.contains(&kind.as_str()) || COMMON.contains(&kind.as_str()))
     {
         let msg = format!("names no file, only an ending: give NAME{ending}");
         return Err(AntError::data(out, msg));

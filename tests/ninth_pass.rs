@@ -723,3 +723,119 @@ fn one_outlier_in_training_does_not_hide_another_scale() {
         stderr(&o)
     );
 }
+
+/// The fourth attack: what the third round's revisions refused or missed.
+#[test]
+fn the_fourth_attack_on_parts_json_names_and_scales() {
+    let t = tempfile::tempdir().unwrap();
+    let data = blobs(t.path());
+    let e = t.path().join("e");
+    assert!(
+        train(&data, &e, &["--ensemble", "2", "--max-depth", "1"])
+            .status
+            .success()
+    );
+    // A folder inside a member harms nothing.
+    let inside = e.join("member-0").join("pruned");
+    let o = ant(&[
+        "prune",
+        "--model",
+        s(&e.join("member-0")),
+        "--data",
+        s(&data),
+        "--min-reach",
+        "0",
+        "--out",
+        s(&inside),
+    ]);
+    assert!(o.status.success(), "{}", stderr(&o));
+    assert!(ant(&["inspect", "--model", s(&e)]).status.success());
+    // A header whose first cell is a JSON array of a string is a header.
+    let text = std::fs::read_to_string(&data).unwrap();
+    let body: Vec<&str> = text.lines().skip(1).collect();
+    let quoted = t.path().join("quoted.csv");
+    std::fs::write(&quoted, format!("[\"a\"],y,label\n{}\n", body.join("\n"))).unwrap();
+    assert!(
+        train(&quoted, &t.path().join("q"), &["--max-depth", "1"])
+            .status
+            .success()
+    );
+    // A common format's ending alone is no name, whatever is written.
+    let m = t.path().join("m");
+    assert!(train(&data, &m, &["--max-depth", "1"]).status.success());
+    let o = ant(&[
+        "export",
+        "--model",
+        s(&m),
+        "--format",
+        "onnx",
+        "--out",
+        s(&t.path().join(".csv")),
+    ]);
+    assert_clean_error(&o, &["only an ending"]);
+    // Copies of one row with a little noise are on the training scale ...
+    let rows: Vec<String> = (0..50)
+        .map(|k| {
+            format!(
+                "{},{}",
+                1.5 + 0.0001 * f64::from(k % 7),
+                0.5 + 0.0001 * f64::from(k % 5)
+            )
+        })
+        .collect();
+    let near = t.path().join("near.csv");
+    std::fs::write(&near, format!("x,y\n{}\n", rows.join("\n"))).unwrap();
+    let o = ant(&["predict", "--model", s(&m), "--input", s(&near)]);
+    assert!(
+        o.status.success() && !stderr(&o).contains("another scale"),
+        "{}",
+        stderr(&o)
+    );
+    // ... while one feature away from zero, given 100 times smaller, is not: petal
+    // lengths in 1..6.9 cm given in metres lie inside 10 ranges and not a range outside.
+    let x = uniform(300, 2, 13);
+    let petal = |u: f32| 1.0 + 5.9 * (u + 1.0) / 2.0; // uniform() is in -1..1
+    let rows: Vec<String> = x
+        .chunks(2)
+        .map(|r| {
+            format!(
+                "{},{},{}",
+                petal(r[0]),
+                r[1],
+                ["p", "q"][usize::from(r[1] > 0.5)]
+            )
+        })
+        .collect();
+    let petals = t.path().join("petals.csv");
+    std::fs::write(
+        &petals,
+        format!("length,width,label\n{}\n", rows.join("\n")),
+    )
+    .unwrap();
+    let pm = t.path().join("pm");
+    let o = ant_with(
+        QUICK,
+        &[
+            "--data",
+            s(&petals),
+            "--out",
+            s(&pm),
+            "--target",
+            "label",
+            "--task",
+            "classification",
+            "--max-depth",
+            "1",
+        ],
+    );
+    assert!(o.status.success(), "{}", stderr(&o));
+    let metres: Vec<String> = x
+        .chunks(2)
+        .take(40)
+        .map(|r| format!("{},{}", petal(r[0]) / 100.0, r[1]))
+        .collect();
+    let input = t.path().join("metres.csv");
+    std::fs::write(&input, format!("length,width\n{}\n", metres.join("\n"))).unwrap();
+    let o = ant(&["predict", "--model", s(&pm), "--input", s(&input)]);
+    assert!(stderr(&o).contains("feature 0 varies"), "{}", stderr(&o));
+}

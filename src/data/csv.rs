@@ -224,13 +224,15 @@ pub(crate) fn parse_bytes(bytes: &[u8], path: &Path, opts: &CsvOptions) -> Resul
 fn refuse_json(text: &str, path: &Path) -> Result<()> {
     let first = text.trim_start();
     let line = first.lines().next().unwrap_or("");
-    // An object or array that opens with a key, an object, an array or a line break
-    // (`[{"a": NaN ...`, `{\n  "a"`: Python's json.dump, whole or cut short), a first line
+    // An object that opens with a key after its brackets (`[{"a": NaN ...`, `{\n  "a"`:
+    // Python's json.dump, whole or cut short), a first line
     // of one JSON value (JSON lines), or one JSON document. A header whose first cell is
     // `[1]` or `{}` is no JSON (the attacks on this check).
     let whole = |t: &str| serde_json::from_str::<serde_json::Value>(t).is_ok();
-    let after = first.get(1..).unwrap_or("").trim_start();
-    let opens = after.is_empty() || after.starts_with(['{', '[', '"']);
+    let bracket = |c: char| c.is_whitespace() || c == '[' || c == '{';
+    let after = first.trim_start_matches(bracket);
+    // An object's first key after the brackets (`["a"],b` is a header: the fourth attack).
+    let opens = first[..first.len() - after.len()].contains('{') && (after.is_empty() || after.starts_with('"'));
     let json = (first.starts_with('{') || first.starts_with('[')) && (opens || whole(line) || whole(first));
     match json {
         true => Err(AntError::data(
