@@ -185,9 +185,10 @@ const MIN_SAMPLES_FOR_SCALE: usize = 8;
 impl Normalisation {
     /// Warns, once per `said` (a model's), when inputs `x` (samples of shape `shape`, not yet
     /// normalised) are on another scale than the training inputs: a feature (a channel
-    /// of images) with a value [`FAR_RANGES`] training ranges beyond its training range,
-    /// or features that vary [`OTHER_SCALE`] times less (the median over those that
-    /// vary in the batch: one held constant, as in a what-if batch, says nothing).
+    /// of images) with a value [`FAR_RANGES`] training ranges beyond its training range
+    /// ([`Self::beyond_range`], even in one sample), or, in [`MIN_SAMPLES_FOR_SCALE`]
+    /// samples or more, features that vary [`OTHER_SCALE`] times less and are as much
+    /// smaller ([`Self::less_spread`]), or one such feature ([`Self::shrunk_outside`]).
     /// Session 28's hostile pass: images fitted as floats in 0..255 and given as bytes
     /// (read as 0..1) were predicted without a word, 37.5% right against 12%.
     pub(crate) fn warn_of_another_scale(&self, x: &[f32], shape: Shape, said: &std::sync::atomic::AtomicBool) {
@@ -247,11 +248,11 @@ impl Normalisation {
         })
     }
 
-    /// The first `what` that both varies [`OTHER_SCALE`] times less than in training and
-    /// lies wholly a training range outside its training range, said: one feature in
-    /// other units (heights in metres against centimetres: 100 times less, 148 cm
-    /// beyond), which the median of [`Self::less_spread`] does not see (the third attack).
-    /// Either alone is a batch of similar samples, or a shift.
+    /// The first `what` that varies [`OTHER_SCALE`] times less than in training and
+    /// either lies a training range outside its training range or, away from zero in
+    /// training, is as much smaller, said: one feature in other units (heights in metres
+    /// against centimetres), which the median of [`Self::less_spread`] does not see (the
+    /// third attack). Varying less alone is a batch of similar samples.
     fn shrunk_outside(&self, range: &[[f32; 2]], spread: &[f64], size: &[f64], what: &str) -> Option<String> {
         let features = self.x_range.iter().zip(self.x_spread.iter().zip(&self.x_mean)).zip(range.iter().zip(spread));
         features.enumerate().find_map(|(j, ((&[lo, hi], (&t, &m)), (&[b_lo, b_hi], &b)))| {
@@ -275,8 +276,6 @@ impl Normalisation {
         })
     }
 
-    /// Whether the `what`s that vary in the batch (spreads `spread`) vary [`OTHER_SCALE`]
-    /// times less than in training, by their median, said.
     /// Each `what`'s size in the batch (root mean square: means `mean`, spreads `spread`)
     /// over its size in training; infinite where training's is zero.
     fn size_ratios(&self, mean: &[f64], spread: &[f64]) -> Vec<f64> {
@@ -286,6 +285,9 @@ impl Normalisation {
         batch.zip(training).map(|(b, t)| if t > 0.0 { b / t } else { f64::INFINITY }).collect()
     }
 
+    /// Whether the `what`s that vary in the batch (spreads `spread`, sizes `size` from
+    /// [`Self::size_ratios`]) vary [`OTHER_SCALE`] times less than in training and are as
+    /// much smaller, by their medians, said.
     fn less_spread(&self, spread: &[f64], size: &[f64], what: &str) -> Option<String> {
         let mut ratios: Vec<f64> = spread
             .iter()

@@ -99,15 +99,14 @@ pub fn check(out: &Path, kind: Kind, inputs: &[Input]) -> Result<PathBuf> {
     check_kind(out, kind)
 }
 
-/// Refuses an output that is, or lies inside, a part of an `ant` model, ensemble or run
-/// directory (`ENS/member-0`, `RUN/grown`, `M/checkpoint/x`), new or not: a model saved
-/// there (`train --force`, Python's `save(.., overwrite=True)`, another ensemble) broke
-/// the ensemble or run it was part of (session 29's hostile pass and its attack). Only
-/// the command that owns such a directory writes its parts; every user-facing directory
-/// output comes through here.
-/// A file or a directory is refused under a part's name (`ENS/member-2`, another run's
-/// `records.jsonl`, new or not: the third attack), or inside a part `ant` replaces whole
-/// (`checkpoint/`, `grown/`).
+/// Refuses an output (a file or a directory, new or not) that is a part of an `ant`
+/// model, ensemble or run directory (`ENS/member-2`, `RUN/grown`, another run's
+/// `records.jsonl`), or lies inside a part `ant` replaces whole (`checkpoint/`,
+/// `grown/`): a model saved there (`train --force`, Python's `save(..,
+/// overwrite=True)`, another ensemble) broke the ensemble or run it was part of
+/// (session 29's hostile pass and its attacks). Only the command that owns such a
+/// directory writes its parts. File outputs come here through [`check`]; directory
+/// outputs from each user-facing door (a run's own member directories must not).
 pub(crate) fn check_not_a_part(out: &Path) -> Result<()> {
     use crate::file_names::{CHECKPOINT_DIR, GROWN_DIR};
     if is_stdout(out) {

@@ -94,11 +94,12 @@ fn load_any(
                 "is a directory, but a table file is needed (--target)",
             ));
         }
-        // A directory read for its test rows gives its test files, not its training
-        // ones (session 29: `--test-data DIR` scored a CIFAR directory's training batches).
+        // A directory read for its test rows gives its test files alone, not its
+        // training ones (session 29: `--test-data DIR` scored a CIFAR directory's training
+        // batches), and no rows beside them (`all` is empty; no copy of the test set).
         Input::Dir(DirFormat::Cifar) if !training => {
             let te = cifar::load_cifar_test(path)?;
-            return Ok(plain(te.clone(), Some(te), None));
+            return Ok(plain(te.subset(&[]), Some(te), None));
         }
         Input::Dir(DirFormat::Cifar) => {
             let (tr, te) = cifar::load_cifar_dir(path)?;
@@ -106,7 +107,7 @@ fn load_any(
         }
         Input::Dir(DirFormat::Idx) if !training => {
             let te = idx::load_idx_test(path)?;
-            return Ok(plain(te.clone(), Some(te), None));
+            return Ok(plain(te.subset(&[]), Some(te), None));
         }
         Input::Dir(DirFormat::Idx) => {
             let (tr, te) = idx::load_idx_dir(path)?;
@@ -179,11 +180,13 @@ pub fn load_source(
             s
         });
         let t = load_any(tp, test_spec.as_ref(), class_names.as_deref(), false)?;
+        // A directory's test files, a file's every row.
+        let test = t.own_test.unwrap_or(t.all);
         // Found now, not after all of training.
-        check_test_fits(&all, &t.all, tp)?;
+        check_test_fits(&all, &test, tp)?;
         return Ok(Source {
             train: all,
-            test: t.all,
+            test,
             split: TestSplit::File {
                 path: tp.display().to_string(),
             },
