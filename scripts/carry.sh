@@ -1,11 +1,11 @@
 #!/usr/bin/env bash
-# Carries issue 40's long runs from one machine to the next. A session's machine keeps
-# nothing but the repository, so a run cut at a session's end would start again from
+# Carries the long runs of scripts/paper_lanes.sh from one machine to the next. A machine
+# keeps nothing but the repository, so a run cut when its time ends would start again from
 # nothing on the next machine; `save` packs each unfinished or still-needed run of
 # runs/results into carry/ (committed), `restore` unpacks those that are missing here,
 # and `ant train --resume` (scripts/paper_lanes.sh) goes on from their last epoch.
 #
-#     bash scripts/carry.sh save      # at a session's end, lanes paused or stopped
+#     bash scripts/carry.sh save      # before a machine's time ends, lanes paused or stopped
 #     bash scripts/carry.sh restore   # on a new machine (paper_lanes.sh does it first)
 #
 # One archive per run directory, byte-for-byte the same while its files are (sorted

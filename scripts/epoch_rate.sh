@@ -1,5 +1,5 @@
 #!/usr/bin/env bash
-# Issue 42: how near the hardware a refinement epoch runs. For each preset's one-path
+# How near the hardware a refinement epoch runs. For each preset's one-path
 # tree (`--baseline cnn`, trained 2 epochs on full MNIST) and, given as a run directory,
 # any grown tree: the achieved FLOP/s of a refinement epoch (the FLOPs `ant eval` counts
 # for the tree, times 3 for each training image (forward, and about twice that

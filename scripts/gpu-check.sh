@@ -1,5 +1,5 @@
 #!/usr/bin/env bash
-# Everything issue 10 asks of an NVIDIA GPU, in one script (about 10 minutes on an H100
+# Every check of `ant` on an NVIDIA GPU, in one script (about 10 minutes on an H100
 # once built): the device tests on cuda, W1/W2 train steps on cuda next to PyTorch on the
 # same GPU, and the paper's mnist-a schedule on cuda (cut at ANT_GPU_TRAIN_SECONDS,
 # default 300: the run keeps its checkpoint, so `--resume` continues it later).

@@ -1,5 +1,5 @@
 #!/usr/bin/env bash
-# Issue 10's GPU checks on a machine with no network and no Rust toolchain, using
+# The GPU checks on a machine with no network and no Rust toolchain, using
 # binaries built elsewhere against the same libtorch as that machine's PyTorch
 # (`scripts/gpu-stage.sh` builds and stages them).
 #
@@ -134,7 +134,7 @@ peer_mnist_a() {
         | tee -a "$out/summary.txt"
 }
 
-# Issue 22's rows: the paper's schedule, seeds 0, 1, 2, today's defaults, for each preset
+# Rows: the paper's schedule, seeds 0, 1, 2, today's defaults, for each preset
 # in ANT_ROWS_PRESETS (default mnist-a; "mnist-a mnist-b" for both), all runs at once on
 # the one GPU (each is launch-bound: together they fill it better than one after
 # another), each cut at ANT_GPU_SECONDS (default 540). Each run's report.json, tree.json,
@@ -177,7 +177,7 @@ PY
         ant-rows 2>/dev/null
 }
 
-# Issue 33's ensemble of 8 mnist-a trees (the paper's 0.29%): the members at once on the
+# The ensemble of 8 mnist-a trees (the paper's 0.29%): the members at once on the
 # one GPU (`--ensemble 8 --member K`, each in its own process; the first to start writes
 # ensemble.json, the others wait for it and match it), each cut at ANT_GPU_SECONDS, then
 # the ensemble's test error. A member cut short is finished later with `ant train

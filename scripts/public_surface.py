@@ -1,5 +1,5 @@
 #!/usr/bin/env python3
-"""The crate's public surface, as issue 35 counts it: the lines that declare a `pub`
+"""The crate's public surface, counted as the lines that declare a `pub`
 item (fn, struct, enum, trait, const, static, type, mod, use) and the public fields,
 in the files of modules a user of the crate can reach (the `internal_mods!` of
 src/lib.rs and private modules are left out; so are tests, items that exist only with

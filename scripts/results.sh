@@ -14,7 +14,7 @@
 #       table4-mnist-a-no-router (and -no-transformer; the same for mnist-b: one ablation each)
 #       mnist-a-ensemble-K (K = 0..7, one member each)  mnist-a-ensemble-eval
 #       mnist-c-5k-ensemble  fig4  side-by-side-sarcos  side-by-side-mnist5k
-#       fidelity-5k  fidelity-full  fidelity-valid-rows   (issue 12's controlled runs; ANT_DEVICE=torch for
+#       fidelity-5k  fidelity-full  fidelity-valid-rows   (the fidelity controls of docs/JOURNAL.md; ANT_DEVICE=torch for
 #       LibTorch, which the report's numbers used: source scripts/torch-env.sh first)
 set -euo pipefail
 cd "$(dirname "$0")/.."
@@ -28,8 +28,8 @@ train() { # row, ant train flags...
     echo "$row: $(tail -1 "$root/$row.log")"
 }
 
-# Like train, but a row that finished is kept and one that was cut (a session's end, a
-# kill) continues from its last epoch: the long rows of issue 40 span sessions.
+# Like train, but a row that finished is kept and one that was cut (a machine's time
+# ending, a kill) continues from its last epoch: the long rows of Table 4 outlast a machine.
 train_or_resume() { # row, ant train flags...
     local row=$1 dir="$root/$1"; shift
     if [ -f "$dir/report.json" ] && [ ! -d "$dir/checkpoint" ]; then
@@ -52,7 +52,7 @@ ensemble() { # row, data, ant train flags...
 
 row() {
     case "$1" in
-        # The paper's Table 1 on MNIST (issue 33), its protocol being the defaults: seeds
+        # The paper's Table 1 on MNIST, its protocol being the defaults: seeds
         # 0, 1, 2 each; RAYON_NUM_THREADS=1 runs two rows at once on 2 cores. The rows
         # without -paper ran under `--accept z:1`, the default until d99e1d4.
         mnist-a|mnist-b) for seed in 0 1 2; do
@@ -85,7 +85,7 @@ row() {
                 train "$1-seed$seed" --preset mnist-a --data data/mnist --seed "$seed" --init-from "$cnn" \
                     --accept z:1
             done ;;
-        # Issue 33's held-out study: MNIST's first 54,000 training images to train on
+        # The held-out study: MNIST's first 54,000 training images to train on
         # (validation rows drawn from them), its last 6,000 as the test set, which no
         # choice was made on: the default then (z:1), the paper's acceptance rule, the NLL
         # rule; seed 1.
@@ -122,7 +122,7 @@ row() {
         mnist-c-5k-ensemble) ensemble "$1" data/mnist --preset mnist-c --train-limit 5000 \
             --device "${ANT_DEVICE:-cpu}" ;;
         fig4) bash scripts/fig4.sh "$root/fig4" ;;
-        # One setting changed at a time against the defaults of issue 12's build (mean
+        # One setting changed at a time against the defaults when they ran (mean
         # subtraction, the best refinement epoch by validation NLL, MNIST not augmented).
         fidelity-5k) for arm in "mean-nll:--select nll" "mean-std-nll:--image-norm mean-std --select nll" \
                 "mean-metric:--select metric"; do
@@ -149,7 +149,7 @@ row() {
         side-by-side-mnist5k) bash scripts/side-by-side.sh mnist5k "$root/$1" ;;
         all) for r in sarcos sarcos-ensemble mnist-c-5k mnist-c-5k-ensemble mnist-c-full \
                 mnist-c-full-paper fig4 side-by-side-sarcos side-by-side-mnist5k; do row "$r"; done ;;
-        # Table 4 (issue 40): the ANT against the same growth without routers (a CNN that
+        # Table 4: the ANT against the same growth without routers (a CNN that
         # only deepens) and without transformers (an HME); SARCOS on the README's split.
         table4-sarcos) for seed in 0 1 2; do
                 for ab in none no-router no-transformer; do

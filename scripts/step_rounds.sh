@@ -1,6 +1,6 @@
 #!/usr/bin/env bash
 # Train-step times of one or more builds of `ant` beside the PyTorch peer, in rounds, in
-# one sitting (issue 23's tables in docs/RESULTS.md):
+# one sitting (the speed tables in docs/RESULTS.md):
 #
 #     scripts/step_rounds.sh ROUNDS NAME=BENCH [NAME=BENCH ...] > rounds.log
 #

@@ -1,4 +1,4 @@
-"""PyTorch's refinement epoch of a one-path tree, as a yardstick for `ant`'s (issue 42).
+"""PyTorch's refinement epoch of a one-path tree, as a yardstick for `ant`'s.
 
 Builds the tree's layers (from an `ant` run directory's tree.json) as a torch
 Sequential and times one epoch the way `ant` refines: Adam (lr 1e-3, eps 1e-8), batch

@@ -15,7 +15,7 @@ pub enum AntError {
     #[error("{path}: {msg}")]
     Data { path: PathBuf, msg: String },
     /// A parameter or argument is out of range or inconsistent; `name` is the parameter
-    /// to blame (as named in [`crate::AntParams`]), when there is one.
+    /// to blame (as named in [`crate::params::AntParams`]), when there is one.
     #[error("invalid parameter: {}{reason}", .name.map(|n| format!("{n} ")).unwrap_or_default())]
     InvalidParam {
         name: Option<&'static str>,
@@ -66,20 +66,12 @@ pub enum AntError {
 pub type Result<T> = std::result::Result<T, AntError>;
 
 /// A number as a message prints it: as Rust writes it between 1e-4 and 1e6, else in
-/// scientific notation (1e-320 had been written with 320 digits: session 28's attack).
+/// scientific notation (1e-320 is not written with 320 digits).
 pub(crate) fn number(v: f64) -> String {
     match v == 0.0 || (1e-4..1e6).contains(&v.abs()) {
         true => v.to_string(),
         false => format!("{v:e}"),
     }
-}
-
-/// `.dot` for a path whose file name is only an ending (`.dot`, `out/.csv`): a hidden
-/// file's name to the system, which has no ending, and surely a name left out.
-pub(crate) fn only_an_ending(path: &std::path::Path) -> Option<String> {
-    let name = path.file_name()?.to_str()?;
-    let rest = name.strip_prefix('.')?;
-    (!rest.is_empty() && !rest.contains('.') && path.extension().is_none()).then(|| name.to_string())
 }
 
 /// [`number`] for an `f32`, with f32's own shortest digits (0.1, not 0.10000000149).

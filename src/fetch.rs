@@ -19,8 +19,8 @@ use std::io::{BufRead, BufReader, Read, Write};
 use std::path::{Path, PathBuf};
 use std::time::{Duration, Instant};
 
-use crate::data::file_md5;
 use crate::error::{AntError, Result};
+use crate::store::checksum::file_md5;
 
 /// The data sets `fetch` knows.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
@@ -584,8 +584,8 @@ pub fn fetch(
     if let Err(e) = url::Url::parse(base) {
         return Err(download_error(base, format!("not a valid URL: {e}")));
     }
-    crate::outputs::check(dir, crate::outputs::Kind::Dir, &[])?;
-    crate::persist::create_dir_all(dir)?;
+    crate::store::outputs::check(dir, crate::store::outputs::Kind::Dir, &[])?;
+    crate::store::atomic::create_dir_all(dir)?;
     let agent = agent(opts);
     for f in set.files() {
         fetch_file(&agent, base, f, dir, opts, progress)?;
@@ -637,12 +637,12 @@ fn check_unpacked_copy(f: &Remote, dir: &Path, progress: &mut dyn FetchProgress)
 /// replaced whole and the user's other files stay. Leftovers of an interrupted unpack
 /// (`.unpack.PID.tmp`) are removed by the next.
 fn unpack_into(archive: &Path, dir: &Path) -> Result<()> {
-    crate::persist::remove_stale_siblings(&dir.join("unpack"))?;
+    crate::store::atomic::remove_stale_siblings(&dir.join("unpack"))?;
     let tmp = dir.join(format!(".unpack.{}.tmp", std::process::id()));
     if tmp.exists() {
         std::fs::remove_dir_all(&tmp).map_err(|e| AntError::io(&tmp, e))?;
     }
-    crate::persist::create_dir_all(&tmp)?;
+    crate::store::atomic::create_dir_all(&tmp)?;
     let res = (|| {
         let file = File::open(archive).map_err(|e| AntError::io(archive, e))?;
         tar::Archive::new(flate2::read::GzDecoder::new(file))
@@ -695,7 +695,7 @@ fn fetch_file(
     progress: &mut dyn FetchProgress,
 ) -> Result<()> {
     let path = dir.join(f.name);
-    // Said before a download that could never be put in place (the second attack).
+    // Said before a download that could never be put in place.
     if std::fs::symlink_metadata(&path).is_ok_and(|m| m.is_dir()) {
         return Err(AntError::data(
             &path,

@@ -106,6 +106,7 @@ macro_rules! internal_use {
 
 pub mod data;
 pub mod ensemble;
+pub mod env;
 pub mod export;
 #[cfg(feature = "fetch")]
 pub mod fetch;
@@ -127,8 +128,6 @@ internal_mods! {
     device;
     /// The error type.
     error;
-    /// The names of the files `ant` writes.
-    file_names;
     /// The mixture's likelihood and prediction.
     loss;
     /// glibc allocator settings for burn-flex's large buffers.
@@ -139,18 +138,12 @@ internal_mods! {
     modules;
     /// Names of enum values on the command line and in files.
     named;
-    /// What `ant` can prove it wrote in a directory (its manifest).
-    manifest;
     /// Input and target scaling.
     normalise;
     /// The door to the hand-written numerics: kernels, fused activations, LibTorch calls.
     ops;
-    /// Where a command may write.
-    outputs;
     /// Training parameters: unchecked, then checked.
     params;
-    /// Atomic writes and the file store's steps.
-    persist;
     /// Where image transformers pool.
     pool;
     /// The module presets of Table 2.
@@ -159,6 +152,9 @@ internal_mods! {
     prune;
     /// Seeds derived from the run's seed.
     seed;
+    /// Everything that owns files on disk: atomic writes, the manifest, the output door
+    /// and its name rules, file names, a directory's lock.
+    store;
     /// What an ANT predicts.
     task;
     /// Growth, refinement and the optimisation loop.
@@ -178,9 +174,9 @@ pub use model::{
 };
 pub use named::Named;
 pub use os::file_size_limit_is_an_error;
-pub use outputs::stdin_input;
 pub use params::{AntParams, TrainConfig};
 pub use pool::PoolRule;
+pub use store::outputs::stdin_input;
 internal_use!(pool::PathPos);
 pub use preset::{Ablation, Preset};
 pub use prune::PruneReport;

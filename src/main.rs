@@ -75,12 +75,11 @@ fn clap_exit(e: &clap::Error) -> ExitCode {
 
 /// Clap's usage error as it writes it, but for the arguments it quotes: one holding a
 /// line break or other control character (`--preset $'x\nerror: ...'`) is written as
-/// [`cli::log::one_line`] writes it, so that it forges no line of its own (the second
-/// attack on session 28's one-line rule).
+/// [`cli::log::one_line`] writes it, so that it forges no line of its own.
 fn usage_error_text(e: &clap::Error) -> String {
     // Clap drops some control characters of what it quotes (ESC, DEL), so that the value
-    // it names is not the one given: such arguments are named here instead (the third
-    // attack: `--preset $'tab\e[2Jular'` was called "invalid value 'tabular'").
+    // it names is not the one given: such arguments are named here instead
+    // (`--preset $'tab\e[2Jular'` would be called "invalid value 'tabular'").
     let odd: Vec<String> = std::env::args_os()
         .skip(1)
         .map(|a| a.to_string_lossy().into_owned())

@@ -7,14 +7,11 @@
 //! them, at the cost of a higher peak memory (`docs/guide/benchmarks.md` has the
 //! measured effect).
 
-/// Environment variable that turns the tuning off (`ANT_MALLOC=system`).
-pub const ENV: &str = "ANT_MALLOC";
-
 /// Keep freed large buffers for reuse (glibc on Linux; elsewhere, and with
 /// `ANT_MALLOC=system`, nothing changes). Returns whether the settings were applied.
 /// Call it once, early: the binary and the benchmarks do.
 pub fn keep_large_buffers() -> bool {
-    if std::env::var(ENV).is_ok_and(|v| v == "system") {
+    if crate::env::malloc_is_system() {
         return false;
     }
     crate::os::keep_freed_buffers()

@@ -76,7 +76,8 @@ pub(crate) use named_by_string;
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::{Ablation, Augment, Init, Preset, RouterInit};
+    use crate::choices::{Augment, Init, RouterInit};
+    use crate::preset::{Ablation, Preset};
 
     /// The names are the JSON names, so files and command lines agree.
     fn names_match_json<T: Named + serde::Serialize>() {

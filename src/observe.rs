@@ -222,7 +222,7 @@ pub trait Observer {
     /// Asked between mini-batches: `true` stops training with [`AntError::Interrupted`]
     /// (e.g. a front end's Ctrl-C). Called often: keep it cheap.
     ///
-    /// [`AntError::Interrupted`]: crate::AntError::Interrupted
+    /// [`AntError::Interrupted`]: crate::error::AntError::Interrupted
     fn should_stop(&mut self) -> bool {
         false
     }

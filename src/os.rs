@@ -43,7 +43,7 @@ pub(crate) fn rename_exchange(a: &Path, b: &Path) -> Option<std::io::Result<()>>
 
 /// Whether descriptor 1 was closed when the process started (`ant ... >&-`), recorded
 /// by [`RECORD_STDOUT`] before Rust's runtime opens `/dev/null` in its place, after which
-/// a closed stdout would look like `>/dev/null` (session 27's hostile pass).
+/// a closed stdout would look like `>/dev/null`.
 static STDOUT_CLOSED_AT_START: std::sync::atomic::AtomicBool =
     std::sync::atomic::AtomicBool::new(false);
 /// The same for descriptor 0 (`predict --input - <&-` read Rust's `/dev/null`).
@@ -121,8 +121,8 @@ pub(crate) fn process_alive(pid: u32) -> bool {
         let rc = unsafe { libc::kill(pid, 0) };
         let exists = rc == 0 || std::io::Error::last_os_error().raw_os_error() == Some(libc::EPERM);
         // A killed process its parent has not reaped yet (a zombie) writes nothing more:
-        // what it left is stale (session 27's hostile pass: `kill -9` of a web export
-        // left its staging folder for the next export to keep).
+        // what it left is stale (after `kill -9` of a web export, the next export must
+        // not keep its staging folder).
         exists && !is_zombie(pid)
     }
     #[cfg(not(all(target_os = "linux", target_env = "gnu")))]
@@ -258,17 +258,17 @@ fn cgroup_memory_left() -> Option<u64> {
 /// Refuses an allocation of `bytes` that a user's flag or file asks for (`what` says
 /// which, e.g. "--width 40000: a 40000 x 22400 picture") when it would not fit in the
 /// memory this process may have: one error, before anything is allocated.
-pub(crate) fn check_fits(bytes: u64, what: &str) -> crate::Result<()> {
+pub(crate) fn check_fits(bytes: u64, what: &str) -> crate::error::Result<()> {
     match over_limit(bytes, what) {
-        Some(msg) => Err(crate::AntError::param(msg)),
+        Some(msg) => Err(crate::error::AntError::param(msg)),
         None => Ok(()),
     }
 }
 
 /// [`check_fits`] for what reading the file `path` needs: the error names the file.
-pub(crate) fn check_file_fits(bytes: u64, path: &Path, what: &str) -> crate::Result<()> {
+pub(crate) fn check_file_fits(bytes: u64, path: &Path, what: &str) -> crate::error::Result<()> {
     match over_limit(bytes, what) {
-        Some(msg) => Err(crate::AntError::data(path, msg)),
+        Some(msg) => Err(crate::error::AntError::data(path, msg)),
         None => Ok(()),
     }
 }

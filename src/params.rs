@@ -352,7 +352,7 @@ impl AntParams {
 
     /// Check every setting and fill in the preset's defaults; the error names the first
     /// bad parameter.
-    pub fn check(mut self) -> crate::Result<TrainConfig> {
+    pub fn check(mut self) -> crate::error::Result<TrainConfig> {
         let c = &self;
         let at_least_1 = [
             ("epochs_node", c.epochs_node),
@@ -409,10 +409,10 @@ impl AntParams {
 
 /// Training computes in f32: a float flag must be a finite f32 (1e40 is infinite there,
 /// 1e-50 zero).
-fn check_floats(c: &AntParams) -> crate::Result<()> {
-    // Normal f32 values: the range the message gives is the range accepted (session
-    // 28's hostile pass: a subnormal 1e-40 trained), and a value is echoed in
-    // scientific notation (1e-300 was echoed as 300 digits).
+fn check_floats(c: &AntParams) -> crate::error::Result<()> {
+    // Normal f32 values: the range the message gives is the range accepted (a
+    // subnormal 1e-40 does not train), and a value is echoed in scientific notation
+    // (1e-300 is not echoed as 300 digits).
     let lr32 = c.lr as f32;
     if !(c.lr.is_finite() && lr32.is_normal() && lr32 > 0.0) {
         let reason = format!(
@@ -441,7 +441,7 @@ fn check_floats(c: &AntParams) -> crate::Result<()> {
 
 /// Options that would do nothing here: image augmentation of table rows, a pretrained
 /// start of a model with no transformers to start.
-fn check_uses(c: &AntParams) -> crate::Result<()> {
+fn check_uses(c: &AntParams) -> crate::error::Result<()> {
     if !c.preset.wants_images()
         && let Some(a) = c.augment
         && a != Augment::None
@@ -468,11 +468,11 @@ fn check_uses(c: &AntParams) -> crate::Result<()> {
 
 impl AntParams {
     /// Refuses an option set to other than its default where this run does nothing with
-    /// it (session 28's hostile pass: `--image-norm` on table rows, `--width` of a conv
-    /// preset and growth's options of a baseline were accepted, recorded and unused,
-    /// while `--augment` of table rows was refused). Checked when a run starts, not when a
-    /// saved model loads or a run resumes: those were started before.
-    pub(crate) fn check_has_effect(&self) -> crate::Result<()> {
+    /// it (`--image-norm` on table rows, `--width` of a conv preset, growth's options of
+    /// a baseline), as `--augment` of table rows is, rather than recording it unused.
+    /// Checked when a run starts, not when a saved model loads or a run resumes: those
+    /// were started before.
+    pub(crate) fn check_has_effect(&self) -> crate::error::Result<()> {
         match self.without_effect().into_iter().next() {
             Some((name, why)) => {
                 let reason = format!("does nothing here: it {why}; leave it out");
@@ -570,7 +570,7 @@ pub(crate) fn default_augment(preset: Preset) -> Augment {
 }
 
 /// A baseline's settings: it does not grow, and all its training is the refinement loop.
-fn check_baseline(b: Baseline, ablation: Ablation, refine_epochs: usize) -> crate::Result<()> {
+fn check_baseline(b: Baseline, ablation: Ablation, refine_epochs: usize) -> crate::error::Result<()> {
     if let Baseline::Mlp { layers } = b
         && !(1..=crate::baseline::MAX_MLP_LAYERS).contains(&layers)
     {

@@ -4,91 +4,33 @@
 //! the model), or as IDX / CIFAR-10 image files for image models. Checks here name
 //! the file, so a mismatch between model and data reads as a data error.
 
-use std::path::Path;
+use std::path::{Path, PathBuf};
 
-use crate::data::detect::{FileFormat, Input, detect};
-use crate::data::{Dataset, Targets, cifar, idx, sarcos, tabular};
+use crate::data::Dataset;
+use crate::data::source::load_unlabelled;
 use crate::ensemble::{Ensemble, EnsemblePredictions};
 use crate::error::{AntError, Result};
 use crate::model::{Ant, Predictions};
-use crate::spec::Shape;
 
-/// Refuses `data` (read from `path`) when its samples do not have the model's input
-/// shape, or, with `with_targets`, when its targets do not fit the model's task:
-/// Reads the samples of `path` for `model`, in the format `detect` finds: table
-/// rows for a flat model (target column optional), an IDX image file or a CIFAR-10
-/// batch for an image model, or a SARCOS MAT-file. Targets are placeholders.
-pub fn load_inputs(model: &Ant, path: &Path) -> Result<Dataset> {
-    let Input::File(format, bytes, _) = detect(path)? else {
-        return Err(AntError::data(
-            path,
-            "is a directory; give one file (CSV rows, an IDX image file or a CIFAR-10 batch)",
-        ));
-    };
+/// The samples `predict` reads, and the image files they came from (one per sample,
+/// in order) when they were image files.
+pub struct Inputs {
+    pub data: Dataset,
+    pub files: Option<Vec<PathBuf>>,
+}
+
+/// Reads the samples of `path` for `model` through the data door
+/// ([`crate::data::source::load_unlabelled`]), then refuses samples that do not fit the
+/// model, naming the file. Targets are placeholders.
+pub fn load_inputs(model: &Ant, path: &Path) -> Result<Inputs> {
     let input = model.tree().topology.input;
-    let unlabelled = |x: Vec<f32>, sample_shape: Vec<usize>| {
-        let n = x.len() / sample_shape.iter().product::<usize>().max(1);
-        Dataset::new(
-            x,
-            sample_shape,
-            Targets::Values {
-                values: vec![0.0; n],
-                dim: 1,
-            },
-        )
-    };
-    let data = match (format, input) {
-        (FileFormat::Mat, _) => {
-            let s = sarcos::parse_sarcos(&bytes, path, false)?;
-            unlabelled(s.x, s.sample_shape)?
-        }
-        (FileFormat::Idx, _) => {
-            let a = idx::parse_idx(bytes, path)?;
-            let [_, h, w] = a.dims[..] else {
-                return Err(AntError::data(
-                    path,
-                    format!(
-                        "an IDX image file must have 3 dimensions (count, rows, cols), got {:?}",
-                        a.dims
-                    ),
-                ));
-            };
-            let x = a.data.iter().map(|&b| f32::from(b) / 255.0).collect();
-            unlabelled(x, vec![1, h, w])?
-        }
-        (FileFormat::CifarBatch, _) => {
-            let (x, _) = cifar::parse_batch(&bytes, path)?;
-            unlabelled(x, cifar::CIFAR_SHAPE.to_vec())?
-        }
-        (FileFormat::Text, Shape::Flat { d }) => {
-            let spec = model.meta().provenance.target.as_ref();
-            tabular::parse_features(&bytes, path, spec, d, model.task().outputs())?
-        }
-        (FileFormat::Text, Shape::Image { .. }) => return Err(not_images(bytes, path, input)),
-    };
+    let spec = model.meta().provenance.target.as_ref();
+    let (data, files) = load_unlabelled(path, input, spec, model.task().outputs())?;
     model.check_fits_file(&data, path, false)?;
     if data.is_empty() {
         return Err(AntError::data(path, "contains no samples"));
     }
-    Ok(data)
-}
-
-/// Why a file given to an image model is neither an IDX file nor a CIFAR-10 batch,
-/// in the words of the reader its input shape calls for.
-fn not_images(bytes: Vec<u8>, path: &Path, input: Shape) -> AntError {
-    let err = if input.dims() == cifar::CIFAR_SHAPE {
-        cifar::parse_batch(&bytes, path).err()
-    } else if bytes.starts_with(&[0, 0]) {
-        idx::parse_idx(bytes, path).err()
-    } else {
-        None
-    };
-    err.unwrap_or_else(|| {
-        AntError::data(
-            path,
-            "not an IDX image file (its magic number must start with two zero bytes)",
-        )
-    })
+    Ok(Inputs { data, files })
 }
 
 /// How predictions are written.
@@ -122,7 +64,7 @@ impl Format {
         if let Some(f) = ending.as_deref().and_then(Format::parse) {
             return Ok(f);
         }
-        let reason = match crate::error::only_an_ending(path)
+        let reason = match crate::store::output_names::only_an_ending(path)
             .filter(|e| Format::parse(&e[1..]).is_some())
         {
             Some(ending) => format!(
@@ -160,6 +102,8 @@ fn csv_field(s: &str) -> String {
 #[derive(serde::Serialize)]
 struct ClassLine<'a> {
     row: usize,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    file: Option<String>,
     prediction: &'a str,
     class: usize,
     probabilities: &'a [f32],
@@ -172,6 +116,8 @@ struct ClassLine<'a> {
 #[derive(serde::Serialize)]
 struct ValueLine<'a, T> {
     row: usize,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    file: Option<String>,
     prediction: T,
     #[serde(flatten)]
     leaf: LeafField,
@@ -222,12 +168,28 @@ impl Leaves<'_> {
 /// name, or the regression value(s)), the class probabilities, the leaf reached, and
 /// with `reach` ([`Ant::node_reach_per_sample`]) every node's reach probability
 /// (JSON `"reach": [...]` in node order, CSV columns `reach_0`, `reach_1`, ...).
-pub fn render(model: &Ant, p: &Predictions, reach: Option<&[f32]>, format: Format) -> String {
+pub fn render(
+    model: &Ant,
+    p: &Predictions,
+    reach: Option<&[f32]>,
+    files: Option<&[PathBuf]>,
+    format: Format,
+) -> String {
     let reach = reach.map(|r| NodeReach {
         values: r,
         nodes: model.tree().topology.nodes.len(),
     });
-    render_rows(model, &p.values, p.k, Leaves::One(&p.leaf), reach, format)
+    render_rows(
+        model,
+        &p.values,
+        p.k,
+        Rows {
+            leaves: Leaves::One(&p.leaf),
+            reach,
+            files,
+        },
+        format,
+    )
 }
 
 /// Every node's reach probability per sample, row-major.
@@ -245,28 +207,38 @@ impl<'a> NodeReach<'a> {
 
 /// Renders an ensemble's (mean) predictions as [`render`] does, with each member's
 /// leaf: CSV columns `leaf_0`, `leaf_1`, ..., JSON `"leaves": [...]`.
-pub fn render_ensemble(ens: &Ensemble, p: &EnsemblePredictions, format: Format) -> String {
+pub fn render_ensemble(
+    ens: &Ensemble,
+    p: &EnsemblePredictions,
+    files: Option<&[PathBuf]>,
+    format: Format,
+) -> String {
     let leaves = p.member_leaves.iter().map(|l| l.as_slice()).collect();
     let model = &ens.members()[0];
-    render_rows(
-        model,
-        &p.values,
-        p.k,
-        Leaves::PerMember(leaves),
-        None,
-        format,
-    )
+    let rows = Rows {
+        leaves: Leaves::PerMember(leaves),
+        reach: None,
+        files,
+    };
+    render_rows(model, &p.values, p.k, rows, format)
+}
+
+/// What a row says beside its prediction: the leaf (or each member's), every node's
+/// reach probability (when asked), and the file the sample came from (image files).
+struct Rows<'a> {
+    leaves: Leaves<'a>,
+    reach: Option<NodeReach<'a>>,
+    files: Option<&'a [PathBuf]>,
 }
 
 /// `model` gives the task and the class names.
-fn render_rows(
-    model: &Ant,
-    values: &[f32],
-    k: usize,
-    leaves: Leaves,
-    reach: Option<NodeReach>,
-    format: Format,
-) -> String {
+fn render_rows(model: &Ant, values: &[f32], k: usize, rows: Rows, format: Format) -> String {
+    let Rows {
+        leaves,
+        reach,
+        files,
+    } = rows;
+    let file = |i: usize| files.map(|f| f[i].display().to_string());
     let classification = model.task().is_classification();
     let names = class_names(model, k);
     let classes = if classification {
@@ -283,6 +255,9 @@ fn render_rows(
             cols = vec!["row".to_string()];
             cols.extend((0..k).map(|j| format!("prediction_{j}")));
         }
+        if files.is_some() {
+            cols.insert(1, "file".to_string());
+        }
         cols.extend(leaves.header());
         if let Some(r) = reach {
             cols.extend((0..r.nodes).map(|j| format!("reach_{j}")));
@@ -294,6 +269,7 @@ fn render_rows(
         match format {
             Format::Csv => {
                 let mut f = vec![i.to_string()];
+                f.extend(file(i).map(|p| csv_field(&p)));
                 if classification {
                     f.push(csv_field(&names[classes[i]]));
                 }
@@ -310,6 +286,7 @@ fn render_rows(
                 let line = if classification {
                     serde_json::to_string(&ClassLine {
                         row: i,
+                        file: file(i),
                         prediction: &names[classes[i]],
                         class: classes[i],
                         probabilities: row,
@@ -319,6 +296,7 @@ fn render_rows(
                 } else if k == 1 {
                     serde_json::to_string(&ValueLine {
                         row: i,
+                        file: file(i),
                         prediction: row[0],
                         leaf: leaves.field(i),
                         reach: reach.map(|r| r.row(i)),
@@ -326,6 +304,7 @@ fn render_rows(
                 } else {
                     serde_json::to_string(&ValueLine {
                         row: i,
+                        file: file(i),
                         prediction: row,
                         leaf: leaves.field(i),
                         reach: reach.map(|r| r.row(i)),

@@ -98,11 +98,11 @@ pub fn prune(
     device: &Device,
     reading: FileReading,
 ) -> Result<serde_json::Value> {
-    crate::outputs::check_prune_out(model, data, out, force)?;
+    crate::store::outputs::check_prune_out(model, data, out, force)?;
     // Held while the pruned model is written: two prunes into one directory would mix
     // one's tree.json with the other's weights.
     let _lock = crate::run::DirLock::take(out, false)?;
-    crate::outputs::check_prune_out(model, data, out, force)?;
+    crate::store::outputs::check_prune_out(model, data, out, force)?;
     match SavedModel::load_reading(model, device, reading)? {
         SavedModel::Single(m) => prune_tree(&m, data, min_reach, out),
         SavedModel::Ensemble(ens) => {
@@ -124,7 +124,8 @@ pub fn prune(
 /// goes before the switch; an ensemble, a run or files `ant` did not write there are
 /// refused either way.
 pub fn save(model: &Ant, dir: &Path, overwrite: bool) -> Result<()> {
-    use crate::outputs::{Records, Saved, check_model_dir, save_model};
+    use crate::model::save_model;
+    use crate::store::outputs::{Records, Saved, check_model_dir};
     check_model_dir(dir, Saved::Model, overwrite, &[])?;
     let _lock = crate::run::DirLock::take(dir, false)?;
     check_model_dir(dir, Saved::Model, overwrite, &[])?;
@@ -135,13 +136,13 @@ pub fn save(model: &Ant, dir: &Path, overwrite: bool) -> Result<()> {
 fn prune_tree(model: &Ant, data: &Path, min_reach: f64, out: &Path) -> Result<serde_json::Value> {
     let (valid, test) = model.recorded_rows(data)?;
     let (pruned, report) = model.pruned(&valid, min_reach)?;
-    crate::outputs::save_model(&pruned, None, out, crate::outputs::Records::Old)?;
+    crate::model::save_model(&pruned, None, out, crate::store::outputs::Records::Old)?;
     let (v0, v1) = (model.evaluate(&valid)?, pruned.evaluate(&valid)?);
     // A model fitted through the library has no test rows: those scores are null.
     let scores = |m: &Ant| test.as_ref().map(|t| m.evaluate(t)).transpose();
     let (t0, t1) = (scores(model)?, scores(&pruned)?);
-    let multi = |e: &Option<crate::Evaluation>| e.as_ref().map(|e| e.multi_path);
-    let single = |e: &Option<crate::Evaluation>| e.as_ref().map(|e| e.single_path);
+    let multi = |e: &Option<crate::model::Evaluation>| e.as_ref().map(|e| e.multi_path);
+    let single = |e: &Option<crate::model::Evaluation>| e.as_ref().map(|e| e.single_path);
     let summary = serde_json::json!({
         "min_reach": min_reach,
         "removed": report.removed,
@@ -155,7 +156,7 @@ fn prune_tree(model: &Ant, data: &Path, min_reach: f64, out: &Path) -> Result<se
     });
     let json =
         serde_json::to_string_pretty(&summary).map_err(|e| AntError::model(e.to_string()))?;
-    crate::manifest::write(out, crate::file_names::PRUNE_FILE, json.as_bytes())?;
+    crate::store::manifest::write(out, crate::store::file_names::PRUNE_FILE, json.as_bytes())?;
     Ok(summary)
 }
 
@@ -189,8 +190,8 @@ pub fn describe(dir: &Path) -> Result<String> {
                 let model = Ant::load(&mdir, &device)?;
                 let t = &model.tree().topology;
                 let (nodes, leaves, params) = (t.nodes.len(), t.leaves().len(), t.num_params());
-                // What `eval` would refuse is said here too (session 29's hostile pass:
-                // a foreign model in member-0 was listed as the member).
+                // What `eval` would refuse is said here too (a foreign model in member-0
+                // is not listed as the member).
                 let foreign = match crate::ensemble::check_member(&file, k, &model, None) {
                     Ok(()) => String::new(),
                     Err(why) => format!("not this ensemble's member: {why}\n"),

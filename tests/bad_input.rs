@@ -457,7 +457,7 @@ fn labels_that_mean_something_else_and_an_empty_test_set() {
     let d = idx_dir(t.path(), "limit", [images(), first_ten, images(), two()]);
     let mut args = mc.to_vec();
     args.extend(["--train-limit", "10"]);
-    // Named with the file and the limit (session 27's hostile pass: it named neither).
+    // Named with the file and the limit.
     assert_clean_error(
         &train(&d, &args),
         &["limit: the first 10 training rows (--train-limit 10) hold a single class (0)"],
@@ -474,7 +474,7 @@ fn labels_that_mean_something_else_and_an_empty_test_set() {
         &r,
         &["sorted.csv", "(--train-limit 20) hold a single class ('a')"],
     );
-    // Test classes the limited rows lack are said (the second attack).
+    // Test classes the limited rows lack are said.
     let label = |i: usize| {
         if i < 60 {
             ["a", "b"][i % 2]
@@ -487,7 +487,7 @@ fn labels_that_mean_something_else_and_an_empty_test_set() {
     let says =
         "the test set holds class 'c' that no training row (of the first 40, --train-limit 40) has";
     assert!(r.status.success() && e.contains(says), "{e}");
-    // The validation rows taken last can leave one class too (the second attack).
+    // The validation rows taken last can leave one class too.
     let label = |i: usize| if i < 50 { "a" } else { ["a", "b"][i % 2] };
     let r = train_labels(
         &csv,
@@ -618,10 +618,9 @@ fn what_cannot_train_is_refused_before_anything_is_written() {
     );
 }
 
-/// Found in session 27: the repository had committed `runs` as a link to a folder of
-/// one machine, so on any other machine the README's first command failed with only
-/// "runs/mnist-c: File exists". A folder on the way that is a link to nowhere is named,
-/// with where it points, by every command that makes an output folder.
+/// A folder on the way that is a link to nowhere (a committed `runs` linking to a folder
+/// of one machine, say) is named, with where it points, by every command that makes an
+/// output folder, not said only as "runs/mnist-c: File exists".
 #[test]
 fn an_output_under_a_link_to_nowhere_names_the_link() {
     let t = tempfile::tempdir().unwrap();
@@ -672,7 +671,7 @@ fn an_output_under_a_link_to_nowhere_names_the_link() {
         !t.path().join("gone").exists(),
         "the link's target was made"
     );
-    // A loop of links, a link to a file, and a file on the way (the second attack).
+    // A loop of links, a link to a file, and a file on the way.
     let (a, b, file) = (t.path().join("a"), t.path().join("b"), t.path().join("f"));
     std::os::unix::fs::symlink(&b, &a).unwrap();
     std::os::unix::fs::symlink(&a, &b).unwrap();
@@ -700,9 +699,9 @@ fn an_output_under_a_link_to_nowhere_names_the_link() {
     assert_eq!(std::fs::read(&file).unwrap(), b"mine");
 }
 
-/// Found by session 27's hostile pass: `export --format onnx --out data.csv` replaced a
-/// table with a model, and pictures replaced files of any name. An existing file is
-/// replaced only by output of its own kind (its name's ending); nothing is written.
+/// `export --format onnx --out data.csv` must not replace a table with a model, nor a
+/// picture a file of any name: an existing file is replaced only by output of its own
+/// kind (its name's ending); otherwise nothing is written.
 #[test]
 fn an_output_never_replaces_a_file_of_another_kind() {
     let t = tempfile::tempdir().unwrap();
@@ -724,8 +723,8 @@ fn an_output_never_replaces_a_file_of_another_kind() {
         assert_eq!(std::fs::read_to_string(&victim).unwrap(), "a,b\n1,2\n");
     }
     // A file of the kind written is replaced, and a name without an ending says no kind
-    // (the second attack: `--out model` twice failed). A new file named as another kind
-    // is refused too (tests/eighth_pass.rs).
+    // (`--out model` twice succeeds). A new file named as another kind is refused too
+    // (tests/output_names.rs).
     let onnx = t.path().join("m.onnx");
     std::fs::write(&onnx, "old").unwrap();
     let bare = t.path().join("model");
@@ -746,7 +745,7 @@ fn an_output_never_replaces_a_file_of_another_kind() {
     assert!(r.status.success(), "{}", String::from_utf8_lossy(&r.stderr));
 }
 
-/// Found by session 27's hostile pass: `--model m/tree.json` said only
+/// `--model m/tree.json` names the folder to give, not only
 /// "m/tree.json/tree.json: Not a directory".
 #[test]
 fn a_model_file_given_for_its_folder_names_the_folder() {
@@ -760,7 +759,7 @@ fn a_model_file_given_for_its_folder_names_the_folder() {
     );
     let r = ant(&["inspect", "--model", s(&d)]);
     assert_clean_error(&r, &["train.csv: is a file, not a model's or run's folder"]);
-    // Every command that takes a model's or run's folder (the second attack).
+    // Every command that takes a model's or run's folder.
     let folder = ["tree.json: is a file: give the folder that holds it", s(m)];
     let svg = tree.with_file_name("c.svg");
     let r = ant(&["curves", "--run", s(&tree), "--out", s(&svg)]);
@@ -1046,10 +1045,10 @@ fn picture_counts_are_bounded() {
     assert!(!out.exists());
 }
 
-/// Found by session 19's hostile pass: a `tree.json` whose table description was
-/// edited (the target's index beyond the columns, a column named twice, another column
-/// count) loaded, then `eval`, `plot`, `prune` and `export` panicked on it. Every
-/// command that reads the model refuses it, naming `tree.json`.
+/// A `tree.json` whose table description was edited (the target's index beyond the
+/// columns, a column named twice, another column count) must not load and then make
+/// `eval`, `plot`, `prune` or `export` panic: every command that reads the model refuses
+/// it, naming `tree.json`.
 #[test]
 fn an_impossible_table_description_in_tree_json_is_refused_by_every_command() {
     let t = tempfile::tempdir().unwrap();
@@ -1120,10 +1119,10 @@ fn train_y(data: &Path, task: &str, extra: &[&str]) -> Output {
     train(data, &args)
 }
 
-/// Found by session 19's hostile pass: training on values whose mean f32 scaling cannot
-/// hold (targets near 1.5e36) saved a model that no command could load. Such data is
-/// refused before training, naming the file; and a few conflicting or empty settings
-/// are refused with messages that hold.
+/// Training on values whose mean f32 scaling cannot hold (targets near 1.5e36) would
+/// save a model that no command could load: such data is refused before training,
+/// naming the file; and a few conflicting or empty settings are refused with messages
+/// that hold.
 #[test]
 fn a_model_that_could_not_load_is_never_trained_and_settings_that_conflict_are_refused() {
     let t = tempfile::tempdir().unwrap();

@@ -273,7 +273,7 @@ fn image_scaling_selection_and_validation_rows_are_chosen_and_recorded() {
 }
 
 /// `ant curves` with several `--run`s draws them on one picture, each labelled by the
-/// settings that differ between the runs, spelled as flags (issue 40's patience study).
+/// settings that differ between the runs, spelled as flags (a study of `--patience`).
 #[test]
 fn curves_draw_several_runs_labelled_by_what_differs() {
     let t = tempfile::tempdir().unwrap();
@@ -371,7 +371,7 @@ fn curves_draw_several_runs_labelled_by_what_differs() {
 }
 
 /// A run keeps the model as growth left it (OUT/grown, an ordinary model directory)
-/// beside the refined one, and `ant plot --stage grown` draws it (issue 40, Fig. 3);
+/// beside the refined one, and `ant plot --stage grown` draws it (the paper's Fig. 3);
 /// a baseline grows nothing, and says so.
 #[test]
 fn a_run_keeps_its_grown_model_and_plot_draws_it() {
@@ -493,7 +493,7 @@ fn iris_with_header(dir: &Path, name: &str, header: &str) -> String {
 const TINY: &str =
     "--epochs-node 2 --refine-epochs 1 --max-depth 2 --target species --task classification";
 
-/// Issue 41 (p, q, s): a training header must name each column once (in NFC); names
+/// A training header must name each column once (in NFC); names
 /// that differ only by Unicode normalisation are the same name; a file without a
 /// header is told so, whatever its target column holds.
 #[test]
@@ -537,9 +537,9 @@ fn column_names_are_unique_compared_in_nfc_and_a_missing_header_is_named() {
     assert_clean_error(&o, "has no header row");
 }
 
-/// Issue 41 (a): a table given as a pipe (`<(cat iris.csv)`) is read once, and its
-/// checksum is that of the bytes read (it was the MD5 of nothing, d41d8cd9..., so `eval`
-/// did not know the file and scored every row, training rows included).
+/// A table given as a pipe (`<(cat iris.csv)`) is read once, and its checksum is that
+/// of the bytes read (not the MD5 of nothing, d41d8cd9..., with which `eval` would not
+/// know the file and would score every row, training rows included).
 #[test]
 fn a_piped_table_is_read_once_and_known_by_its_bytes() {
     let t = tempfile::tempdir().unwrap();
@@ -560,7 +560,7 @@ fn a_piped_table_is_read_once_and_known_by_its_bytes() {
     let md5 = tree["provenance"]["test_split"]["file_md5"]
         .as_str()
         .map(str::to_string);
-    let want = ant::data::md5_hex(&std::fs::read(&iris).unwrap());
+    let want = ant::store::checksum::md5_hex(&std::fs::read(&iris).unwrap());
     assert_eq!(
         md5.as_deref(),
         Some(want.as_str()),

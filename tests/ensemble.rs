@@ -1,6 +1,7 @@
 //! Ensembles (`--ensemble N`, `--member K`): members trained in separate processes make
 //! the same ensemble as one sequential run, the ensemble predicts with the mean of its
-//! members' predictions, and bad input is one clear error.
+//! members' predictions, members started at once must share their parameters, `--resume`
+//! says what there is to resume, and bad input is one clear error.
 
 use std::path::{Path, PathBuf};
 use std::sync::OnceLock;
@@ -10,7 +11,7 @@ use ant::ensemble::Ensemble;
 use ant::{Ant, Inference};
 
 mod common;
-use common::{ant, assert_clean_error, s, stderr};
+use common::{ant, assert_clean_error, cls_csv, s, stderr, train_cls};
 
 fn repo(p: &str) -> String {
     Path::new(env!("CARGO_MANIFEST_DIR"))
@@ -312,9 +313,8 @@ fn a_missing_member_is_an_error_until_resume_trains_it() {
     assert_eq!(eval_json(&dir), eval_json(sequential()));
 }
 
-/// Found by session 18's hostile pass: an ensemble run trained member 0, then refused a
-/// file of the user's in member 1's directory. Every member's directory is checked
-/// before the first trains.
+/// A file of the user's in member 1's directory is refused before member 0 trains:
+/// every member's directory is checked before the first trains.
 #[test]
 fn a_users_file_in_any_member_is_refused_before_training() {
     let dir = scratch("users-file").join("ens");
@@ -491,4 +491,63 @@ fn copy_dir(from: &Path, to: &Path) {
             std::fs::copy(e.path(), target).unwrap();
         }
     }
+}
+
+/// Members started at once with other parameters: the second is refused.
+#[test]
+fn ensemble_members_must_share_their_parameters() {
+    let t = tempfile::tempdir().unwrap();
+    let data = cls_csv(t.path());
+    let out = t.path().join("e");
+    let member = |k: &str, lr: &str, n: &str| {
+        let data = data.clone();
+        let out = out.clone();
+        let (k, lr, n) = (k.to_string(), lr.to_string(), n.to_string());
+        std::thread::spawn(move || {
+            train_cls(
+                &data,
+                &out,
+                &["--ensemble", &n, "--member", &k, "--lr", &lr],
+            )
+        })
+    };
+    let (a, b) = (member("0", "0.01", "2"), member("1", "0.002", "2"));
+    let (a, b) = (a.join().unwrap(), b.join().unwrap());
+    assert!(
+        a.status.success() != b.status.success(),
+        "{}\n{}",
+        stderr(&a),
+        stderr(&b)
+    );
+    let refused = if a.status.success() { &b } else { &a };
+    assert_clean_error(refused, &["ensemble.json", "members must share it"]);
+    // Another size is refused too.
+    let c = member("1", "0.01", "3").join().unwrap();
+    assert_clean_error(&c, &["ensemble.json", "--ensemble 2, not 3"]);
+}
+
+/// `--resume` of a finished ensemble has nothing to resume; of one with a member copied
+/// in from another ensemble, it names that member.
+#[test]
+fn resuming_an_ensemble_says_what_there_is_to_resume() {
+    let t = tempfile::tempdir().unwrap();
+    let data = cls_csv(t.path());
+    let (ens, other) = (t.path().join("ens"), t.path().join("other"));
+    for (out, more) in [(&ens, &[][..]), (&other, &["--seed", "9"][..])] {
+        let mut extra = vec!["--ensemble", "2"];
+        extra.extend_from_slice(more);
+        let o = train_cls(&data, out, &extra);
+        assert!(o.status.success(), "{}", stderr(&o));
+    }
+    assert_clean_error(
+        &ant(&["train", "--resume", s(&ens)]),
+        &["nothing to resume"],
+    );
+    let member = ens.join("member-1");
+    std::fs::remove_dir_all(&member).unwrap();
+    copy_dir(&other.join("member-1"), &member);
+    assert_clean_error(
+        &ant(&["train", "--resume", s(&ens)]),
+        &["member-1", "was not trained as member 1 of this ensemble"],
+    );
 }

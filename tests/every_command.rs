@@ -1,9 +1,9 @@
 //! Every command and every path it takes, enumerated from the command line's own help
 //! (clap's command tree, not a list kept by hand): each path flag is an input or an
 //! output (a new one fails here until it is classified), and every command that writes
-//! a file or a directory writes it under the longest name a file system allows (issue
-//! 41, section 2: `predict --output`, `plot --out`, `curves --out` and `export --out`
-//! failed with "File name too long" for names of 247 to 255 bytes).
+//! a file or a directory writes it under the longest name a file system allows (names
+//! of 247 to 255 bytes, which `predict --output`, `plot --out`, `curves --out` and
+//! `export --out` take without "File name too long").
 
 mod common;
 
@@ -101,7 +101,7 @@ fn every_path_flag_of_every_command_is_an_input_or_an_output() {
 
 /// Every command that reads a data file says how that file is read (`--delimiter`,
 /// `--skip-rows`): a model's training options describe its training file, and applied
-/// to another they dropped its first row (issue 40's sixth hostile pass).
+/// to another would drop its first row.
 #[test]
 fn every_command_that_reads_data_says_how_to_read_its_tables() {
     for cmd in commands(&[]) {
@@ -379,9 +379,9 @@ fn made(o: &std::process::Output, out: &Path) -> Vec<u8> {
     bytes
 }
 
-/// Issue 41 (section 1): every file input of every command is read once, so a pipe or a
-/// process substitution (`<(cat x.csv)`) gives what the file gives; `train --data
-/// <(cat x.csv)` recorded the MD5 of nothing, and `eval` did not know the file.
+/// Every file input of every command is read once, so a pipe or a process substitution
+/// (`<(cat x.csv)`) gives what the file gives: `train --data <(cat x.csv)` records the
+/// MD5 of the rows read, not of nothing, and `eval` knows the file.
 #[test]
 fn every_file_input_reads_a_pipe_as_it_reads_the_file() {
     let t = tempfile::tempdir().unwrap();
@@ -461,13 +461,13 @@ fn copy_dir(from: &Path, to: &Path) {
     }
 }
 
-/// Issue 41 (section 3): a command that writes a directory replaces or deletes only
+/// A command that writes a directory replaces or deletes only
 /// what it can prove it wrote. For every command with a directory output (from the
 /// command tree) and every file it wrote there or could write (the names of
-/// `ant::file_names`, weights and manifest included): that file changed by the user,
+/// `ant::store::file_names`, weights and manifest included): that file changed by the user,
 /// or put by the user into an empty directory, makes the command refuse, naming it,
-/// with or without `--force`, and the user's bytes stay. (A user's `report.json` beside
-/// a model, or a file named like checksum weights, was deleted or replaced.)
+/// with or without `--force`, and the user's bytes stay (a user's `report.json` beside
+/// a model, or a file named like checksum weights, included).
 #[test]
 fn every_directory_output_keeps_every_file_ant_did_not_write() {
     let t = tempfile::tempdir().unwrap();
@@ -531,10 +531,10 @@ fn every_directory_output_keeps_every_file_ant_did_not_write() {
                 );
                 let mut targets = files_under(&base);
                 targets.extend(
-                    ant::file_names::STAMPED_FILES
+                    ant::store::file_names::STAMPED_FILES
                         .iter()
                         .chain(&[
-                            ant::file_names::MANIFEST_FILE,
+                            ant::store::file_names::MANIFEST_FILE,
                             "model-0123456789abcdef.safetensors",
                         ])
                         .map(std::path::PathBuf::from),
@@ -603,12 +603,12 @@ fn looks_like_a_count(flag: &str, value_name: &str) -> bool {
     classify(flag).is_none() && !choices.contains(&value_name)
 }
 
-/// Issue 41 (section 4): sizes a user controls are checked before they are allocated.
+/// Sizes a user controls are checked before they are allocated.
 /// Every numeric option of every command that writes something (from the command tree;
 /// a new one is covered without a new test), given 0 and 2^40 under `ulimit -v` 4 GiB,
 /// ends within two minutes in success or one clean error (exit 2): never an abort, a
-/// kill by the kernel or a panic. (`--width 40000` aborted `ant curves`; a `.csv.gz`
-/// unpacking to 300 MB aborted under a 2 GB limit.)
+/// kill by the kernel or a panic (`--width 40000` to `ant curves`, or a `.csv.gz`
+/// unpacking to 300 MB under a 2 GB limit, included).
 #[test]
 fn every_numeric_option_at_its_extremes_fits_in_memory_or_is_refused() {
     let t = tempfile::tempdir().unwrap();

@@ -531,8 +531,8 @@ fn a_bad_file_in_place_is_fetched_again_and_kept_until_replaced() {
         "the truncated file was fetched again"
     );
 
-    // Found by session 27's hostile pass: a complete file of the user's under that name
-    // was replaced. A file that fails its check moves aside when the copy comes in.
+    // A complete file of the user's under that name is never replaced: a file that
+    // fails its check moves aside when the copy comes in.
     let srv = serve(Behaviour::default());
     let o = fetch(d.path(), &srv.url);
     assert!(o.status.success(), "{}", String::from_utf8_lossy(&o.stderr));
@@ -561,7 +561,7 @@ fn an_unpacked_copy_that_fails_its_check_is_an_error_not_read_in_place_of_the_ve
     let unpacked = d.path().join("train-labels-idx1-ubyte");
     raw[100] ^= 1;
     std::fs::write(&unpacked, &raw).unwrap();
-    // A folder where a file belongs is said before any download (the second attack).
+    // A folder where a file belongs is said before any download.
     let folder = d.path().join("sub");
     std::fs::create_dir_all(folder.join("t10k-labels-idx1-ubyte.gz")).unwrap();
     for f in FILES.iter().filter(|f| !f.starts_with("t10k-labels")) {

@@ -488,7 +488,7 @@ fn a_run_killed_at_any_moment_leaves_a_whole_model_and_resumes() {
     }
 }
 
-/// Issue 41 (f): `ant prune --force` over a trained model, killed after each of its
+/// `ant prune --force` over a trained model, killed after each of its
 /// steps, never leaves that model's report or records (or grown model) beside the
 /// pruned tree: every command saves in one order, descriptions of the old model first.
 #[cfg(unix)]

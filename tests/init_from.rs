@@ -145,8 +145,8 @@ fn wrong_starts_are_one_clear_error() {
     // Another seed: other validation rows, which the CNN trained on.
     let o = run(&["--preset", "mnist-c", "--seed", "4", "--init-from", cnn_dir]);
     assert_clean_error(&o, &[cnn_dir, "other validation rows", "--seed 3"]);
-    // Other rows (issue 41, b): a --train-limit whose validation rows the CNN trained
-    // on, and a CNN of another data set, were accepted.
+    // Other rows: a --train-limit whose validation rows the CNN trained on, and a CNN
+    // of another data set, are refused.
     let o = ant_with(
         "train --preset mnist-c --seed 3 --train-limit 300 --epochs-node 1 --refine-epochs 1 --max-depth 1 --force",
         &["--data", s(&data), "--out", s(&out), "--init-from", cnn_dir],
@@ -230,7 +230,7 @@ fn wrong_starts_are_one_clear_error() {
     );
     let o = run(&["--preset", "mnist-c", "--init-from", s(&grown)]);
     assert_clean_error(&o, &[s(&grown), "single-path"]);
-    // Issue 41 (c): settings named as their flags spell them.
+    // Settings named as their flags spell them.
     let o = run(&[
         "--preset",
         "mnist-c",
@@ -282,7 +282,7 @@ fn wrong_starts_are_one_clear_error() {
         ],
     );
     assert!(!ens_out.join("member-0").exists(), "nothing trained");
-    // Issue 41 (b): the CNN a run starts from is one of its inputs, never its output.
+    // The CNN a run starts from is one of its inputs, never its output.
     let before = std::fs::read(dir.join("tree.json")).unwrap();
     let o = ant(&[
         "train",
@@ -306,7 +306,7 @@ fn wrong_starts_are_one_clear_error() {
     assert!(!out.join("tree.json").exists());
 }
 
-/// Issue 41 (b): the CNN a run starts from is an input like `--data`: `run.json` keeps
+/// The CNN a run starts from is an input like `--data`: `run.json` keeps
 /// its checksum, and `--resume` refuses a start that changed since.
 #[test]
 fn a_run_resumes_only_from_the_same_start() {

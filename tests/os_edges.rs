@@ -96,9 +96,9 @@ fn a_closed_stdout_or_stderr_ends_quietly() {
         assert!(o.status.success(), "{args:?}: {}", stderr(&o));
         assert!(!stderr(&o).contains("panicked"), "{}", stderr(&o));
     }
-    // Found by session 27's hostile pass: a stdout open only for reading (`1<file`)
-    // lost the output with success (Rust's stdout swallows EBADF). It is an error, said
-    // before any work (a prune had saved its model first).
+    // A stdout open only for reading (`1<file`) would lose the output with success
+    // (Rust's stdout swallows EBADF). It is an error, said before any work (so no prune
+    // saves its model first).
     let pruned = t.path().join("pruned");
     for args in [
         vec!["inspect", "--model", model.to_str().unwrap()],
@@ -136,9 +136,9 @@ fn a_closed_stdout_or_stderr_ends_quietly() {
     }
 }
 
-/// Session 27's leftovers: a closed stdout (`>&-`), which Rust's runtime fills with
-/// `/dev/null` before `main`, and clap's own `--help` and `--version`, which printed
-/// into a stdout open only for reading with success.
+/// A closed stdout (`>&-`), which Rust's runtime fills with `/dev/null` before `main`,
+/// and clap's own `--help` and `--version` into a stdout open only for reading, which
+/// would print into nothing with success.
 #[test]
 fn a_closed_stdout_and_clap_answers_are_refused_too() {
     let t = tempfile::tempdir().unwrap();
@@ -150,7 +150,7 @@ fn a_closed_stdout_and_clap_answers_are_refused_too() {
         args.extend(more);
         Command::new("sh").args(&args).output().unwrap()
     };
-    // Training writes nothing to stdout: it runs (the second attack).
+    // Training writes nothing to stdout: it runs.
     let o = closed(quick_train(data.as_os_str(), out.as_os_str()));
     assert!(o.status.success(), "{}", stderr(&o));
     // Predictions on stdout are refused before any work.
@@ -296,8 +296,8 @@ fn gzip_rows(path: &Path, rows: usize, members: usize) {
     std::fs::write(path, bytes).unwrap();
 }
 
-/// Issue 41 (k): a 1.4 MB `.csv.gz` (300 MB unpacked) aborted under a 2 GB limit: the
-/// table reader kept a string per cell. Under `ulimit -v` 4 GiB, a table whose reading
+/// A 1.4 MB `.csv.gz` (300 MB unpacked) must not abort under a 2 GB limit, as a table
+/// reader keeping a string per cell would. Under `ulimit -v` 4 GiB, a table whose reading
 /// needs more, and a file that unpacks past what the process may map, are each one
 /// error naming the file, exit 2; one that fits trains.
 #[test]

@@ -145,9 +145,8 @@ fn mnist_model_predicts_an_idx_file() {
     let e = String::from_utf8_lossy(&r.stderr);
     assert!(e.contains("eight") && e.contains("[1, 28, 28]"), "{e}");
 
-    // Session 29's hostile pass: `eval` asked for the training files it does not score.
-    // The test files alone score as they do beside them, and a test of some digits only
-    // is no error.
+    // `eval` does not ask for the training files it does not score: the test files
+    // alone score as they do beside them, and a test of some digits only is no error.
     let eval_json = |d: &Path| {
         let r = ant(&["eval", "--model", s(&model), "--data", s(d), "--json"]);
         assert!(r.status.success(), "{}", String::from_utf8_lossy(&r.stderr));
@@ -236,8 +235,8 @@ fn cifar_directory_trains_evaluates_and_predicts_a_batch() {
     let v: serde_json::Value = serde_json::from_slice(&e.stdout).unwrap();
     assert_eq!(v["test_samples"], 20);
     assert!(v["multi_path_error"].as_f64().unwrap() < 25.0, "{v}");
-    // The test batch alone scores the same (the attack on session 29's fixes: a
-    // directory read for its test rows gave its training batches, or needed them).
+    // The test batch alone scores the same: a directory read for its test rows neither
+    // gives its training batches nor needs them.
     let only = t.path().join("only-test");
     std::fs::create_dir(&only).unwrap();
     std::fs::copy(dir.join("test_batch.bin"), only.join("test_batch.bin")).unwrap();

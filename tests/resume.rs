@@ -1,5 +1,7 @@
 //! Kill a real `ant train` with SIGKILL, twice (during growth, then during refinement),
-//! resume it each time, and compare the result with an uninterrupted run.
+//! resume it each time, and compare the result with an uninterrupted run. A run resumes
+//! only on its own options and data, and an interrupted run given where a model is read
+//! says how to resume it.
 
 use std::path::{Path, PathBuf};
 use std::process::{Child, Command, Output, Stdio};
@@ -7,6 +9,9 @@ use std::time::{Duration, Instant};
 
 use ant::run::{DataSpec, RunFile, RunSpec};
 use ant::{AntParams, Preset};
+
+mod common;
+use common::{ant, cls_csv, s, train_cls};
 
 fn bin() -> Command {
     Command::new(env!("CARGO_BIN_EXE_ant"))
@@ -402,4 +407,66 @@ fn resume_refuses_data_that_changed() {
     let r = run_resume(&out);
     assert!(r.status.success(), "{}", String::from_utf8_lossy(&r.stderr));
     assert!(out.join("tree.json").exists());
+}
+
+/// An interrupted run (checkpoints, no model yet) given where a model is read says what
+/// it holds and how to go on, not "tree.json: No such file".
+#[test]
+fn an_interrupted_run_read_as_a_model_says_how_to_resume() {
+    let t = tempfile::tempdir().unwrap();
+    let data = cls_csv(t.path());
+    let quick = [
+        "train",
+        "--preset",
+        "tabular",
+        "--target",
+        "y",
+        "--task",
+        "classification",
+    ];
+    let run = t.path().join("run");
+    let o = Command::new(env!("CARGO_BIN_EXE_ant"))
+        .args(quick)
+        .args([
+            "--epochs-node",
+            "3",
+            "--refine-epochs",
+            "2",
+            "--max-depth",
+            "2",
+        ])
+        .args(["--data", s(&data), "--out", s(&run)])
+        .env("ANT_FAULT_AFTER_WRITES", "4")
+        .output()
+        .unwrap();
+    assert!(!o.status.success());
+    assert!(run.join("checkpoint").is_dir() && !run.join("tree.json").exists());
+    let onnx = t.path().join("m.onnx");
+    let tries: [&[&str]; 4] = [
+        &["eval", "--model", s(&run), "--data", s(&data)],
+        &["inspect", "--model", s(&run)],
+        &["predict", "--model", s(&run), "--input", s(&data)],
+        &[
+            "export",
+            "--model",
+            s(&run),
+            "--format",
+            "onnx",
+            "--out",
+            s(&onnx),
+        ],
+    ];
+    for args in tries {
+        let o = ant(args);
+        let e = String::from_utf8_lossy(&o.stderr);
+        assert_eq!(o.status.code(), Some(2), "{args:?}: {e}");
+        assert!(
+            e.contains("holds an interrupted run") && e.contains("--resume"),
+            "{args:?}: {e}"
+        );
+    }
+    let b = t.path().join("b");
+    let o = train_cls(&data, &b, &["--init-from", s(&run)]);
+    let e = String::from_utf8_lossy(&o.stderr);
+    assert!(e.contains("holds an interrupted run"), "--init-from: {e}");
 }

@@ -281,7 +281,7 @@ fn weights_that_are_not_finite_are_refused() {
     let n = u64::from_le_bytes(bytes[..8].try_into().unwrap()) as usize;
     bytes[8 + n..8 + n + 4].copy_from_slice(&f32::NAN.to_le_bytes());
     // tree.json says these are its weights (their checksum), but they are not finite.
-    let md5 = ant::data::md5_hex(&bytes);
+    let md5 = ant::store::checksum::md5_hex(&bytes);
     let bad = edited_copy(tmp.path(), |v| v["weights"]["md5"] = serde_json::json!(md5));
     std::fs::write(bad.path().join(&weights), bytes).unwrap();
     let m = bad.path().to_str().unwrap();

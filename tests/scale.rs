@@ -1,11 +1,22 @@
-//! Arithmetic that holds at any scale (issue 41, section 5): the units of the features
-//! and of the targets change nothing but the units of the predictions.
+//! Arithmetic that holds at any scale: the units of the features and of the targets
+//! change nothing but the units of the predictions.
 //!
 //! Scaling by a power of two is exact in f32, so a model trained on X·s (or y·s) must
 //! make bit for bit the predictions of the one trained on X (s times them), whatever
 //! tree it grew. Decimal scales round: there the tolerance is stated.
+//!
+//! From the command line: a column in units f32 cannot hold (every value below its
+//! normal range, or a spread finer than its steps) is refused with the factor or offset
+//! that rescues it; targets near 1e20 train, a test MSE of 1e-9 prints as it is, and a
+//! model file's normalisation that no division can use is refused when it loads.
+
+use std::path::{Path, PathBuf};
+use std::process::Output;
 
 use ant::{Ant, AntParams, Dataset, Inference, Preset, Targets};
+
+mod common;
+use common::{ant, ant_with, assert_clean_error, cls_csv, s, stderr, uniform};
 
 /// 300 points in the plane; two classes by a wavy boundary, or a smooth target.
 fn points() -> Vec<f32> {
@@ -111,8 +122,8 @@ fn targets_in_any_units_give_predictions_in_those_units() {
     }
 }
 
-/// Issue 41 (m, n): a prediction that is not finite (inputs near the f32 maximum
-/// through an identity edge) is never a class or a number: the rows are named.
+/// A prediction that is not finite (inputs near the f32 maximum through an identity
+/// edge) is never a class or a number: the rows are named.
 #[test]
 fn predictions_that_are_not_finite_are_refused_by_row() {
     let x = points();
@@ -145,4 +156,208 @@ fn predictions_that_are_not_finite_are_refused_by_row() {
         m.predict(&classes(x[..20].to_vec(), 1.0), Inference::MultiPath)
             .is_ok()
     );
+}
+
+// The same from the command line: values in units f32 cannot hold, targets of any size,
+// and a model file's normalisation.
+
+/// A table of `rows` (text after the header) in `dir`.
+fn csv(dir: &Path, name: &str, header: &str, rows: &[String]) -> PathBuf {
+    let p = dir.join(name);
+    std::fs::write(&p, format!("{header}\n{}\n", rows.join("\n"))).unwrap();
+    p
+}
+
+/// 90 rows `a,b,LABEL`, the features times `scale`, the labels `0` and `1` in turn.
+fn rows_times(scale: f64) -> Vec<String> {
+    uniform(90, 2, 3)
+        .chunks(2)
+        .enumerate()
+        .map(|(i, r)| {
+            let (a, b) = (f64::from(r[0]) * scale, f64::from(r[1]) * scale);
+            format!("{a:e},{b:e},{}", ["0", "1"][i % 2])
+        })
+        .collect()
+}
+
+/// `ant train` of a quick tree of depth 1 on `data` into `out`.
+fn train_cli(data: &Path, out: &Path, target: &str, task: &str) -> Output {
+    ant_with(
+        "train --preset tabular --epochs-node 2 --refine-epochs 1 --max-depth 1",
+        &[
+            "--data",
+            s(data),
+            "--out",
+            s(out),
+            "--target",
+            target,
+            "--task",
+            task,
+        ],
+    )
+}
+
+#[test]
+fn columns_below_f32s_normal_range_are_refused_values_are_not() {
+    let t = tempfile::tempdir().unwrap();
+    for scale in [1e-40, 1e-50] {
+        let data = csv(t.path(), "tiny.csv", "a,b,y", &rows_times(scale));
+        let o = train_cli(&data, &t.path().join("m"), "y", "classification");
+        assert_clean_error(&o, &["tiny.csv", "column 0 ('a')", "every value is below"]);
+    }
+    // A target in such units too; zero itself is a value like any.
+    let r: Vec<String> = (0..60)
+        .map(|i| format!("{i},0,{:e}", f64::from(i) * 1e-45))
+        .collect();
+    let data = csv(t.path(), "ty.csv", "a,b,y", &r);
+    let o = train_cli(&data, &t.path().join("m"), "y", "regression");
+    assert_clean_error(
+        &o,
+        &["ty.csv", "column 2 ('y')", "multiply the column by 1e44"],
+    );
+    // A p-value of 1e-300 among others is a 0 like any, in training and prediction.
+    let mut r = rows_times(1.0);
+    r[7] = format!("1e-300,{}", r[7].split_once(',').unwrap().1);
+    let data = csv(t.path(), "p.csv", "a,b,y", &r);
+    let m = t.path().join("pm");
+    let o = train_cli(&data, &m, "y", "classification");
+    assert!(o.status.success(), "{}", stderr(&o));
+    let one = csv(t.path(), "one.csv", "a,b", &["1e-300,0.5".to_string()]);
+    let o = ant(&["predict", "--model", s(&m), "--input", s(&one)]);
+    assert!(o.status.success(), "{}", stderr(&o));
+}
+
+/// A column of Unix times (1.7e9 plus a few tens), or a target 1e9 + 10x, becomes a
+/// handful of f32 values 128 apart: taken for a constant, it would train on nothing
+/// (60% error; a test MSE of 0 printed). Such columns are refused with the offset that
+/// rescues them; f64 noise around a constant is not.
+#[test]
+fn columns_whose_spread_f32_cannot_hold_are_refused_noise_is_not() {
+    let t = tempfile::tempdir().unwrap();
+    let times = |spread: i64| -> Vec<String> {
+        (0..80)
+            .map(|i| {
+                format!(
+                    "{},{},{}",
+                    1_700_000_000 + (i % 2) * spread + 9 * (i % 7),
+                    i % 3,
+                    i % 2
+                )
+            })
+            .collect()
+    };
+    // Times a few hundred apart become values 128 apart in f32: refused.
+    let data = csv(t.path(), "times.csv", "t,b,y", &times(400));
+    let o = train_cli(&data, &t.path().join("m"), "y", "classification");
+    assert_clean_error(
+        &o,
+        &[
+            "times.csv",
+            "column 0 ('t')",
+            "finer than f32",
+            "offset such as 1700000000",
+        ],
+    );
+    // A few tens apart they are all one f32 value: trained as a constant, and said.
+    let data = csv(t.path(), "close.csv", "t,b,y", &times(4));
+    let o = train_cli(&data, &t.path().join("c"), "y", "classification");
+    let e = stderr(&o);
+    assert!(
+        o.status.success()
+            && e.contains("close.csv: column 0 ('t'): its values vary by")
+            && e.contains("trained as a constant"),
+        "{e}"
+    );
+    let r: Vec<String> = (0..80)
+        .map(|i| format!("{},{},{}", i % 5, i % 3, 1e9 + 100.0 * f64::from(i % 9)))
+        .collect();
+    let data = csv(t.path(), "y.csv", "a,b,y", &r);
+    let o = train_cli(&data, &t.path().join("m"), "y", "regression");
+    assert_clean_error(&o, &["y.csv", "column 2 ('y')", "finer than f32"]);
+    let r: Vec<String> = (0..80)
+        .map(|i| {
+            let noisy = ["0.3", "0.30000000000000004"][i % 2];
+            format!("{noisy},{},{}", i % 5, i % 2)
+        })
+        .collect();
+    let data = csv(t.path(), "noise.csv", "a,b,y", &r);
+    let o = train_cli(&data, &t.path().join("m"), "y", "classification");
+    assert!(o.status.success(), "{}", stderr(&o));
+}
+
+/// A test MSE of 9e-10 (targets in small units) is printed as it is, not as
+/// `0.0000 MSE`.
+#[test]
+fn a_small_test_mse_is_printed_as_it_is() {
+    let t = tempfile::tempdir().unwrap();
+    let r: Vec<String> = (0..80)
+        .map(|i| format!("{},{},{:e}", i % 5, i % 3, 1e-5 * f64::from(i % 7)))
+        .collect();
+    let data = csv(t.path(), "small.csv", "a,b,y", &r);
+    let o = train_cli(&data, &t.path().join("m"), "y", "regression");
+    let e = stderr(&o);
+    assert!(o.status.success(), "{e}");
+    let line = e
+        .lines()
+        .find(|l| l.starts_with("test: "))
+        .expect("a test line");
+    assert!(
+        line.contains("e-") && !line.contains("0.0000 MSE"),
+        "{line}"
+    );
+}
+
+/// Targets around 1e20 train; their MSE is finite (f64 holds it).
+#[test]
+fn huge_regression_targets_train() {
+    let t = tempfile::tempdir().unwrap();
+    let r = t.path().join("r.csv");
+    let rows: String = uniform(200, 2, 4)
+        .chunks(2)
+        // Targets of about 1e20 whose squares (1e40) f32 cannot hold.
+        .map(|p| {
+            format!(
+                "{},{},{}\n",
+                p[0],
+                p[1],
+                (3.0 + p[0] * p[1].sin()) as f64 * 1e20
+            )
+        })
+        .collect();
+    std::fs::write(&r, format!("a,b,y\n{rows}")).unwrap();
+    let out = t.path().join("x");
+    let o = ant_with(
+        "train --preset tabular --target y --task regression --epochs-node 2 --refine-epochs 1 --max-depth 1",
+        &["--data", s(&r), "--out", s(&out)],
+    );
+    assert!(o.status.success(), "{}", stderr(&o));
+    let report: serde_json::Value =
+        serde_json::from_slice(&std::fs::read(out.join("report.json")).unwrap()).unwrap();
+    let mse = report["multi_path_mse"].as_f64().unwrap();
+    assert!(mse.is_finite() && mse > 0.0, "{report}");
+}
+
+/// A normalisation no division can use is refused when the model loads.
+#[test]
+fn model_files_with_unusable_scales_are_refused() {
+    let t = tempfile::tempdir().unwrap();
+    let data = cls_csv(t.path());
+    let m = t.path().join("m");
+    let o = ant_with(
+        "train --preset tabular --target y --task classification --epochs-node 2 --refine-epochs 1 --max-depth 2",
+        &["--data", s(&data), "--out", s(&m)],
+    );
+    assert!(o.status.success(), "{}", stderr(&o));
+    let tree = std::fs::read_to_string(m.join("tree.json")).unwrap();
+    let v: serde_json::Value = serde_json::from_str(&tree).unwrap();
+    for (key, value, needle) in [
+        ("x_std", 1e-45, "too small to divide by"),
+        ("x_mean", 3e38, "x_mean"),
+    ] {
+        let mut v = v.clone();
+        v["normalisation"][key][0] = serde_json::json!(value);
+        std::fs::write(m.join("tree.json"), serde_json::to_string(&v).unwrap()).unwrap();
+        let o = ant(&["eval", "--model", s(&m), "--data", s(&data)]);
+        assert_clean_error(&o, &["tree.json", needle]);
+    }
 }

@@ -432,7 +432,7 @@ fn a_set_without_some_classes_is_warned_about() {
         .lines()
         .find(|l| l.starts_with("warning: the validation set"))
         .unwrap_or_else(|| panic!("{e}"));
-    // By the class's label (session 28's hostile pass: it was the class index).
+    // By the class's label, not its index.
     assert!(warning.contains("class '2'"), "{e}");
     assert!(!e.contains("warning: the test set"), "{e}");
 }
@@ -510,8 +510,8 @@ fn eval_and_prune_on_a_changed_file_say_so() {
     );
 }
 
-/// Found by session 19's hostile pass: matching a header's names took time quadratic in
-/// the column count (8,000 columns: 20 s to predict 12 rows; 100,000: over 11 minutes).
+/// Matching a header's names must not take time quadratic in the column count (8,000
+/// columns would take 20 s to predict 12 rows; 100,000, over 11 minutes).
 /// A table of 100,000 named columns (16 rows) trains, evaluates and predicts (each run is killed
 /// after 120 s, which only a regression reaches).
 #[test]
@@ -566,9 +566,8 @@ fn a_table_of_100000_named_columns_is_read_in_linear_time() {
     }
 }
 
-/// Found by session 19's hostile pass: labels 'café' typed composed and decomposed were
-/// two classes (and `ant predict` headed two columns 'p_café'). Labels compare in NFC,
-/// as column names do.
+/// Labels 'café' typed composed and decomposed are one class (not two, with `ant
+/// predict` heading two columns 'p_café'): labels compare in NFC, as column names do.
 #[test]
 fn labels_equal_in_nfc_are_one_class() {
     let t = tempfile::tempdir().unwrap();

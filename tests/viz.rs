@@ -497,7 +497,7 @@ fn curves_of_a_fitted_run_render() {
     assert_eq!(reader.info().width, 800);
     assert!(render_curves(&[dir.path().to_path_buf()], Format::Dot, 800).is_err());
     // A run under way or cut there: its records are not the saved model's, whose task
-    // and decisions are then not drawn (found by session 27's hostile pass).
+    // and decisions are then not drawn.
     assert!(svg.contains("valid error %"));
     std::fs::create_dir(dir.path().join("checkpoint")).unwrap();
     let cut =

@@ -29,9 +29,9 @@ pub fn to_py(e: AntError) -> PyErr {
 }
 
 /// `msg` with the command line's flags that are Python parameters named as Python names
-/// them (`--valid-fraction` as `valid_fraction`, `--force` as `overwrite=True`): session
-/// 29's hostile pass found Python errors telling to use `--force`. Other flags (of
-/// commands a message suggests running) stay.
+/// them (`--valid-fraction` as `valid_fraction`, `--force` as `overwrite=True`), so that
+/// no Python error tells the user to use `--force`. Other flags (of commands a message
+/// suggests running) stay.
 fn in_python_terms(msg: &str) -> String {
     let params = crate::params::fields(ant::Preset::Tabular);
     let mut out = String::with_capacity(msg.len());

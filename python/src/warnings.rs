@@ -2,7 +2,7 @@
 //! (a column that f32 makes constant, a file read another way) as `tracing` events,
 //! which the command line prints; here each goes to the `ant` logger at WARNING, where
 //! training's warnings go (`_events.py`), so that Python shows what `ant` would print
-//! (session 27: a column trained as a constant was said to nobody in Python).
+//! (a column trained as a constant is said in Python too, not to nobody).
 
 use std::sync::{Mutex, PoisonError};
 
@@ -67,8 +67,8 @@ impl<S: Subscriber> Layer<S> for ToPython {
         event.record(&mut text);
         // A thread of the crate's pool only queues: the thread that called in may hold
         // the GIL while it waits for the pool. Its warnings leave with `detached`'s.
-        // Another thread logs its own at once, as itself (a shared queue had logged
-        // other threads' warnings under its name: the second attack).
+        // Another thread logs its own at once, as itself (a shared queue would log
+        // other threads' warnings under its name).
         if rayon::current_thread_index().is_some() {
             PENDING
                 .lock()

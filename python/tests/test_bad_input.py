@@ -148,9 +148,8 @@ def test_unfitted_estimators_say_so(iris):
 
 
 def test_an_ensemble_of_more_members_than_can_be_saved_is_refused_before_fitting(iris):
-    """Found by session 19's hostile pass: n_members=10**6 trained for hours, and 1001
-    trained every member before `save` refused them (the CLI refuses --ensemble 1001 at
-    once)."""
+    """n_members=10**6 would train for hours, and 1001 every member before `save` refused
+    them: both are refused at once, as the CLI refuses --ensemble 1001."""
     X, y = iris
     for n in (1001, 10**6):
         ens = ant.ANTEnsembleClassifier(ant.ANTClassifier(**SMALL), n_members=n)
@@ -159,9 +158,9 @@ def test_an_ensemble_of_more_members_than_can_be_saved_is_refused_before_fitting
 
 
 def test_column_names_equal_in_nfc_are_refused(iris):
-    """Found by session 19's hostile pass: DataFrame columns 'café' (composed) and
-    'cafe' + combining accent trained and saved, then `ant eval` refused every table for
-    the model; the CLI refuses such a header at training."""
+    """DataFrame columns 'café' (composed) and 'cafe' + combining accent would train and
+    save, then `ant eval` refuse every table for the model; the CLI refuses such a header
+    at training."""
     pd = pytest.importorskip("pandas")
     X, y = iris
     df = pd.DataFrame(X[:, :2], columns=["caf\u00e9", "cafe\u0301"])
@@ -170,10 +169,10 @@ def test_column_names_equal_in_nfc_are_refused(iris):
 
 
 def test_columns_below_float32s_normal_range_are_refused(iris, fitted):
-    """Found by session 25's hostile pass: features or targets in units below float32's
-    normal range (1e-40, 1e-50) trained on zeros and scored 66.7%; such columns are
-    refused as the command line refuses them, by the same check in the crate. A value
-    that small among others is a 0 like any."""
+    """Features or targets in units below float32's normal range (1e-40, 1e-50) would
+    train on zeros (and score 66.7%); such columns are refused as the command line
+    refuses them, by the same check in the crate. A value that small among others is a 0
+    like any."""
     X, y = iris
     for scale in (1e-40, 1e-50):
         with pytest.raises(ValueError, match="X: column 0: every value is below f32's smallest normal"):
@@ -191,9 +190,9 @@ def test_columns_below_float32s_normal_range_are_refused(iris, fitted):
 
 
 def test_columns_whose_spread_float32_cannot_hold_are_refused(iris):
-    """Found by session 27's hostile pass: a feature or target of Unix times (1.7e9 plus
-    a few hundred) became a handful of float32 values 128 apart and trained on nothing.
-    The crate refuses it, naming the column and an offset that rescues it."""
+    """A feature or target of Unix times (1.7e9 plus a few hundred) is a handful of
+    float32 values 128 apart, and would train on nothing. The crate refuses it, naming
+    the column and an offset that rescues it."""
     X, y = iris
     with pytest.raises(ValueError, match="X: column 0: its values vary by .* finer than f32"):
         ant.ANTClassifier(**SMALL).fit(X * np.array([100, 1, 1, 1]) + np.array([1.7e9, 0, 0, 0]), y)
@@ -203,9 +202,9 @@ def test_columns_whose_spread_float32_cannot_hold_are_refused(iris):
 
 
 def test_a_column_float32_makes_constant_is_said_in_the_ant_logger(iris, caplog):
-    """Session 27's leftover: a column whose values differ only below float32's
-    precision trains as a constant; the command line said so, Python said nothing. The
-    crate's warnings now reach the `ant` logger, as training's warnings do."""
+    """A column whose values differ only below float32's precision trains as a constant;
+    the command line says so, and Python too: the crate's warnings reach the `ant`
+    logger, as training's warnings do."""
     X, y = iris
     X = X.astype(np.float64).copy()
     X[:, 1] = 0.3 + np.where(np.arange(len(X)) % 2 == 0, 0.0, 1e-9)
@@ -220,8 +219,8 @@ def test_a_column_float32_makes_constant_is_said_in_the_ant_logger(iris, caplog)
 
 
 def test_reach_of_inputs_beyond_float32_arithmetic_is_refused(fitted):
-    """Found by session 25's hostile pass: `predict` refused a row whose prediction is
-    not finite, while `path_proba` and `leaf_proba` returned NaN for it."""
+    """A row whose prediction is not finite is refused by `path_proba` and `leaf_proba`
+    as by `predict`, not returned as NaN."""
     huge = np.array([[3e38, -3e38, 3e38, -3e38]])
     for method in (fitted.predict, fitted.path_proba, fitted.leaf_proba):
         with pytest.raises(RuntimeError, match="not finite"):
@@ -229,8 +228,8 @@ def test_reach_of_inputs_beyond_float32_arithmetic_is_refused(fitted):
 
 
 def test_labels_a_table_could_not_tell_apart_are_refused(iris):
-    """Found by session 25's hostile pass: the labels '1', '01' and '1.0' trained three
-    classes that `ant eval` read as one (73% error against Python's 40%), and 'nan'."""
+    """The labels '1', '01' and '1.0' would train three classes that `ant eval` reads as
+    one (73% error against Python's 40%), and 'nan' a class of its own."""
     X, y = iris
     for labels in (["1", "01", "x"], ["1", "nan", "2"]):
         with pytest.raises(ValueError, match="one class|not finite"):
@@ -259,9 +258,9 @@ def bool_params(est):
     "cls", [ant.ANTClassifier, ant.ANTRegressor, ant.ANTEnsembleClassifier, ant.ANTEnsembleRegressor]
 )
 def test_yes_no_parameters_take_only_bools(iris, cls):
-    """Found by session 26's hostile pass: `single_path='False'` predicted single-path
-    (any truthy value counted as yes). Every parameter whose default is a bool takes
-    True or False (or a NumPy bool) only."""
+    """`single_path='False'` must not predict single-path (any truthy value counting as
+    yes). Every parameter whose default is a bool takes True or False (or a NumPy bool)
+    only."""
     X, y = iris
     names = bool_params(small(cls))
     assert names, f"{cls.__name__} has no yes/no parameter"
@@ -304,8 +303,8 @@ def bool_arguments():
 
 
 def test_yes_no_arguments_take_only_bools(fitted, iris, tmp_path):
-    """Found by session 26's hostile pass: `save(dir, overwrite='no')` replaced a saved
-    model. Every bool argument of the package refuses any other value, naming itself."""
+    """`save(dir, overwrite='no')` must not replace a saved model. Every bool argument of
+    the package refuses any other value, naming itself."""
     X, y = iris
     other = ant.ANTClassifier(**dict(SMALL, seed=5)).fit(X, y)
     fitted.save(tmp_path / "m")
@@ -325,7 +324,7 @@ def test_yes_no_arguments_take_only_bools(fitted, iris, tmp_path):
 
 
 def test_ensemble_misuse_is_a_clear_error(iris, fitted):
-    """Session 28's hostile pass: these raised IndexError or AttributeError (after all
+    """Each misuse is said as such, not as a bare IndexError or AttributeError (after all
     of training, for a regressor in a classifier ensemble)."""
     from sklearn.exceptions import NotFittedError
 
@@ -343,8 +342,8 @@ def test_ensemble_misuse_is_a_clear_error(iris, fitted):
 
 
 def test_a_blank_label_is_refused(iris):
-    """Session 28's hostile pass: a class '' trained from Python, which a table reads as
-    a missing label (`ant eval` refused its rows, `ant predict` wrote empty cells)."""
+    """A class '' is refused from Python: a table reads it as a missing label (`ant eval`
+    would refuse its rows, `ant predict` write empty cells)."""
     X, y = iris
     labels = np.array(["", "x", "y"])[y]
     with pytest.raises(ValueError, match="blank"):
@@ -352,9 +351,9 @@ def test_a_blank_label_is_refused(iris):
 
 
 def test_a_parameter_that_does_nothing_is_said_and_pixels_on_another_scale_too(digits, caplog):
-    """Session 28's hostile pass. A parameter a fit does nothing with (`width` of a conv
-    preset) is said, not refused: scikit-learn's tools set parameters in bulk. Images
-    fitted in 0..255 and given in 0..1 (bytes) were predicted without a word."""
+    """A parameter a fit does nothing with (`width` of a conv preset) is said, not
+    refused: scikit-learn's tools set parameters in bulk. Images fitted in 0..255 and
+    given in 0..1 (bytes) are not predicted without a word."""
     X, y = digits
     clf = ant.ANTClassifier(preset="mnist-c", width=16, epochs_node=1, refine_epochs=1, max_depth=1, batch_size=64)
     with caplog.at_level("WARNING", logger="ant"):
@@ -372,7 +371,7 @@ def test_a_parameter_that_does_nothing_is_said_and_pixels_on_another_scale_too(d
 
 
 def test_fit_member_takes_whole_numbers(iris):
-    """The second attack: member=1.7 trained member 1; -1 raised a bare OverflowError."""
+    """member=1.7 must not train member 1, nor -1 raise a bare OverflowError."""
     X, y = iris
     for member, n in ((1.7, 2), (-1, 2), (0, True)):
         with pytest.raises(ValueError, match="whole number"):

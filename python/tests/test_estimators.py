@@ -194,9 +194,9 @@ def test_the_docstring_names_every_parameter():
 
 @pytest.mark.parametrize("cls", [ant.ANTClassifier, ant.ANTEnsembleClassifier])
 def test_a_refit_forgets_the_feature_names_of_the_last(iris, digits, cls, tmp_path):
-    """Found by session 26's hostile pass: a refit on images after a fit on a DataFrame
-    kept its 4 column names on a 64-pixel model, and `save` wrote them into tree.json.
-    Each fit names its features by its own X's columns, or not at all (as scikit-learn)."""
+    """A refit on images after a fit on a DataFrame must not keep its 4 column names on a
+    64-pixel model, for `save` to write into tree.json. Each fit names its features by
+    its own X's columns, or not at all (as scikit-learn)."""
     pd = pytest.importorskip("pandas")
     X, y = iris
     tiny = dict(epochs_node=1, refine_epochs=1, max_depth=1, batch_size=64, width=8)

@@ -81,9 +81,9 @@ def test_python_model_in_the_cli(fitted, iris, tmp_path):
 
 
 def test_labels_cross_to_the_cli_by_value(iris, tmp_path):
-    """Found by session 25's hostile pass: a model fitted on the float labels 0.0, 1.0,
-    2.0 refused a table's 0, 1, 2 ("not one of the model's classes [0.0, 1.0, 2.0]"), and
-    integer labels past 2^53 were scored against merged classes."""
+    """A model fitted on the float labels 0.0, 1.0, 2.0 must take a table's 0, 1, 2 (not
+    "not one of the model's classes [0.0, 1.0, 2.0]"), and integer labels past 2^53 must
+    not be scored against merged classes."""
     X, y = iris
     for labels in (np.array([0.0, 1.0, 2.0]), np.array([9007199254740993, 9007199254740992, 5])):
         clf = ant.ANTClassifier(**SMALL).fit(X, labels[y])
@@ -95,16 +95,16 @@ def test_labels_cross_to_the_cli_by_value(iris, tmp_path):
 
 
 def test_byte_images_are_read_as_the_cli_reads_idx_bytes(digits, tmp_path):
-    """Found by session 25's hostile pass: uint8 images trained on 0..255 in Python,
-    while `ant` divides IDX bytes by 255, so a model crossing between them predicted one
-    class for every image. Bytes now mean pixels / 255 on both sides."""
+    """uint8 images would train on 0..255 in Python, while `ant` divides IDX bytes by
+    255, so a model crossing between them would predict one class for every image.
+    Bytes mean pixels / 255 on both sides."""
     X, y = digits
     X8 = np.round(X[:200] * 255).astype(np.uint8)
     F = dict(preset="mnist-c", epochs_node=1, refine_epochs=1, max_depth=1, batch_size=64, augment="none")
     from_bytes = ant.ANTClassifier(**F).fit(X8, y[:200])
     from_floats = ant.ANTClassifier(**F).fit(X8 / 255.0, y[:200])
     assert same_bits(from_bytes.predict_proba(X8), from_floats.predict_proba(X8 / 255.0))
-    # Any integer type is bytes (the review's case: int64 and lists read raw).
+    # Any integer type is bytes (int64 and lists are not read raw).
     for same in (X8.astype(np.int64), X8.tolist()):
         assert same_bits(from_bytes.predict_proba(same), from_bytes.predict_proba(X8))
 
@@ -209,8 +209,8 @@ def test_ensembles_cross_between_python_and_the_cli(iris, tmp_path):
     back = ant.load(tmp_path / "ens")
     assert isinstance(back, ant.ANTEnsembleClassifier) and back.estimator.seed == 3
     assert same_bits(back.predict_proba(X), ens.predict_proba(X))
-    # Found by session 25's review: a second save replaced the ensemble member by member,
-    # and one over a single model hid it; both are refused, as the command line does.
+    # A second save would replace the ensemble member by member, and one over a single
+    # model would hide it; both are refused, as the command line does.
     before = (tmp_path / "ens" / "ensemble.json").read_bytes()
     with pytest.raises(ValueError, match="holds an ensemble"):
         ens.save(tmp_path / "ens")
@@ -218,7 +218,7 @@ def test_ensembles_cross_between_python_and_the_cli(iris, tmp_path):
     ant.ANTClassifier(**SMALL).fit(X, y).save(tmp_path / "one")
     with pytest.raises(ValueError, match="holds a single model"):
         ens.save(tmp_path / "one")
-    # Session 29's hostile pass: a model saved over a member broke the ensemble.
+    # A model saved over a member would break the ensemble.
     member = (tmp_path / "ens" / "member-1" / "tree.json").read_bytes()
     with pytest.raises(ValueError, match="is part of the ant directory"):
         ant.ANTClassifier(**SMALL).fit(X, y).save(tmp_path / "ens" / "member-1", overwrite=True)
@@ -226,8 +226,8 @@ def test_ensembles_cross_between_python_and_the_cli(iris, tmp_path):
 
 
 def test_an_ensemble_of_members_of_other_classes_is_refused(iris):
-    """Found by session 25's review: `from_members` averaged members trained on other
-    classes under member 0's names, and its saved ensemble would not load."""
+    """`from_members` must not average members trained on other classes under member
+    0's names: its saved ensemble would not load."""
     X, y = iris
     est = ant.ANTClassifier(**SMALL)
     a = ant.fit_member(est, X, np.array(["a", "b", "c"])[y], 0, 2)
@@ -237,15 +237,15 @@ def test_an_ensemble_of_members_of_other_classes_is_refused(iris):
 
 
 def test_save_over_a_model_needs_overwrite(fitted, iris, tmp_path):
-    """Issue 41 (i): `save` into a directory holding a model replaced it silently; as
-    the CLI's --force, it is refused unless asked, and then replaces it whole."""
+    """`save` into a directory holding a model must not replace it silently: as the
+    CLI's --force, it is refused unless asked, and then replaces it whole."""
     X, y = iris
     fitted.save(tmp_path / "m")
     before = (tmp_path / "m" / "tree.json").read_bytes()
     other = ant.ANTClassifier(**dict(SMALL, seed=3)).fit(X, y)
     with pytest.raises(Exception, match="holds a trained model") as refused:
         other.save(tmp_path / "m")
-    # In Python's terms (session 29's hostile pass: it said `--force`), paths as they are.
+    # In Python's terms (not `--force`), paths as they are.
     assert "overwrite=True" in str(refused.value) and "--force" not in str(refused.value)
     fitted.save(tmp_path / "--seed")
     with pytest.raises(ValueError) as refused:
@@ -259,8 +259,8 @@ def test_save_over_a_model_needs_overwrite(fitted, iris, tmp_path):
 
 @pytest.mark.parametrize("name", ["report.json", "records.jsonl", "prune.json", "tree.json"])
 def test_save_never_replaces_a_file_ant_did_not_write(fitted, iris, tmp_path, name):
-    """Issue 41 (h): a user's report.json (or records, pruning summary) beside a model
-    was deleted by a save over it. Only files whose bytes the directory's manifest
+    """A user's report.json (or records, pruning summary) beside a model must not be
+    deleted by a save over it. Only files whose bytes the directory's manifest
     names are replaced: `overwrite=True` refuses the user's, naming it, and keeps it."""
     X, y = iris
     fitted.save(tmp_path / "m")
@@ -277,8 +277,8 @@ def test_save_never_replaces_a_file_ant_did_not_write(fitted, iris, tmp_path, na
         np.array([False, True]),
         np.array(["01", "02", "03"]),
         np.array([1.0, 2.0, 3.0]),
-        # Found by session 19's hostile pass: dtypes changed (uint8 -> int64, float32 ->
-        # float64, object -> <U), and uint64's top value came back as a float.
+        # Dtypes must not change (uint8 -> int64, float32 -> float64, object -> <U), nor
+        # uint64's top value come back as a float.
         np.array([2**64 - 1, 0, 1], dtype=np.uint64),
         np.array([0, 1, 2], dtype=np.uint8),
         np.array([-1, 0, 1], dtype=np.int8),
@@ -288,8 +288,8 @@ def test_save_never_replaces_a_file_ant_did_not_write(fitted, iris, tmp_path, na
     ids=["bool", "text-digits", "float", "uint64-top", "uint8", "int8", "float32", "object"],
 )
 def test_labels_come_back_as_they_went_in(iris, tmp_path, labels):
-    """Issue 41 (r): bool labels came back as 'False'/'True', and '01', '02', '03' as
-    the ints 1, 2, 3 (then `score` raised "Mix of label input types")."""
+    """Bool labels must not come back as 'False'/'True', nor '01', '02', '03' as the ints
+    1, 2, 3 (`score` would then raise "Mix of label input types")."""
     X, y = iris
     y = labels[np.asarray(y) % len(labels)]
     clf = ant.ANTClassifier(**SMALL).fit(X, y)
@@ -301,8 +301,8 @@ def test_labels_come_back_as_they_went_in(iris, tmp_path, labels):
 
 
 def test_a_2d_target_and_feature_names_come_back(tmp_path):
-    """Issue 41 (r): a regressor fitted on y of shape (n, 1) predicted (n,) after
-    `ant.load`, and `feature_names_in_` was lost; pickle keeps both, so does `save`."""
+    """A regressor fitted on y of shape (n, 1) must not predict (n,) after `ant.load`,
+    nor lose `feature_names_in_`: pickle keeps both, so does `save`."""
     rng = np.random.RandomState(2)
     X = rng.normal(size=(120, 3))
     y = (X[:, :1] * 2).reshape(-1, 1)
@@ -320,10 +320,9 @@ def test_a_2d_target_and_feature_names_come_back(tmp_path):
 
 
 def test_a_cli_model_reads_dataframes_by_column_name(iris, tmp_path):
-    """Found by session 19's hostile pass: a model of a headed table (`ant train`)
-    loaded in Python had no `feature_names_in_`, so a DataFrame with its columns in
-    another order was read by position and gave other probabilities; the CLI reads a
-    table's columns by name."""
+    """A model of a headed table (`ant train`) loaded in Python has `feature_names_in_`,
+    so a DataFrame with its columns in another order is not read by position (to give
+    other probabilities); the CLI reads a table's columns by name."""
     pd = pytest.importorskip("pandas")
     X, y = iris
     names = ["sl", "sw", "pl", "pw"]
@@ -342,8 +341,8 @@ def test_a_cli_model_reads_dataframes_by_column_name(iris, tmp_path):
 
 
 def test_labels_equal_in_nfc_are_refused(iris):
-    """Found by session 19's hostile pass: labels 'café' composed and decomposed became
-    two classes, and `ant predict` then headed two columns 'p_café'."""
+    """Labels 'café' composed and decomposed would become two classes, and `ant predict`
+    then head two columns 'p_café'."""
     X, y = iris
     labels = np.array(["caf\u00e9", "cafe\u0301", "x"], dtype=object)[y]
     with pytest.raises(ValueError, match="one class"):
@@ -365,9 +364,9 @@ def test_labels_equal_in_nfc_are_refused(iris):
     ids=["decimal", "underscore", "fullwidth", "space", "beyond-float", "ints", "floats", "text"],
 )
 def test_class_names_become_numbers_only_when_no_two_merge(names, want):
-    """Found by session 26's hostile pass: `ant.load` read a CLI model's class names with
-    Python's int() and float(), which take '1_000', full-width digits and spaces, and
-    round 0.10000000000000001 to 0.1: two classes the CLI keeps apart became one label.
+    """`ant.load` must not read a CLI model's class names with Python's int() and
+    float(), which take '1_000', full-width digits and spaces, and round
+    0.10000000000000001 to 0.1: two classes the CLI keeps apart would become one label.
     Names become numbers only when each is one in ASCII that Python holds exactly;
     else they stay the CLI's strings (`want` None)."""
     from ant._io import _classes, _classes_of_dtype
@@ -385,8 +384,8 @@ def test_class_names_become_numbers_only_when_no_two_merge(names, want):
 
 
 def test_a_cli_models_classes_stay_apart_in_python(iris, tmp_path):
-    """End to end (the hostile pass's case): labels 0.1 and 0.10000000000000001, two
-    classes to `ant train`, are two classes of `ant.load`, predicted as the CLI does."""
+    """End to end: labels 0.1 and 0.10000000000000001, two classes to `ant train`, are
+    two classes of `ant.load`, predicted as the CLI does."""
     X, y = iris
     labels = np.array(["0.1", "0.10000000000000001", "2"])[y]
     rows = "".join(",".join(map(str, x)) + f",{t}\n" for x, t in zip(X, labels))
@@ -406,9 +405,9 @@ def test_a_cli_models_classes_stay_apart_in_python(iris, tmp_path):
 
 
 def test_a_cli_model_of_a_pandas_written_csv_reads_that_dataframe(iris, tmp_path):
-    """Found by session 26's hostile pass: a CSV written by `pd.DataFrame(X).to_csv`
-    has the header 0,1,2,3; the CLI's model, loaded, names its features '0'..'3', and
-    predicting on that DataFrame (columns the ints 0..3) died with a pandas KeyError.
+    """A CSV written by `pd.DataFrame(X).to_csv` has the header 0,1,2,3; the CLI's
+    model, loaded, names its features '0'..'3', and predicting on that DataFrame
+    (columns the ints 0..3) must not die with a pandas KeyError.
     Columns are matched to the names by their text; columns that are not the names
     raise a ValueError naming them."""
     pd = pytest.importorskip("pandas")
@@ -437,9 +436,9 @@ def test_a_cli_model_of_a_pandas_written_csv_reads_that_dataframe(iris, tmp_path
 
 @pytest.mark.parametrize("param, other", [("width", 8), ("lr", 0.05), ("max_depth", 2)])
 def test_an_ensemble_of_members_trained_with_other_parameters_is_refused(iris, param, other):
-    """Found by session 26's hostile pass: `from_members` took members of other widths,
-    and the saved ensemble.json, which records one value of each parameter for all,
-    claimed member 0's for every member."""
+    """`from_members` must not take members of other widths: the saved ensemble.json,
+    which records one value of each parameter for all, would claim member 0's for every
+    member."""
     X, y = iris
     small = dict(SMALL, max_depth=1, epochs_node=2, refine_epochs=1)
     a = ant.fit_member(ant.ANTClassifier(**small), X, y, 0, 2)

@@ -44,8 +44,7 @@ pub(crate) fn run(cmd: Cmd) -> Result<()> {
 }
 
 /// Whether `cmd` writes to stdout: its report, its rows, or a file output named `-`
-/// (session 28's second attack: `ant train ... >&-` was refused though training writes
-/// nothing there).
+/// (`ant train ... >&-` is not refused: training writes nothing there).
 fn writes_stdout(cmd: &Cmd) -> bool {
     let dash = |p: &Path| p.as_os_str() == "-";
     match cmd {
@@ -255,7 +254,7 @@ fn curves(a: CurvesArgs) -> Result<()> {
 }
 
 fn predict(mut a: PredictArgs) -> Result<()> {
-    use ant::predict::{Format, load_inputs, render};
+    use ant::predict::{Format, Inputs, load_inputs, render};
     // `-` is standard input, as `--out -` is standard output elsewhere (read as a pipe).
     if a.input.as_os_str() == "-" {
         a.input = ant::stdin_input()?;
@@ -277,22 +276,28 @@ fn predict(mut a: PredictArgs) -> Result<()> {
     let (text, n) = match SavedModel::load_reading(&a.model, &a.device.burn()?, a.table.reading())?
     {
         SavedModel::Single(model) => {
-            let data = load_inputs(&model, &a.input)?;
+            let Inputs { data, files } = load_inputs(&model, &a.input)?;
             let reach = match a.reach {
                 true => Some(model.node_reach_per_sample(&data)?),
                 false => None,
             };
             let p = model.predict(&data, mode).map_err(of_file(&a.input))?;
-            (render(&model, &p, reach.as_deref(), format), data.len())
+            (
+                render(&model, &p, reach.as_deref(), files.as_deref(), format),
+                data.len(),
+            )
         }
         SavedModel::Ensemble(_) if a.reach => {
             let msg = "is an ensemble: --reach describes one tree (give a member-K directory)";
             return Err(AntError::data(&a.model, msg));
         }
         SavedModel::Ensemble(ens) => {
-            let data = load_inputs(&ens.members()[0], &a.input)?;
+            let Inputs { data, files } = load_inputs(&ens.members()[0], &a.input)?;
             let p = ens.predict(&data, mode).map_err(of_file(&a.input))?;
-            (ant::predict::render_ensemble(&ens, &p, format), data.len())
+            (
+                ant::predict::render_ensemble(&ens, &p, files.as_deref(), format),
+                data.len(),
+            )
         }
     };
     match &a.output {

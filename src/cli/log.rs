@@ -15,7 +15,7 @@ pub(crate) const DEFAULT_FILTER: &str = "error,ant=warn";
 
 /// Sends log events to stderr, one line each, prefixed by their level's word.
 pub(crate) fn init() {
-    let filter = filter(&std::env::var("RUST_LOG").unwrap_or_default());
+    let filter = filter(&ant::env::rust_log());
     tracing_subscriber::fmt()
         .with_writer(std::io::stderr)
         .with_env_filter(filter)
@@ -73,9 +73,9 @@ where
 }
 
 /// `text` on one line: a line break or other control character (from a file's name or
-/// a cell of it) is written as its escape, `\n` or `\u{7}` (session 28's hostile
-/// pass: a file name holding a newline split an error into two `error:` lines, the
-/// second naming a file that does not exist). Every line the command writes to stderr
+/// a cell of it) is written as its escape, `\n` or `\u{7}` (a file name holding a
+/// newline would split an error into two `error:` lines, the second naming a file that
+/// does not exist). Every line the command writes to stderr
 /// goes through here.
 pub(crate) fn one_line(text: &str) -> String {
     let mut out = String::with_capacity(text.len());

@@ -157,7 +157,7 @@ fn train_run(run: Run, device: &Device, choice: ComputeDevice) -> Result<()> {
 }
 
 /// `v` as before with 4 decimals, or in scientific notation below 0.001: a test MSE of
-/// 9.1e-10 (targets in small units) is no `0.0000` (found by session 27's hostile pass).
+/// 9.1e-10 (targets in small units) is no `0.0000`.
 fn significant(v: f64) -> String {
     match v.abs() {
         0.0 => "0.0000".to_string(),

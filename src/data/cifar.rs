@@ -211,8 +211,8 @@ pub(crate) mod tests {
             e.contains(ARCHIVE_DIR) && e.contains("single class (0)"),
             "{e}"
         );
-        // A test label no training sample has (session 27's hostile pass: scored
-        // without a word) is refused, naming the test batch.
+        // A test label no training sample has (it would be scored without a word) is
+        // refused, naming the test batch.
         write_dir(&inner, [2, 1, 1, 1, 1, 3]);
         let e = load_cifar_dir(outer.path()).unwrap_err().to_string();
         assert!(

@@ -25,8 +25,8 @@ pub(crate) fn check_unique(header: &[String], line: usize, path: &Path) -> Resul
         .iter()
         .enumerate()
         .find_map(|(j, n)| first_at.insert(name_key(n), j).map(|i| (i, j)));
-    // Session 29's hostile pass: pandas' `to_csv()` writes its index under an empty
-    // name, and it trained as a feature (the row number) without a word.
+    // pandas' `to_csv()` writes its index under an empty name, which would train as a
+    // feature (the row number) without a word.
     // pandas names such a column `Unnamed: 0` when it reads the file back.
     let unnamed = |n: &str| {
         let n = n.trim();

@@ -16,7 +16,7 @@ use super::read_maybe_gz;
 use crate::error::{AntError, Result};
 
 pub use super::header::is_number;
-use super::header::{first_row_is_header, header_of_column_numbers, is_column_numbers};
+use super::header::{first_row_is_header, header_of_column_numbers, is_column_numbers, is_json};
 
 /// Field separator, as given on the command line and stored in the model.
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize, Deserialize)]
@@ -58,14 +58,19 @@ impl FromStr for Separator {
     }
 }
 
-
-
 /// The message for record `line` of `got` fields where the first record, on line
 /// `first`, had `w`. When it is the second record and the delimiter was `guessed`
 /// (from the first lines), the first line may be a title or a comment the guess was
-/// made from (found by session 27's hostile pass: "# exported by ..." gave "1 fields,
-/// expected 5" for a file of 3 columns).
-fn ragged(line: usize, got: usize, w: usize, first: usize, second: bool, guessed: Option<Separator>) -> String {
+/// made from ("# exported by ..." would give "1 fields, expected 5" for a file of 3
+/// columns).
+fn ragged(
+    line: usize,
+    got: usize,
+    w: usize,
+    first: usize,
+    second: bool,
+    guessed: Option<Separator>,
+) -> String {
     let msg = format!("line {line}: {got} fields, expected {w} as on line {first}");
     match (second, guessed) {
         (true, Some(d)) => format!(
@@ -200,7 +205,6 @@ impl Table {
     }
 }
 
-
 #[cfg_attr(not(feature = "internals"), allow(dead_code))] // the tests' way in
 /// Reads a delimited text file (raw or gzipped). Blank lines are ignored.
 pub fn read_table(path: &Path, opts: &CsvOptions) -> Result<Table> {
@@ -219,22 +223,10 @@ pub(crate) fn parse_bytes(bytes: &[u8], path: &Path, opts: &CsvOptions) -> Resul
     parse_table(text, path, opts)
 }
 
-/// Refuses JSON (an object or array first): it would be read as one odd CSV field and
-/// refused for its quotes (session 29's hostile pass: "text after a closing quote").
+/// Refuses JSON ([`is_json`]): it would be read as one odd CSV field and refused for
+/// its quotes ("text after a closing quote").
 fn refuse_json(text: &str, path: &Path) -> Result<()> {
-    let first = text.trim_start();
-    let line = first.lines().next().unwrap_or("");
-    // An object that opens with a key after its brackets (`[{"a": NaN ...`, `{\n  "a"`:
-    // Python's json.dump, whole or cut short), a first line
-    // of one JSON value (JSON lines), or one JSON document. A header whose first cell is
-    // `[1]` or `{}` is no JSON (the attacks on this check).
-    let whole = |t: &str| serde_json::from_str::<serde_json::Value>(t).is_ok();
-    let bracket = |c: char| c.is_whitespace() || c == '[' || c == '{';
-    let after = first.trim_start_matches(bracket);
-    // An object's first key after the brackets (`["a"],b` is a header: the fourth attack).
-    let opens = first[..first.len() - after.len()].contains('{') && (after.is_empty() || after.starts_with('"'));
-    let json = (first.starts_with('{') || first.starts_with('[')) && (opens || whole(line) || whole(first));
-    match json {
+    match is_json(text) {
         true => Err(AntError::data(
             path,
             "holds JSON, but tables are read as delimited text: write it as CSV, a header line of names then a row per sample",
@@ -297,7 +289,7 @@ pub(crate) fn parse_table(text: &str, path: &Path, opts: &CsvOptions) -> Result<
         };
         if fields.len() != w {
             // The first line is the odd one when the records after it agree with this
-            // one (not a short row under a real header: the second attack).
+            // one (not a short row under a real header).
             let second = line_numbers.len() + usize::from(header.is_some()) == 1
                 && records(text, delimiter, first_line)
                     .skip(1)
@@ -489,10 +481,18 @@ fn detect_delimiter(text: &str) -> Separator {
     let after_first = [Separator::Comma, Separator::Tab, Separator::Semicolon]
         .into_iter()
         .find(|&d| {
-            let counts: Vec<usize> = records(text, d, 1).skip(1).take(10).map(|r| r.fields.len()).collect();
-            counts.first().is_some_and(|&k| k > 1 && counts.iter().all(|&c| c == k))
+            let counts: Vec<usize> = records(text, d, 1)
+                .skip(1)
+                .take(10)
+                .map(|r| r.fields.len())
+                .collect();
+            counts
+                .first()
+                .is_some_and(|&k| k > 1 && counts.iter().all(|&c| c == k))
         });
-    best.map(|(d, _)| d).or(after_first).unwrap_or(Separator::Space)
+    best.map(|(d, _)| d)
+        .or(after_first)
+        .unwrap_or(Separator::Space)
 }
 
 /// Parses every cell as `f64` (NaN and inf are accepted here; refuse them later
@@ -524,7 +524,6 @@ pub(crate) fn parse_f64(table: &Table, path: &Path) -> Result<Vec<Vec<f64>>> {
 
 #[cfg(test)]
 mod tests {
-    use super::super::header::counts_its_columns;
     use super::*;
 
     const P: &str = "/virtual/t.csv";
@@ -619,33 +618,6 @@ mod tests {
         )
         .unwrap();
         assert_eq!((t.header.clone(), t.n_rows()), (None, 2));
-        // The guess itself, with a column exempted.
-        let row = |r: &[&str]| r.iter().map(|s| s.to_string()).collect::<Vec<_>>();
-        assert!(first_row_is_header(row(&["1", "a"]), |_| true));
-        // pandas' header of unnamed columns; two columns may be a data row.
-        let none = |_| false;
-        assert!(is_column_numbers(&["0", "1", " 2", "3"], none));
-        // `1,2,3` alone is as likely a row of small integers: said, not taken.
-        assert!(!is_column_numbers(&["1", "2", "3"], none));
-        assert!(counts_its_columns(&["1", "2", "3"]));
-        assert!(!is_column_numbers(&["0", "1"], none));
-        assert!(!is_column_numbers(&["0", "1", "3"], none));
-        assert!(!is_column_numbers(&["1", "2", "3", "species"], none));
-        // Three features or more numbered in order, beside a label column's name.
-        let last = |j| j == 3;
-        assert!(is_column_numbers(&["1", "2", "3", "species"], last));
-        assert!(is_column_numbers(&["0", "1", "2", "species"], last));
-        assert!(is_column_numbers(&["0", "1", "2", "3"], last));
-        assert!(is_column_numbers(&["species", "1", "2", "3"], |j| j == 0));
-        assert!(!is_column_numbers(&["x", "1", "2"], |j| j == 0));
-        assert!(!is_column_numbers(&["1", "2", "3", "7"], last));
-        assert!(!is_column_numbers(&["1", "2", "4", "species"], last));
-        assert!(!is_column_numbers(&["1", "2", "3", ""], last));
-        assert!(!first_row_is_header(row(&["1", "a"]), |j| j != 1));
-        assert!(!first_row_is_header(
-            row(&[" 1e3", "NaN", "-inf", ""]),
-            |_| true
-        ));
     }
 
     #[test]
@@ -728,7 +700,10 @@ mod tests {
         assert!(e.to_string().contains("line 3: 3 fields"), "{e}");
         // A title or comment line above the table: the rows decide the delimiter, and the
         // error names the skip that reads the rest.
-        for text in ["# exported by a tool\nx,y,label\n1,2,a\n", "Results\nx,y,label\n1,2,a\n"] {
+        for text in [
+            "# exported by a tool\nx,y,label\n1,2,a\n",
+            "Results\nx,y,label\n1,2,a\n",
+        ] {
             let e = table(text).unwrap_err().to_string();
             assert!(
                 e.contains("line 2: 3 fields, expected 1 as on line 1 (split at commas, guessed)")
@@ -738,7 +713,10 @@ mod tests {
         }
         // A short row under a real header is no title: no such hint.
         let e = table("x,y,label\n1,2\n3,4,a\n").unwrap_err().to_string();
-        assert!(e.contains("line 2: 2 fields, expected 3") && !e.contains("skip"), "{e}");
+        assert!(
+            e.contains("line 2: 2 fields, expected 3") && !e.contains("skip"),
+            "{e}"
+        );
     }
 
     #[test]

@@ -6,8 +6,8 @@ use rand::SeedableRng;
 use rand::seq::SliceRandom;
 use rand_chacha::ChaCha8Rng;
 
-use super::hex;
 use crate::error::{AntError, Result};
+use crate::store::checksum::hex;
 
 /// Samples in row-major f32, each sample of shape `sample_shape` (e.g. `[1,28,28]` for
 /// images C,H,W, or `[21]` for tabular rows).
@@ -17,8 +17,7 @@ pub struct Dataset {
     pub(crate) sample_shape: Vec<usize>,
     pub(crate) targets: Targets,
     /// The classes' labels, by class index, when known (a table's, Python's): what
-    /// messages about classes say (session 28's hostile pass: labels 1, 2, 3 were
-    /// called "class 0, 1").
+    /// messages about classes say (labels 1, 2, 3 are not called "class 0, 1").
     pub(crate) class_names: Option<std::sync::Arc<[String]>>,
 }
 
@@ -318,8 +317,8 @@ impl Dataset {
 
     /// A checksum of the samples as a set (with repeats): the same samples in any
     /// order give the same one. The sum of each sample's MD5 (its inputs and target),
-    /// with the shape and the count: found by session 27's hostile pass, a test file of
-    /// the training rows reordered was scored as new data.
+    /// with the shape and the count: a test file of the training rows reordered is not
+    /// scored as new data.
     pub(crate) fn row_set_checksum(&self) -> String {
         self.row_set_checksum_of(&super::row_sketch::row_digests(self))
     }

@@ -1,14 +1,16 @@
 //! What a data path holds, judged by its content (never by its name): the one
 //! detector that every command (`train`, `eval`, `predict`, `prune`, `plot`) uses.
 //!
-//! A directory holds CIFAR-10 batches or else MNIST-style IDX files. A file (gzip is
-//! undone first) is, in this order: a MAT-file (its header text), an IDX array (its
-//! zero magic *and* exactly the size its header declares), a CIFAR-10 batch (whole
-//! 3,073-byte records with labels 0..=9), or else delimited text.
+//! A directory holds CIFAR-10 batches, folders of images (one per class, with no IDX
+//! file beside them), or else MNIST-style IDX files. A file (gzip is undone first) is,
+//! in this order: a MAT-file (its header text), an IDX array (its zero magic *and*
+//! exactly the size its header declares), a CIFAR-10 batch (whole 3,073-byte records
+//! with labels 0..=9), NumPy's `.npy` or `.npz`, an image (PNG, JPEG, BMP, GIF, TIFF
+//! or WebP, by its magic and a header that parses), or else delimited text.
 
 use std::path::Path;
 
-use super::{cifar, idx, mat, read_data};
+use super::{cifar, idx, image_folder, mat, numpy, read_data};
 use crate::error::{AntError, Result};
 
 /// What a directory holds.
@@ -16,6 +18,9 @@ use crate::error::{AntError, Result};
 pub enum DirFormat {
     /// CIFAR-10 binary batches, in the directory or its `cifar-10-batches-bin`.
     Cifar,
+    /// Folders of image files, one per class (`train/<class>/`, `test/<class>/`, or
+    /// `<class>/` alone): a directory with a folder in it and no IDX file.
+    ImageFolder,
     /// Anything else: read as MNIST-style IDX files (`train-images-idx3-ubyte`...).
     Idx,
 }
@@ -29,6 +34,10 @@ pub enum FileFormat {
     Idx,
     /// One CIFAR-10 binary batch.
     CifarBatch,
+    /// One image file (PNG, JPEG, BMP, GIF, TIFF or WebP).
+    Image,
+    /// NumPy's `.npy` (one array) or `.npz` (several).
+    Numpy,
     /// Anything else: delimited text (CSV, TSV, blanks), checked when it is read.
     Text,
 }
@@ -45,6 +54,10 @@ impl FileFormat {
         } else if mat::looks_like_v4(bytes) {
             // A level-4 MAT-file cut short: named so by its reader, not read as text.
             FileFormat::Mat
+        } else if numpy::is_npy(bytes) || numpy::is_npz(bytes) {
+            FileFormat::Numpy
+        } else if image_folder::is_image(bytes) {
+            FileFormat::Image
         } else {
             FileFormat::Text
         }
@@ -69,12 +82,62 @@ pub fn detect(path: &Path) -> Result<Input> {
     if path.is_dir() {
         return Ok(Input::Dir(if cifar::batches_dir(path).is_some() {
             DirFormat::Cifar
+        } else if image_folder::is_image_folder(path) {
+            DirFormat::ImageFolder
         } else {
             DirFormat::Idx
         }));
     }
     let read = read_data(path)?;
-    Ok(Input::File(FileFormat::of(&read.bytes), read.bytes, read.raw_md5))
+    Ok(Input::File(
+        FileFormat::of(&read.bytes),
+        read.bytes,
+        read.raw_md5,
+    ))
+}
+
+/// What a data path holds, in words, and whether it is images: what a model of the
+/// other kind is told it was given.
+pub struct Holds {
+    pub found: &'static str,
+    pub images: bool,
+}
+
+/// What `path` holds, by [`detect`]; `None` when it cannot be read. A directory is read
+/// as images (IDX or CIFAR-10), whatever it holds.
+pub fn holds(path: &Path) -> Option<Holds> {
+    let (found, images) = match detect(path).ok()? {
+        Input::Dir(_) => ("is a directory (data directories hold images)", true),
+        Input::File(FileFormat::Idx | FileFormat::CifarBatch | FileFormat::Image, ..) => {
+            ("holds images", true)
+        }
+        Input::File(FileFormat::Text, ..) => ("holds a table (delimited text)", false),
+        Input::File(FileFormat::Mat, ..) => ("holds a MAT-file", false),
+        // Rows or images, as its shape says: the reader judges it.
+        Input::File(FileFormat::Numpy, ..) => return None,
+    };
+    Some(Holds { found, images })
+}
+
+/// Whether the regular file `path` starts as NumPy's files do (`.npy`, or a zip
+/// archive such as `.npz`): its labels are inside it, no `--target` names them.
+pub fn is_numpy_file(path: &Path) -> bool {
+    use std::io::Read;
+    let mut head = [0u8; 6];
+    std::fs::File::open(path).is_ok_and(|mut f| f.read_exact(&mut head).is_ok())
+        && (numpy::is_npy(&head) || head.starts_with(b"PK\x03\x04"))
+}
+
+/// Whether the regular file `path` starts as a MAT-file does, by the first bytes the
+/// detector judges (a pipe is not read here: it could be read only once).
+pub fn is_a_mat_file(path: &Path) -> bool {
+    use std::io::Read;
+    let mut head = Vec::with_capacity(128);
+    let file = std::fs::File::open(path)
+        .ok()
+        .filter(|f| f.metadata().is_ok_and(|m| m.is_file()));
+    file.is_some_and(|f| f.take(128).read_to_end(&mut head).is_ok())
+        && (head.starts_with(b"MATLAB ") || mat::looks_like_v4(&head))
 }
 
 #[cfg(test)]
@@ -145,7 +208,7 @@ mod tests {
         enc.write_all(&raw).unwrap();
         let p = d.path().join("x.csv");
         std::fs::write(&p, enc.finish().unwrap()).unwrap();
-        let md5 = crate::data::md5_hex(&std::fs::read(&p).unwrap());
+        let md5 = crate::store::checksum::md5_hex(&std::fs::read(&p).unwrap());
         assert_eq!(detect(&p).unwrap(), Input::File(FileFormat::Idx, raw, md5));
         let e = detect(&d.path().join("missing")).unwrap_err();
         assert!(matches!(e, AntError::Data { .. }));

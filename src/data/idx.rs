@@ -128,8 +128,8 @@ pub fn parse_idx(mut bytes: Vec<u8>, path: &Path) -> Result<IdxArray> {
 /// Finds `name` in `dir`, raw or with `.gz` appended, also accepting the
 /// `train-images.idx3-ubyte` spelling some mirrors use. Two of them that hold other
 /// content (an unpacked copy edited since, a relabelled file beside the original) are
-/// an error naming both: found by session 27's hostile pass, the first was read
-/// silently. Copies of the same content (`gunzip -k`) are one file.
+/// an error naming both, rather than the first read silently. Copies of the same
+/// content (`gunzip -k`) are one file.
 fn find_idx_file(dir: &Path, name: &str) -> Result<PathBuf> {
     let dotted = name.replacen("-idx", ".idx", 1);
     let candidates = [
@@ -253,8 +253,8 @@ pub fn load_idx_dir(dir: &Path) -> Result<(Dataset, Dataset)> {
 }
 
 /// The test files (`t10k-*`) of an IDX directory alone, for scoring a model: the
-/// training files may be absent, and their classes say nothing of a test (session 29's
-/// hostile pass: `eval` asked for them; the model checks the labels it is given).
+/// training files may be absent, and their classes say nothing of a test (`eval` does
+/// not ask for them; the model checks the labels it is given).
 pub fn load_idx_test(dir: &Path) -> Result<Dataset> {
     let test = read_split(dir, "t10k")?;
     let n_classes = test.labels.iter().max().map_or(0, |&m| m as usize + 1);

@@ -93,8 +93,8 @@ pub(crate) fn index_of_names(
 /// distinct as labels: a saved model reads a table's labels by their keys.
 pub fn check_class_names(names: &[String]) -> std::result::Result<(), String> {
     // A blank cell of a table is a missing label, so such a class could never be
-    // scored or read back (session 28's hostile pass: a Python class '' trained, then
-    // `ant eval` refused its rows and `ant predict` wrote empty predictions).
+    // scored or read back (a Python class '' would train, then `ant eval` would refuse
+    // its rows and `ant predict` write empty predictions).
     if let Some(blank) = names.iter().find(|n| n.trim().is_empty()) {
         return Err(format!(
             "the label {} is blank, which a table reads as a missing label: give the class a name",

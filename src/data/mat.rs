@@ -95,15 +95,15 @@ impl MatMatrix {
 /// Other variables (cell, struct, char, sparse, complex, N-d with N > 2, objects)
 /// are skipped, i.e. absent from the result.
 pub fn read_mat(path: &Path) -> Result<Vec<MatMatrix>> {
-    let bytes = crate::persist::read_bounded(path, super::MAX_DATA_BYTES)
+    let bytes = crate::store::atomic::read_bounded(path, super::MAX_DATA_BYTES)
         .map_err(|e| AntError::io(path, e))?;
     parse_mat(&bytes, path)
 }
 
 /// Whether `bytes` look like a MAT-file: of level 5 or later, its header text starts
 /// "MATLAB " and names a "MAT-file" (the format's own convention; [`parse_mat`] then
-/// checks the rest, and names v7.3's HDF5 files as such: found by session 27's hostile
-/// pass, they were read as text).
+/// checks the rest, and names v7.3's HDF5 files as such rather than reading them as
+/// text).
 /// Level-4 files, which have no header, are recognised by their records ([`v4`]); one
 /// damaged or cut short by its first record ([`looks_like_v4`], checked after the
 /// formats that have a magic number).

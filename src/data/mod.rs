@@ -14,12 +14,18 @@ internal_mods! {
     detect;
     /// Whether a table's first row is a header.
     header;
+    /// Folders of image files, one folder per class.
+    image_folder;
     /// Which rows of a file a model was trained on, when not all of them.
     row_sketch;
+    /// Checks of the rows a run trains and tests on, said before training starts.
+    row_checks;
     /// MNIST's IDX files.
     idx;
     /// MATLAB .mat files (SARCOS).
     mat;
+    /// NumPy's .npy and .npz files.
+    numpy;
     /// SARCOS in its .mat or .csv form.
     sarcos;
     /// Validation and test rows, and ensemble members' rows.
@@ -27,6 +33,8 @@ internal_mods! {
 }
 pub(crate) mod columns;
 mod compatible;
+/// What f32 does to a column read.
+mod f32_columns;
 pub mod labels;
 pub mod source;
 pub mod tabular;
@@ -34,6 +42,8 @@ mod target_column;
 
 pub use compatible::Misfit;
 pub(crate) use compatible::check_compatible;
+pub(crate) use f32_columns::check_standardisation;
+pub use f32_columns::{ColumnMagnitudes, to_f32};
 // The root re-exports `Dataset` and `Targets`: their one public path is `ant::Dataset`.
 pub(crate) mod dataset;
 pub(crate) use dataset::{Dataset, Targets};
@@ -42,174 +52,7 @@ use std::io::Read;
 use std::path::Path;
 
 use crate::error::{AntError, Result};
-
-/// A value read from a file (or given from Python) as the f32 training computes in, or
-/// why it cannot be one (NaN, infinite, or beyond f32's range: 1e300 is finite in f64,
-/// infinite in f32). Values too small for f32 are judged by their column
-/// ([`ColumnMagnitudes`]): a p-value of 1e-300 among others is a 0 like any.
-pub fn to_f32(v: f64) -> std::result::Result<f32, String> {
-    let v32 = v as f32;
-    match (v.is_finite(), v32.is_finite()) {
-        (true, true) => Ok(v32),
-        (true, false) => Err(format!(
-            "is {v:e}, which overflows f32 (its values stay within ±{:e})",
-            f32::MAX
-        )),
-        (false, _) => Err(format!("is non-finite ({v})")),
-    }
-}
-
-/// What f32 would do to each column of values read, to refuse a column it would
-/// silently flatten or blur:
-/// - one whose every non-zero value lies below f32's smallest normal magnitude
-///   (1.2e-38), where f32 keeps few digits or none (1e-50 becomes 0);
-/// - one whose spread is finer than f32's 7 digits hold at its size (timestamps,
-///   identifiers or readings with a large offset: 1,700,000,000 plus a few hundred
-///   becomes a handful of values 128 apart), found as narrowing changing its values by
-///   more than 5% of their spread.
-///
-/// A spread below 1e-10 of the values' size is f64 rounding noise (0.1 + 0.2 against
-/// 0.3), not data: such a column is constant to training, as before. So is one whose
-/// values all narrow to one f32 value (`0.3` beside its f32 value
-/// `0.30000001192092896`, as exports of both widths mix), which is said in a warning
-/// ([`ColumnMagnitudes::flattened`]): it may be data f32 cannot hold.
-pub struct ColumnMagnitudes(Vec<ColumnSeen>);
-
-/// One column's largest magnitude, its running mean and sum of squared deviations
-/// (Welford's, in f64), the largest change narrowing to f32 made to a value, and the
-/// smallest and largest value narrowed.
-#[derive(Clone, Copy)]
-struct ColumnSeen {
-    max: f64,
-    n: f64,
-    mean: f64,
-    m2: f64,
-    narrowing: f64,
-    lo: f32,
-    hi: f32,
-}
-
-/// The share of a column's spread that narrowing may change a value by (steps of a
-/// tenth of the spread: noise of 3% of it, which no fit notices).
-const MAX_NARROWING_SHARE: f64 = 0.05;
-/// A spread below this share of the values' size is f64 rounding noise.
-const NOISE_SHARE: f64 = 1e-10;
-
-impl ColumnMagnitudes {
-    pub fn new(columns: usize) -> ColumnMagnitudes {
-        let none = ColumnSeen {
-            max: 0.0,
-            n: 0.0,
-            mean: 0.0,
-            m2: 0.0,
-            narrowing: 0.0,
-            lo: f32::INFINITY,
-            hi: f32::NEG_INFINITY,
-        };
-        ColumnMagnitudes(vec![none; columns])
-    }
-
-    pub fn see(&mut self, column: usize, v: f64) {
-        let c = &mut self.0[column];
-        c.max = c.max.max(v.abs());
-        if !v.is_finite() {
-            return; // refused by to_f32, with its line
-        }
-        c.n += 1.0;
-        let delta = v - c.mean;
-        c.mean += delta / c.n;
-        c.m2 += delta * (v - c.mean);
-        let v32 = v as f32;
-        c.narrowing = c.narrowing.max((f64::from(v32) - v).abs());
-        (c.lo, c.hi) = (c.lo.min(v32), c.hi.max(v32));
-    }
-
-    /// The first column f32 would flatten or blur, and why (with what rescues it).
-    pub fn too_small(&self) -> Option<(usize, String)> {
-        self.0
-            .iter()
-            .enumerate()
-            .find_map(|(j, c)| c.lost_in_f32().map(|why| (j, why)))
-    }
-
-    /// The columns whose values differ but all narrow to one f32 value: constant to
-    /// training, and said, since that variation may be data (what a warning says).
-    pub fn flattened(&self) -> Vec<(usize, String)> {
-        let said = |c: &ColumnSeen| {
-            (c.blurred() && c.lo == c.hi).then(|| {
-                format!(
-                    "its values vary by {:.3e} around {}, but are all one value in f32 (ant computes in f32): it is trained as a constant; if that variation is data, subtract an offset such as {} first",
-                    c.std(),
-                    c.mean_text(),
-                    c.offset()
-                )
-            })
-        };
-        self.0
-            .iter()
-            .enumerate()
-            .filter_map(|(j, c)| said(c).map(|w| (j, w)))
-            .collect()
-    }
-}
-
-impl ColumnSeen {
-    fn std(&self) -> f64 {
-        (self.m2 / self.n.max(1.0)).sqrt()
-    }
-
-    /// Whether the values vary (beyond f64 noise) and narrowing moves them by more than
-    /// [`MAX_NARROWING_SHARE`] of their spread.
-    fn blurred(&self) -> bool {
-        let std = self.std();
-        std > NOISE_SHARE * self.mean.abs()
-            && std > 0.0
-            && self.narrowing > MAX_NARROWING_SHARE * std
-    }
-
-    /// The power of ten just above the spread.
-    fn power(&self) -> i32 {
-        self.std().log10().floor() as i32 + 1
-    }
-
-    /// The mean, to two digits below the spread's.
-    fn mean_text(&self) -> String {
-        format!("{:.*}", (2 - self.power()).max(0) as usize, self.mean)
-    }
-
-    /// An offset of the mean's leading digits, down to the spread's.
-    fn offset(&self) -> String {
-        let unit = 10f64.powi(self.power());
-        format!(
-            "{:.*}",
-            (-self.power()).max(0) as usize,
-            (self.mean / unit).round() * unit
-        )
-    }
-
-    fn lost_in_f32(&self) -> Option<String> {
-        let max = self.max;
-        if max > 0.0 && max < f64::from(f32::MIN_POSITIVE) {
-            let factor = 10f64.powi((-max.log10()).ceil() as i32);
-            return Some(format!(
-                "every value is below f32's smallest normal magnitude ({:e}; the largest is {max:e}), where f32 keeps few digits or none: multiply the column by {factor:e}",
-                f32::MIN_POSITIVE
-            ));
-        }
-        // Values that stay more than one in f32 but are moved about: refused. Values
-        // that all become one are a constant (see `flattened`).
-        (self.blurred() && self.lo < self.hi).then(|| {
-            format!(
-                "its values vary by {:.3e} around {}, finer than f32's 7 digits hold at that size (ant computes in f32): narrowing changes them by up to {:.3e}, {:.0}% of their spread; subtract an offset such as {} first",
-                self.std(),
-                self.mean_text(),
-                self.narrowing,
-                100.0 * self.narrowing / self.std(),
-                self.offset()
-            )
-        })
-    }
-}
+pub(crate) use crate::store::checksum::md5_hex;
 
 /// Refuses training labels (classes `0..n_classes`, read from `path`) that do not
 /// describe a classification problem: fewer than two classes with samples, or, with
@@ -258,8 +101,8 @@ pub(crate) fn check_classes(
 }
 
 /// Refuses a test label (read from `path`) that no training sample has: its score
-/// would count a class the model never saw (found by session 27's hostile pass in
-/// CIFAR folders whose training batches lacked classes).
+/// would count a class the model never saw (a CIFAR folder whose training batches lack
+/// classes).
 pub(crate) fn check_test_classes(train: &[u32], test: &[u32], path: &Path) -> Result<()> {
     let top = train
         .iter()
@@ -301,44 +144,6 @@ pub(crate) fn ranges(sorted: &[usize]) -> String {
     parts.join(", ")
 }
 
-/// Hex MD5 of the raw bytes of `path` (not decompressed).
-pub(crate) fn file_md5(path: &Path) -> Result<String> {
-    md5_of_first(path, u64::MAX).map_err(|e| AntError::io(path, e))
-}
-
-/// Hex MD5 of the first `len` bytes of the file `path` (all of a shorter one), read as
-/// a stream.
-pub(crate) fn md5_of_first(path: &Path, len: u64) -> std::io::Result<String> {
-    md5_of_first_read(std::fs::File::open(path)?, len)
-}
-
-/// [`md5_of_first`] of what `reader` reads from where it stands.
-pub(crate) fn md5_of_first_read(reader: impl Read, len: u64) -> std::io::Result<String> {
-    use md5::{Digest, Md5};
-    let mut file = reader.take(len);
-    let mut hasher = Md5::new();
-    let mut buf = vec![0u8; 1 << 16];
-    loop {
-        let n = file.read(&mut buf)?;
-        if n == 0 {
-            break;
-        }
-        hasher.update(&buf[..n]);
-    }
-    Ok(hex(&hasher.finalize()))
-}
-
-/// Hex MD5 of `bytes`.
-#[cfg_attr(feature = "internals", visibility::make(pub))]
-pub(crate) fn md5_hex(bytes: &[u8]) -> String {
-    use md5::{Digest, Md5};
-    hex(&Md5::digest(bytes))
-}
-
-fn hex(bytes: &[u8]) -> String {
-    bytes.iter().map(|b| format!("{b:02x}")).collect()
-}
-
 /// gzip magic bytes (RFC 1952).
 pub(crate) const GZIP_MAGIC: [u8; 2] = [0x1f, 0x8b];
 
@@ -363,8 +168,8 @@ pub(crate) struct DataBytes {
 
 /// Every data file is read through here ([`read_maybe_gz`] keeps only the bytes).
 pub(crate) fn read_data(path: &Path) -> Result<DataBytes> {
-    let raw =
-        crate::persist::read_bounded(path, MAX_DATA_BYTES).map_err(|e| AntError::io(path, e))?;
+    let raw = crate::store::atomic::read_bounded(path, MAX_DATA_BYTES)
+        .map_err(|e| AntError::io(path, e))?;
     let raw_md5 = md5_hex(&raw);
     let bytes = unpack(raw, path)?;
     Ok(DataBytes { bytes, raw_md5 })
@@ -442,51 +247,6 @@ pub(crate) fn check_class_names(
 #[cfg(test)]
 mod tests {
     use super::*;
-
-    /// The column `values` as [`ColumnMagnitudes`] judges it.
-    fn judged(values: impl Iterator<Item = f64>) -> Option<String> {
-        let mut seen = ColumnMagnitudes::new(1);
-        values.for_each(|v| seen.see(0, v));
-        seen.too_small().map(|(_, why)| why)
-    }
-
-    #[test]
-    fn a_column_is_refused_only_when_f32_blurs_its_spread() {
-        // A few tens apart, Unix times are one f32 value: a constant, said in a warning.
-        let mut seen = ColumnMagnitudes::new(1);
-        (0..50).for_each(|i| seen.see(0, 1.7e9 + f64::from(i)));
-        assert_eq!(seen.too_small(), None);
-        let said = seen.flattened();
-        assert!(
-            said.len() == 1 && said[0].1.contains("trained as a constant"),
-            "{said:?}"
-        );
-        // 0.3 beside its own f32 value (exports of both widths mixed): the same.
-        assert_eq!(
-            judged((0..50).map(|i| [0.3, f64::from(0.3f32)][i % 2])),
-            None
-        );
-        // A few hundred apart: 128 apart in f32, refused.
-        let why = judged((0..50).map(|i| 1.7e9 + 7.0 * f64::from(i))).expect("refused");
-        assert!(
-            why.contains("subtract an offset such as 1700000000"),
-            "{why}"
-        );
-        // The same times days apart, a price, a coordinate: kept.
-        assert_eq!(
-            judged((0..50).map(|i| 1.7e9 + 86_400.0 * f64::from(i))),
-            None
-        );
-        assert_eq!(judged((0..50).map(|i| 2e5 + 1e3 * f64::from(i))), None);
-        assert_eq!(judged((0..50).map(|i| 37.7 + 1e-3 * f64::from(i))), None);
-        // f64 rounding noise around a constant is a constant, not data.
-        assert_eq!(judged((0..50).map(|i| [0.3, 0.1 + 0.2][i % 2])), None);
-        let why = judged((0..50).map(|i| 37.774_929 + 1e-6 * f64::from(i))).expect("refused");
-        assert!(
-            why.contains("around 37.77495") && why.contains("offset such as 37.7750"),
-            "{why}"
-        );
-    }
 
     fn toy(n: usize) -> Dataset {
         // Sample i is [i, 10*i]; label i % 3.
@@ -730,13 +490,11 @@ mod tests {
     }
 
     #[test]
-    fn md5_and_gzip_detection() {
+    fn gzip_is_detected_by_content() {
         use std::io::Write;
         let dir = tempfile::tempdir().unwrap();
         let p = dir.path().join("a.bin");
         std::fs::write(&p, b"abc").unwrap();
-        assert_eq!(file_md5(&p).unwrap(), "900150983cd24fb0d6963f7d28e17f72");
-        assert_eq!(md5_hex(b"abc"), "900150983cd24fb0d6963f7d28e17f72");
         assert_eq!(read_maybe_gz(&p).unwrap(), b"abc");
 
         // gzip detected by content, whatever the name.
@@ -752,8 +510,5 @@ mod tests {
         let e = read_maybe_gz(&g).unwrap_err();
         assert!(matches!(e, AntError::Data { .. }), "{e}");
         assert!(e.to_string().contains("plain_name"));
-
-        let e = file_md5(&dir.path().join("missing")).unwrap_err();
-        assert!(matches!(e, AntError::Io { .. }));
     }
 }

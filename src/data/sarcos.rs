@@ -13,6 +13,12 @@ pub const SARCOS_INPUTS: usize = 21;
 pub const SARCOS_OUTPUTS: usize = 7;
 const SARCOS_COLS: usize = SARCOS_INPUTS + SARCOS_OUTPUTS;
 
+/// Whether rows of `inputs` features and `outputs` regression values are SARCOS's
+/// layout, the one a file is read in without a table layout (no `--target`).
+pub(crate) fn is_sarcos_layout(inputs: usize, outputs: usize) -> bool {
+    (inputs, outputs) == (SARCOS_INPUTS, SARCOS_OUTPUTS)
+}
+
 /// Variable names used by the GPML distribution files.
 const MAT_NAMES: [&str; 2] = ["sarcos_inv", "sarcos_inv_test"];
 
@@ -26,7 +32,7 @@ pub fn load_sarcos(path: &Path) -> Result<Dataset> {
 
 /// [`load_sarcos`] on a file's (gunzipped) bytes; `path` only names it in errors.
 /// `training`: a column f32 would flatten or blur is refused (rows scored or predicted
-/// on are the model's inputs as they are: session 27's second pass).
+/// on are the model's inputs as they are).
 pub fn parse_sarcos(bytes: &[u8], path: &Path, training: bool) -> Result<Dataset> {
     let rows: Vec<Vec<f64>> = if is_mat(bytes) || looks_like_v4(bytes) {
         let m = pick_matrix(parse_mat(bytes, path)?, path)?;

@@ -1,10 +1,10 @@
 //! From a `--data` path to training and test sets, the same way for `train` and `eval`.
 
-use std::path::Path;
+use std::path::{Path, PathBuf};
 
 use super::detect::{DirFormat, FileFormat, Input, detect};
 use super::tabular::{TargetSpec, parse_labelled};
-use super::{Dataset, Targets, cifar, idx, sarcos};
+use super::{Dataset, Targets, cifar, idx, image_folder, numpy, sarcos};
 use crate::data::split::TestSplit;
 use crate::error::{AntError, Result};
 use crate::spec::Shape;
@@ -95,7 +95,7 @@ fn load_any(
             ));
         }
         // A directory read for its test rows gives its test files alone, not its
-        // training ones (session 29: `--test-data DIR` scored a CIFAR directory's training
+        // training ones (`--test-data DIR` must not score a CIFAR directory's training
         // batches), and no rows beside them (`all` is empty; no copy of the test set).
         Input::Dir(DirFormat::Cifar) if !training => {
             let te = cifar::load_cifar_test(path)?;
@@ -112,6 +112,39 @@ fn load_any(
         Input::Dir(DirFormat::Idx) => {
             let (tr, te) = idx::load_idx_dir(path)?;
             return Ok(plain(tr, Some(te), None));
+        }
+        // A folder read for its test rows gives its `test/` images alone, or all of
+        // them (with their checksum: a model's held-out fraction is found in them).
+        Input::Dir(DirFormat::ImageFolder) if !training => {
+            let (te, md5) = image_folder::load_test(path, classes)?;
+            let names = te.class_names.as_deref().map(<[String]>::to_vec);
+            let loaded = match md5 {
+                Some(_) => Loaded {
+                    all: te,
+                    own_test: None,
+                    class_names: names,
+                    target: None,
+                    md5,
+                },
+                None => Loaded {
+                    all: te.subset(&[]),
+                    own_test: Some(te),
+                    class_names: names,
+                    target: None,
+                    md5,
+                },
+            };
+            return Ok(loaded);
+        }
+        Input::Dir(DirFormat::ImageFolder) => {
+            let f = image_folder::load(path)?;
+            return Ok(Loaded {
+                all: f.train,
+                own_test: f.test,
+                class_names: Some(f.class_names),
+                target: None,
+                md5: Some(f.md5),
+            });
         }
         Input::File(format, bytes, md5) => (format, bytes, md5),
     };
@@ -149,6 +182,25 @@ fn load_any(
         (FileFormat::CifarBatch, _) => Err(AntError::data(
             path,
             "is a single CIFAR-10 batch; give the directory holding data_batch_1..5.bin and test_batch.bin",
+        )),
+        (FileFormat::Numpy, Some(_)) => Err(AntError::data(
+            path,
+            "holds NumPy arrays, whose labels are its y array: leave out --target",
+        )),
+        (FileFormat::Numpy, None) => {
+            let d = numpy::load_labelled(&bytes, path)?;
+            d.train.check_finite(path)?;
+            Ok(Loaded {
+                all: d.train,
+                own_test: d.test,
+                class_names: d.class_names,
+                target: None,
+                md5: Some(md5),
+            })
+        }
+        (FileFormat::Image, _) => Err(AntError::data(
+            path,
+            "is a single image; give a folder of class folders (DIR/<class>/..., or DIR/train/<class>/... and DIR/test/<class>/...)",
         )),
     }
 }
@@ -320,8 +372,8 @@ pub(crate) fn load_test_rows(
     let now = md5_of(l.md5, path)?;
     let (train, test, _) = l.all.seeded_split(*fraction, *seed);
     // Other bytes of the same rows (CRLF line ends, a gzipped copy) hold the model's test
-    // rows, when the rows its split trains on are the model's by their checksum (session
-    // 29's hostile pass: `prune` found them so, `eval` scored every row).
+    // rows, when the rows its split trains on are the model's by their checksum (`eval`
+    // scores those test rows alone, as `prune` does, not every row).
     let proven = trained(&train);
     if proven == Some(true) || (now == *md5 && proven.is_none()) {
         return Ok((test, None));
@@ -340,6 +392,99 @@ pub(crate) fn load_test_rows(
         l.all.len()
     );
     Ok((l.all, Some(warning)))
+}
+
+/// The door for unlabelled samples (`ant predict`): reads `path` in the format
+/// [`detect`] finds, for a model whose input is `input`: table rows for a flat model
+/// (laid out as `spec` says, the target column optional; `outputs` values a row); an
+/// IDX image file, a CIFAR-10 batch, an image file or a folder of them (read whole,
+/// sorted) for an image model; or a SARCOS MAT-file. Targets are placeholders. Image
+/// files come back with their paths, in the order of the samples.
+pub fn load_unlabelled(
+    path: &Path,
+    input: Shape,
+    spec: Option<&TargetSpec>,
+    outputs: usize,
+) -> Result<(Dataset, Option<Vec<PathBuf>>)> {
+    let unlabelled = |x: Vec<f32>, sample_shape: Vec<usize>| {
+        let n = x.len() / sample_shape.iter().product::<usize>().max(1);
+        Dataset::new(
+            x,
+            sample_shape,
+            Targets::Values {
+                values: vec![0.0; n],
+                dim: 1,
+            },
+        )
+    };
+    let (format, bytes) = match (detect(path)?, input) {
+        (Input::File(FileFormat::Image, ..) | Input::Dir(_), Shape::Image { c, h, w }) => {
+            let (files, x) = image_folder::load_files(&[path.to_path_buf()], (c, h, w))?;
+            return Ok((unlabelled(x, vec![c, h, w])?, Some(files)));
+        }
+        (Input::Dir(_), _) => {
+            let msg =
+                "is a directory; give one file (CSV rows, an IDX image file or a CIFAR-10 batch)";
+            return Err(AntError::data(path, msg));
+        }
+        (Input::File(format, bytes, _), _) => (format, bytes),
+    };
+    let data = match (format, input) {
+        // An image model's image files are read above, with their paths.
+        (FileFormat::Image, _) => {
+            let msg = format!(
+                "is an image, but the model reads rows of {} numeric features: give a table file",
+                input.numel()
+            );
+            return Err(AntError::data(path, msg));
+        }
+        (FileFormat::Numpy, _) => numpy::load_samples(&bytes, path)?,
+        (FileFormat::Mat, _) => {
+            let s = sarcos::parse_sarcos(&bytes, path, false)?;
+            unlabelled(s.x, s.sample_shape)?
+        }
+        (FileFormat::Idx, _) => {
+            let a = idx::parse_idx(bytes, path)?;
+            let [_, h, w] = a.dims[..] else {
+                return Err(AntError::data(
+                    path,
+                    format!(
+                        "an IDX image file must have 3 dimensions (count, rows, cols), got {:?}",
+                        a.dims
+                    ),
+                ));
+            };
+            let x = a.data.iter().map(|&b| f32::from(b) / 255.0).collect();
+            unlabelled(x, vec![1, h, w])?
+        }
+        (FileFormat::CifarBatch, _) => {
+            let (x, _) = cifar::parse_batch(&bytes, path)?;
+            unlabelled(x, cifar::CIFAR_SHAPE.to_vec())?
+        }
+        (FileFormat::Text, Shape::Flat { d }) => {
+            super::tabular::parse_features(&bytes, path, spec, d, outputs)?
+        }
+        (FileFormat::Text, Shape::Image { .. }) => return Err(not_images(bytes, path, input)),
+    };
+    Ok((data, None))
+}
+
+/// Why a file given to an image model is neither an IDX file nor a CIFAR-10 batch,
+/// in the words of the reader its input shape calls for.
+fn not_images(bytes: Vec<u8>, path: &Path, input: Shape) -> AntError {
+    let err = if input.dims() == cifar::CIFAR_SHAPE {
+        cifar::parse_batch(&bytes, path).err()
+    } else if bytes.starts_with(&[0, 0]) {
+        idx::parse_idx(bytes, path).err()
+    } else {
+        None
+    };
+    err.unwrap_or_else(|| {
+        AntError::data(
+            path,
+            "not an IDX image file (its magic number must start with two zero bytes)",
+        )
+    })
 }
 
 #[cfg(test)]

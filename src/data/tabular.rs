@@ -12,10 +12,9 @@ use serde::{Deserialize, Serialize};
 
 pub use super::csv::Separator;
 use super::csv::{CsvOptions, HeaderMode, Table, parse_bytes};
+use super::f32_columns::check_magnitudes;
 use super::header::{first_row_is_header, header_of_column_numbers};
-use super::target_column::{
-    Reading, TargetColumn, check_magnitudes, warn_of_a_header_read_as_a_row,
-};
+use super::target_column::{Reading, TargetColumn, warn_of_a_header_read_as_a_row};
 use super::{Dataset, Targets};
 use crate::error::{AntError, Result, list, quoted};
 use crate::task::TaskKind;
@@ -290,7 +289,7 @@ fn resolve_target(t: &Table, spec: &TargetSpec, path: &Path) -> Result<(usize, b
         }
         [] => {}
     }
-    // Text above numbers, or no number, says header (session 29: `5.1,...,setosa` was named).
+    // Text above numbers, or no number, says header (`5.1,...,setosa` is a row, not names).
     let numeric_below = |k: usize| t.n_rows() < 2 || super::header::is_number(t.cell(1, k));
     let names = !first.iter().any(|c| super::header::is_number(c))
         || super::header::is_column_numbers(&first, |_| true);

@@ -5,6 +5,7 @@ use std::path::Path;
 
 use super::Targets;
 use super::csv::Table;
+use super::f32_columns::check_magnitudes;
 use crate::error::{AntError, Result, list, quoted};
 
 /// What reading a table is for: training judges whole columns too (one f32 would
@@ -15,31 +16,13 @@ pub(super) enum Reading {
     Later,
 }
 
-/// Refuses a column f32 would flatten or blur, seen in `seen`, naming it (`label(j)`),
-/// and warns of one whose values are all one in f32.
-pub(super) fn check_magnitudes(
-    seen: &super::ColumnMagnitudes,
-    label: impl Fn(usize) -> String,
-    path: &Path,
-) -> Result<()> {
-    for (j, why) in seen.flattened() {
-        tracing::warn!("{}: {}: {why}", path.display(), label(j));
-    }
-    match seen.too_small() {
-        Some((j, why)) => Err(AntError::data(path, format!("{}: {why}", label(j)))),
-        None => Ok(()),
-    }
-}
-
-/// Warns when the first row, read as a row, holds a text target that no other row has:
-/// likely a header whose feature names are numbers (`2019,2020,2021,class`), which
-/// would make one sample of a class of its own (found by session 27's hostile pass).
+/// Warns when the first row, read as a row, holds a text target that no other row has
+/// ([`super::header::a_class_of_its_own`]): likely a header whose feature names are
+/// numbers (`2019,2020,2021,class`), which would make one sample of a class of its own.
 pub(crate) fn warn_of_a_header_read_as_a_row(t: &Table, j: usize, path: &Path) {
     let label = t.cell(0, j).trim();
-    if label.is_empty() || super::header::is_number(label) || t.n_rows() < 2 {
-        return;
-    }
-    if (1..t.n_rows()).any(|r| t.cell(r, j).trim() == label) {
+    let others = (1..t.n_rows()).map(|r| t.cell(r, j));
+    if !super::header::a_class_of_its_own(label, others) {
         return;
     }
     tracing::warn!(
@@ -52,7 +35,7 @@ pub(crate) fn warn_of_a_header_read_as_a_row(t: &Table, j: usize, path: &Path) {
 }
 
 /// `text` as one word for a shell: as it is when plain, else in single quotes (a hint's
-/// `--target my label` split in two: the second attack).
+/// `--target my label` would be split in two).
 fn shell_word(text: &str) -> String {
     let plain = text
         .bytes()

@@ -6,19 +6,19 @@ use std::path::{Path, PathBuf};
 use serde::{Deserialize, Serialize};
 
 use super::Member;
-use crate::data::file_md5;
 use crate::error::{AntError, Result};
-use crate::file_names::ENSEMBLE_FILE;
 use crate::model::TREE_FILE;
 use crate::preset::Preset;
 use crate::run::{CHECKPOINT_DIR, RUN_FILE, RunSpec};
+use crate::store::checksum::file_md5;
+use crate::store::file_names::ENSEMBLE_FILE;
 
 /// The most members an ensemble may have (the paper's have 8): a count from a flag or
 /// a file is checked against it before anything is allocated for it.
 pub(crate) const MAX_MEMBERS: usize = 1000;
 /// The most bytes an `ensemble.json` of [`MAX_MEMBERS`] members can take, with room.
 const MAX_FILE_BYTES: u64 = 16 << 20;
-const FORMAT: &str = crate::file_names::ENSEMBLE_FORMAT;
+const FORMAT: &str = crate::store::file_names::ENSEMBLE_FORMAT;
 
 /// Member `k`'s run directory.
 pub(crate) fn member_dir(dir: &Path, k: usize) -> PathBuf {
@@ -103,7 +103,7 @@ impl EnsembleFile {
     /// The `ensemble.json` of `dir`.
     pub fn open(dir: &Path) -> Result<EnsembleFile> {
         let path = dir.join(ENSEMBLE_FILE);
-        let text = crate::persist::read_bounded(&path, MAX_FILE_BYTES)
+        let text = crate::store::atomic::read_bounded(&path, MAX_FILE_BYTES)
             .map_err(|e| AntError::io(&path, e))?;
         let file: EnsembleFile = serde_json::from_slice(&text)
             .map_err(|e| AntError::data(&path, format!("not an ensemble file: {e}")))?;
@@ -136,7 +136,7 @@ impl EnsembleFile {
     /// Write `ensemble.json` into `dir` (atomically).
     pub fn save(&self, dir: &Path) -> Result<()> {
         let json = serde_json::to_vec_pretty(self).map_err(|e| AntError::model(e.to_string()))?;
-        crate::manifest::write(dir, ENSEMBLE_FILE, &json)
+        crate::store::manifest::write(dir, ENSEMBLE_FILE, &json)
     }
 
     /// Member `k` (checked by the caller to be below the size).
@@ -169,7 +169,7 @@ impl EnsembleFile {
     /// An ensemble of another size, preset, data or parameters, an `ensemble.json` that
     /// does not parse and a single model in `dir` are errors.
     pub(crate) fn matches_dir(&self, dir: &Path) -> Result<bool> {
-        crate::outputs::check(dir, crate::outputs::Kind::Dir, &[])?;
+        crate::store::outputs::check(dir, crate::store::outputs::Kind::Dir, &[])?;
         if !dir.join(ENSEMBLE_FILE).exists() {
             if dir.join(TREE_FILE).exists() {
                 let msg = "holds a single model, not an ensemble: choose another directory";

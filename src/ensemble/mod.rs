@@ -30,7 +30,7 @@ internal_use!(file::{EnsembleFile, MemberState});
 
 /// Whether `dir` holds an ensemble (its `ensemble.json`).
 pub fn is_ensemble(dir: &Path) -> bool {
-    dir.join(crate::file_names::ENSEMBLE_FILE).is_file()
+    dir.join(crate::store::file_names::ENSEMBLE_FILE).is_file()
 }
 pub(crate) use file::{member_dir, member_state};
 pub use train::{resume_members, train_members};
@@ -129,9 +129,9 @@ impl Ensemble {
     /// --ensemble N` leaves it, holding `dir`'s lock.
     pub fn save(&self, dir: &Path) -> Result<()> {
         // As `ant train --ensemble` checks its --out: no model, ensemble or run there.
-        let saved = crate::outputs::Saved::Ensemble;
-        crate::outputs::check_model_dir(dir, saved, false, &[])?;
-        crate::persist::create_dir_all(dir)?;
+        let saved = crate::store::outputs::Saved::Ensemble;
+        crate::store::outputs::check_model_dir(dir, saved, false, &[])?;
+        crate::store::atomic::create_dir_all(dir)?;
         let _lock = crate::run::DirLock::take(dir, false)?;
         for (k, m) in self.members.iter().enumerate() {
             m.save(member_dir(dir, k))?;

@@ -33,7 +33,7 @@ pub fn train_members(
     }
     let cwd = std::env::current_dir().map_err(|e| AntError::io(".", e))?;
     // An ensemble inside another's member slot (or a run's grown/) broke that one.
-    crate::outputs::check_not_a_part(out)?;
+    crate::store::outputs::check_not_a_part(out)?;
     let file = EnsembleFile::new(spec, n, cwd)?;
     // A new ensemble is checked as a new run is; members join one as it was started.
     if !file.matches_dir(out)? {
@@ -47,10 +47,10 @@ pub fn train_members(
     check_rereadable(&spec_data(&file), members.len())?;
     // Every member's directory is checked before the first trains: a file of the
     // user's in member 1 is found before member 0's training, not after it.
-    crate::outputs::check_nothing_foreign(out)?;
+    crate::store::outputs::check_nothing_foreign(out)?;
     for &k in &members {
-        crate::outputs::check_nothing_foreign(&member_dir(out, k))?;
-        crate::outputs::check_grown_dir(&member_dir(out, k))?;
+        crate::store::outputs::check_nothing_foreign(&member_dir(out, k))?;
+        crate::store::outputs::check_grown_dir(&member_dir(out, k))?;
     }
     for k in members {
         // Members started at once (--member K in several processes) check and write
@@ -116,7 +116,7 @@ pub fn resume_members(dir: &Path, mut train: impl FnMut(usize, Run) -> Result<()
         let mdir = member_dir(dir, k);
         let run = match member_state(dir, k) {
             MemberState::Trained => {
-                let ant = crate::Ant::load(&mdir, &crate::default_device())?;
+                let ant = crate::model::Ant::load(&mdir, &crate::default_device())?;
                 super::check_member(&file, k, &ant, None).map_err(|m| AntError::data(&mdir, m))?;
                 trained += 1;
                 continue;

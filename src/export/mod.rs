@@ -26,11 +26,11 @@ pub fn write_output(
     endings: &[&str],
     model: &std::path::Path,
     data: Option<&std::path::Path>,
-) -> crate::Result<()> {
-    crate::outputs::write_output(out, bytes, endings, model, data)
+) -> crate::error::Result<()> {
+    crate::store::outputs::write_output(out, bytes, endings, model, data)
 }
 
-pub use crate::outputs::{check_stdout, write_stdout};
+pub use crate::store::outputs::{check_stdout, write_stdout};
 
 /// [`write_output`] for a command that reads the model or run directories `models`.
 pub fn write_output_of(
@@ -38,12 +38,12 @@ pub fn write_output_of(
     bytes: &[u8],
     endings: &[&str],
     models: &[std::path::PathBuf],
-) -> crate::Result<()> {
-    let inputs: Vec<crate::outputs::Input> = models
+) -> crate::error::Result<()> {
+    let inputs: Vec<crate::store::outputs::Input> = models
         .iter()
-        .map(|m| crate::outputs::Input::Model(m))
+        .map(|m| crate::store::outputs::Input::Model(m))
         .collect();
-    crate::outputs::write_file(out, bytes, &inputs, endings)
+    crate::store::outputs::write_file(out, bytes, &inputs, endings)
 }
 
 /// Checks, before any work, the files a command names after its output `given` (an
@@ -55,12 +55,12 @@ pub fn check_derived_outputs(
     replace: bool,
     model: &std::path::Path,
     data: Option<&std::path::Path>,
-) -> crate::Result<()> {
-    let mut inputs = vec![crate::outputs::Input::Model(model)];
-    inputs.extend(data.map(crate::outputs::Input::Data));
+) -> crate::error::Result<()> {
+    let mut inputs = vec![crate::store::outputs::Input::Model(model)];
+    inputs.extend(data.map(crate::store::outputs::Input::Data));
     // `--out sub/` or `..` would name the members after no file.
-    crate::outputs::check(given, crate::outputs::Kind::File, &inputs)?;
-    crate::outputs::check_derived(paths, given, replace, &inputs)
+    crate::store::outputs::check(given, crate::store::outputs::Kind::File, &inputs)?;
+    crate::store::outputs::check_derived(paths, given, replace, &inputs)
 }
 
 /// Checks, before any work, that `out` may hold the site of `ant export --format web`
@@ -70,6 +70,6 @@ pub fn check_site_out(
     out: &std::path::Path,
     model: &std::path::Path,
     data: Option<&std::path::Path>,
-) -> crate::Result<()> {
-    crate::outputs::check_site_out(out, model, data)
+) -> crate::error::Result<()> {
+    crate::store::outputs::check_site_out(out, model, data)
 }

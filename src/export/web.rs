@@ -18,8 +18,8 @@ use crate::error::{AntError, Result};
 use crate::model::Ant;
 use crate::modules::Block;
 use crate::normalise::Normalisation;
-use crate::persist::replace_dir_atomic;
 use crate::spec::LayerSpec;
+use crate::store::atomic::replace_dir_atomic;
 use crate::task::Task;
 use crate::tree::NodeModules;
 use crate::viz::placement::{BoxRows, layout};
@@ -42,7 +42,7 @@ const MODEL_JS_HEAD: &str = "// Written by `ant export --format web`.\n";
 /// earlier export, and nothing else, is replaced; an empty one is used; any other
 /// existing path is refused: an export never deletes what it did not write.
 pub fn write_site(model: &Ant, examples: Option<&Dataset>, dir: &Path) -> Result<()> {
-    let dir = &crate::outputs::check(dir, crate::outputs::Kind::Dir, &[])?;
+    let dir = &crate::store::outputs::check(dir, crate::store::outputs::Kind::Dir, &[])?;
     check_replaceable(dir)?;
     let model_js = format!(
         "{MODEL_JS_HEAD}window.ANT_MODEL = {};\n",
@@ -58,8 +58,8 @@ pub fn write_site(model: &Ant, examples: Option<&Dataset>, dir: &Path) -> Result
     ];
     // The manifest proves every file of the site ant's: a later export replaces it
     // only while each is as ant wrote it.
-    let manifest = crate::manifest::of_files(&files)?;
-    files.push((crate::file_names::MANIFEST_FILE, &manifest));
+    let manifest = crate::store::manifest::of_files(&files)?;
+    files.push((crate::store::file_names::MANIFEST_FILE, &manifest));
     replace_dir_atomic(dir, &files)
 }
 
@@ -70,7 +70,7 @@ fn check_replaceable(dir: &Path) -> Result<()> {
     let Ok(entries) = std::fs::read_dir(dir) else {
         return Ok(()); // Not there: nothing to replace.
     };
-    if let Some(foreign) = crate::manifest::unproven_entries(dir)? {
+    if let Some(foreign) = crate::store::manifest::unproven_entries(dir)? {
         if foreign.is_empty() {
             return Ok(());
         }
@@ -267,11 +267,11 @@ fn examples_of(data: &Dataset, class_names: &[String]) -> Vec<Example> {
         .map(|i| Example {
             x: data.sample(i).to_vec(),
             target: match &data.targets {
-                crate::Targets::Classes { labels, .. } => class_names
+                crate::data::Targets::Classes { labels, .. } => class_names
                     .get(labels[i] as usize)
                     .cloned()
                     .unwrap_or_else(|| labels[i].to_string()),
-                crate::Targets::Values { values, dim } => {
+                crate::data::Targets::Values { values, dim } => {
                     format!("{:?}", &values[i * dim..(i + 1) * dim])
                 }
             },

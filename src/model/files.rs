@@ -11,11 +11,11 @@ use serde::{Deserialize, Serialize};
 
 use super::{Ant, ModelMeta};
 use crate::error::{AntError, Result};
-use crate::persist::read_bounded;
+use crate::store::atomic::read_bounded;
 use crate::tree::{Topology, Tree, TreeModules};
 
-pub(crate) use crate::file_names::{LEGACY_WEIGHTS_FILE, TREE_FILE};
-pub(crate) const FORMAT: &str = crate::file_names::MODEL_FORMAT;
+pub(crate) use crate::store::file_names::{LEGACY_WEIGHTS_FILE, TREE_FILE};
+pub(crate) const FORMAT: &str = crate::store::file_names::MODEL_FORMAT;
 
 /// The weights file a `tree.json` belongs with: written into it by [`Ant::save`] and
 /// checked by [`Ant::load`], so a `tree.json` is never used with another model's weights.
@@ -29,7 +29,7 @@ pub struct WeightsRef {
 
 impl WeightsRef {
     fn of(bytes: &[u8]) -> WeightsRef {
-        let md5 = crate::data::md5_hex(bytes);
+        let md5 = crate::store::checksum::md5_hex(bytes);
         WeightsRef {
             file: format!("model-{}.safetensors", &md5[..16]),
             md5,
@@ -80,15 +80,15 @@ impl Ant {
     /// only those named by a checksum, as `save` names them, are ever removed.
     pub fn save(&self, dir: impl AsRef<Path>) -> Result<()> {
         let dir = dir.as_ref();
-        crate::outputs::check_nothing_foreign(dir)?;
-        crate::persist::create_dir_all(dir)?;
+        crate::store::outputs::check_nothing_foreign(dir)?;
+        crate::store::atomic::create_dir_all(dir)?;
         let bytes = self.weights_bytes()?;
         let weights = WeightsRef::of(&bytes);
         // Every file goes through the manifest: only what ant wrote is replaced.
         let new = !dir.join(&weights.file).exists();
         let json = self.tree_json(&weights)?;
-        let written = crate::manifest::write(dir, &weights.file, &bytes)
-            .and_then(|()| crate::manifest::write(dir, TREE_FILE, &json));
+        let written = crate::store::manifest::write(dir, &weights.file, &bytes)
+            .and_then(|()| crate::store::manifest::write(dir, TREE_FILE, &json));
         // A write that failed may have come after the switch (the manifest's record of
         // it): tree.json itself says.
         let switched = written.is_ok()
@@ -107,9 +107,10 @@ impl Ant {
         let mut removed = Ok(());
         for e in entries.flatten() {
             let name = e.file_name().to_string_lossy().into_owned();
-            let ours = crate::file_names::is_checksum_weights(&name) || name == LEGACY_WEIGHTS_FILE;
+            let ours =
+                crate::store::file_names::is_checksum_weights(&name) || name == LEGACY_WEIGHTS_FILE;
             if ours && name != weights.file {
-                removed = removed.and(crate::manifest::remove(dir, &name));
+                removed = removed.and(crate::store::manifest::remove(dir, &name));
             }
         }
         written.and(removed)
@@ -255,8 +256,8 @@ pub(crate) fn check_is_a_folder(dir: &Path) -> Result<()> {
     });
     let holds_a_model = |p: &Path| {
         p.join(TREE_FILE).is_file()
-            || p.join(crate::file_names::ENSEMBLE_FILE).is_file()
-            || p.join(crate::file_names::CHECKPOINT_DIR).is_dir()
+            || p.join(crate::store::file_names::ENSEMBLE_FILE).is_file()
+            || p.join(crate::store::file_names::CHECKPOINT_DIR).is_dir()
     };
     let msg = match folder.filter(|p| holds_a_model(p)) {
         Some(p) => format!("is a file: give the folder that holds it ({})", p.display()),
@@ -271,7 +272,7 @@ pub(crate) fn check_is_a_folder(dir: &Path) -> Result<()> {
 fn read_model_files(dir: &Path) -> Result<(TreeFile, std::path::PathBuf, Vec<u8>)> {
     check_is_a_folder(dir)?;
     let tp = dir.join(TREE_FILE);
-    if !tp.exists() && dir.join(crate::file_names::CHECKPOINT_DIR).is_dir() {
+    if !tp.exists() && dir.join(crate::store::file_names::CHECKPOINT_DIR).is_dir() {
         let msg = format!(
             "holds an interrupted run, not yet a model: continue it with `ant train --resume {}`",
             dir.display()
@@ -314,7 +315,7 @@ fn read_model_files(dir: &Path) -> Result<(TreeFile, std::path::PathBuf, Vec<u8>
             }
             Err(e) => return Err(AntError::io(&wp, e)),
         };
-        let md5 = crate::data::md5_hex(&bytes);
+        let md5 = crate::store::checksum::md5_hex(&bytes);
         if md5 != w.md5 {
             let msg = format!(
                 "does not belong with {}: its checksum is {md5}, tree.json expects {}",
@@ -340,4 +341,36 @@ fn all_finite(modules: &TreeModules) -> bool {
     let mut v = Finite(true);
     modules.visit(&mut v);
     v.0
+}
+
+/// Every command that saves a model where another may be goes through here, in one
+/// order: first what described the old model goes (its report, pruning summary, grown
+/// model, and its records unless they are `Records::Ours`), then `grown` (the model
+/// growth left, when there is one), then the model itself, whose `tree.json` is the
+/// switch. Killed at any point, nothing left describes a model it does not belong to.
+pub(crate) fn save_model(
+    model: &super::Ant,
+    grown: Option<&super::Ant>,
+    out: &Path,
+    records: crate::store::outputs::Records,
+) -> Result<()> {
+    use crate::store::file_names::{GROWN_DIR, PRUNE_FILE, RECORDS_FILE, REPORT_FILE};
+    use crate::store::outputs::{Records, check_grown_dir, check_nothing_foreign, is_grown_owned};
+    check_nothing_foreign(out)?;
+    check_grown_dir(out)?;
+    let mut stale = vec![REPORT_FILE, PRUNE_FILE];
+    if records == Records::Old {
+        stale.push(RECORDS_FILE);
+    }
+    for name in stale {
+        crate::store::manifest::remove(out, name)?;
+    }
+    let grown_dir = out.join(GROWN_DIR);
+    // What a save killed there left (the caller holds the directory's lock).
+    crate::store::atomic::remove_stale_temps(&grown_dir, is_grown_owned)?;
+    match grown {
+        Some(g) => g.save(&grown_dir)?,
+        None => crate::store::atomic::remove_dir_atomic(&grown_dir)?,
+    }
+    model.save(out)
 }

@@ -31,6 +31,7 @@ pub(crate) use evaluate::score;
 pub(crate) use files::FORMAT;
 pub(crate) use files::TREE_FILE;
 pub(crate) use files::check_is_a_folder;
+pub(crate) use files::save_model;
 pub(crate) use inference::argmax_rows;
 pub use inference::{Inference, Predictions};
 pub use meta::{EstimatorRecord, LabelKind, ModelMeta};
@@ -42,8 +43,8 @@ pub struct Ant {
     meta: ModelMeta,
     device: Device,
     /// Whether this model (its copies, an ensemble's members) has said its inputs are on
-    /// another scale: once a model, not once a process, which in a long Python session
-    /// had silenced every later model (session 29's hostile pass).
+    /// another scale: once a model, not once a process, which in a long-running Python
+    /// process would silence every later model.
     scale_said: ScaleSaid,
 }
 
@@ -67,7 +68,7 @@ pub(crate) fn start_model(
     if !dir.is_dir() {
         return Err(bad("no such directory"));
     }
-    if dir.join(crate::file_names::ENSEMBLE_FILE).is_file() {
+    if dir.join(crate::store::file_names::ENSEMBLE_FILE).is_file() {
         return Err(bad(
             "is an ensemble; start from one tree: a member's directory, or a model of \
              --baseline cnn or --ablation no-router",
@@ -287,8 +288,8 @@ impl Ant {
         let reach = self.node_reach(valid)?;
         let (tree, report) = prune(&self.tree, &reach, min_reach);
         let mut meta = self.meta.clone();
-        // The pruned tree's own validation scores, not the tree's it came from (session
-        // 29's hostile pass: `eval` showed the unpruned tree's).
+        // The pruned tree's own validation scores, not the tree's it came from (`eval`
+        // must not show the unpruned tree's).
         (meta.valid_nll, meta.valid_metric) = self.validation_scores(&tree, valid);
         let pruned = Ant {
             tree,

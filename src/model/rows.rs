@@ -89,8 +89,8 @@ impl Ant {
     }
 
     /// The share of `test`'s rows that are this model's training rows, when it is a
-    /// fifth or more (the second attack: 49 of 50 training rows, or a whole file most of
-    /// which was trained on, said nothing). Estimated from the model's sketch of them.
+    /// fifth or more (49 of 50 training rows, or a whole file most of which was trained
+    /// on, is said too). Estimated from the model's sketch of them.
     fn trained_share(&self, test: &Dataset) -> Option<f64> {
         let sketch = self.meta().provenance.train_row_sketch.as_deref()?;
         let share = crate::data::row_sketch::share_trained(sketch, test)?;
@@ -101,16 +101,9 @@ impl Ant {
     /// for a model of table rows, or a table for a model of images. Said before a
     /// reader's own error, which would judge the file by another format's rules.
     pub(crate) fn not_its_kind_of_data(&self, path: &Path) -> Option<AntError> {
-        use crate::data::detect::{FileFormat, Input, detect};
         use crate::spec::Shape;
         let input = self.tree().topology.input;
-        // A directory is read as images (IDX or CIFAR-10), whatever it holds.
-        let (found, images) = match detect(path).ok()? {
-            Input::Dir(_) => ("is a directory (data directories hold images)", true),
-            Input::File(FileFormat::Idx | FileFormat::CifarBatch, ..) => ("holds images", true),
-            Input::File(FileFormat::Text, ..) => ("holds a table (delimited text)", false),
-            Input::File(FileFormat::Mat, ..) => ("holds a MAT-file", false),
-        };
+        let crate::data::detect::Holds { found, images } = crate::data::detect::holds(path)?;
         let wants = match input {
             Shape::Image { c, h, w } if !images => {
                 format!("{c}x{h}x{w} images (an IDX or CIFAR-10 directory)")
@@ -141,7 +134,7 @@ impl Ant {
         let crate::task::Task::Regression { dim } = self.task() else {
             return None;
         };
-        if !library || dim == 1 || (d, dim) == (21, 7) {
+        if !library || dim == 1 || crate::data::sarcos::is_sarcos_layout(d, dim) {
             return None;
         }
         let msg = format!(

@@ -576,7 +576,7 @@ mod tests {
     #[allow(deprecated)]
     fn fused_ops_match_burns_on_libtorch() {
         let mut devices = vec![Device::libtorch().autodiff()];
-        if std::env::var_os("ANT_TEST_CUDA").is_some() {
+        if crate::env::test_cuda() {
             devices.push(Device::libtorch_cuda(0).autodiff());
         }
         type Op = fn(Tensor<2>) -> Tensor<2>;

@@ -102,19 +102,17 @@ pub trait ConvGrads: GemmConv {
         separate_grads::<Self>(x, weight, bias, grad, options, need)
     }
 
-    /// The gradients of [`GemmConv::conv2d_bias_pool2x2_with_indices`] for the pooled
-    /// output's gradient `grad` and the indices it returned.
-    #[allow(clippy::too_many_arguments)]
+    /// The gradients of [`GemmConv::conv2d_bias_pool2x2_with_indices`] for `pooled`: the
+    /// pooled output's gradient and the indices that op returned.
     fn conv2d_pool2x2_grads(
         x: FloatTensor<Self>,
         weight: FloatTensor<Self>,
         bias: FloatTensor<Self>,
-        grad: FloatTensor<Self>,
-        indices: IntTensor<Self>,
+        pooled: (FloatTensor<Self>, IntTensor<Self>),
         options: ConvOptions<2>,
         need: [bool; 3],
     ) -> [Option<FloatTensor<Self>>; 3] {
-        unpooled_grads::<Self>(x, weight, bias, (grad, indices), options, need)
+        unpooled_grads::<Self>(x, weight, bias, pooled, options, need)
     }
 }
 
@@ -172,9 +170,7 @@ impl ConvGrads for burn::backend::LibTorch {
         // `ANT_CONV_BACKWARD=burn` keeps burn-tch's backward pass, to compare (read once:
         // this runs for every convolution of every step).
         static BURNS: std::sync::OnceLock<bool> = std::sync::OnceLock::new();
-        let burns = *BURNS.get_or_init(|| {
-            std::env::var("ANT_CONV_BACKWARD").is_ok_and(|v| v == "burn")
-        });
+        let burns = *BURNS.get_or_init(crate::env::conv_backward_burn);
         let fused = !options.is_asymmetric() && !burns;
         match fused {
             true => super::libtorch::conv2d_backward(&x, &weight, &grad, &options, need),
@@ -267,7 +263,7 @@ impl<B: ConvGrads, C: CheckpointStrategy> GemmConv for Autodiff<B, C> {
                     .map(|s| checkpointer.retrieve_node_output::<B::FloatTensorPrimitive>(s));
                 let ids = ops.parents.map(|node| node.map(|n| n.id));
                 let need = ids.map(|id| id.is_some());
-                let g = B::conv2d_pool2x2_grads(x, weight, bias, grad, indices, options, need);
+                let g = B::conv2d_pool2x2_grads(x, weight, bias, (grad, indices), options, need);
                 register::<B>(grads, ids, g);
             }
         }
@@ -369,7 +365,7 @@ pub fn conv2d(conv: &Conv2d, x: Tensor<4>) -> Tensor<4> {
 /// the two ops instead, to compare.
 pub fn conv2d_pool2x2(conv: &Conv2d, x: Tensor<4>) -> Tensor<4> {
     static SEPARATE: std::sync::OnceLock<bool> = std::sync::OnceLock::new();
-    let separate = *SEPARATE.get_or_init(|| std::env::var("ANT_CONV_POOL").is_ok_and(|v| v == "separate"));
+    let separate = *SEPARATE.get_or_init(crate::env::conv_pool_separate);
     match options_and_bias(conv).filter(|_| !separate) {
         Some((options, b)) => {
             let (x, w, b) = (x.into_dispatch(), conv.weight.val().into_dispatch(), b.into_dispatch());
@@ -446,7 +442,7 @@ mod tests {
     #[allow(deprecated)]
     fn torch_devices() -> Vec<Device> {
         let mut d = vec![Device::libtorch()];
-        if std::env::var_os("ANT_TEST_CUDA").is_some() {
+        if crate::env::test_cuda() {
             d.push(Device::libtorch_cuda(0));
         }
         d

@@ -110,8 +110,7 @@ impl ConvGrads for Flex {
         x: FlexTensor,
         weight: FlexTensor,
         bias: FlexTensor,
-        grad: FlexTensor,
-        indices: FlexTensor,
+        (grad, indices): (FlexTensor, FlexTensor),
         options: ConvOptions<2>,
         need: [bool; 3],
     ) -> [Option<FlexTensor>; 3] {

@@ -43,10 +43,10 @@ impl DataChecksums {
         cwd: &std::path::Path,
     ) -> DataChecksums {
         let start = spec.params.init_from().and_then(|d| {
-            let tree = cwd.join(d).join(crate::file_names::TREE_FILE);
-            crate::persist::read_bounded(&tree, 256 << 20)
+            let tree = cwd.join(d).join(crate::store::file_names::TREE_FILE);
+            crate::store::atomic::read_bounded(&tree, 256 << 20)
                 .ok()
-                .map(|b| crate::data::md5_hex(&b))
+                .map(|b| crate::store::checksum::md5_hex(&b))
         });
         DataChecksums {
             start,
@@ -58,7 +58,7 @@ impl DataChecksums {
         let train = match &source.class_names {
             Some(names) => {
                 let named = format!("{} {names:?}", train.checksum());
-                crate::data::md5_hex(named.as_bytes())
+                crate::store::checksum::md5_hex(named.as_bytes())
             }
             None => train.checksum(),
         };

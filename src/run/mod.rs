@@ -26,24 +26,24 @@ use crate::data::source::{TestSide, load_source};
 use crate::data::split::Member;
 use crate::data::tabular::TargetSpec;
 use crate::error::{AntError, Result};
-use crate::file_names::LOCK_TEXT;
 use crate::model::{Ant, Evaluation, TestSplit, missing_classes_warning};
 use crate::named::Named;
 use crate::observe::{EpochRecord, Observer};
 use crate::params::AntParams;
-use crate::persist::{append_line, remove_dir_atomic, remove_stale_temps};
+use crate::store::atomic::{append_line, remove_dir_atomic, remove_stale_temps};
+pub use crate::store::lock::DirLock;
+use crate::store::lock::{lock, lock_checked};
 use crate::train::{Checkpoints, FailedWrite};
 
 mod file;
-mod rows;
-pub(crate) use file::os_path;
-use rows::{
+use crate::data::row_checks::{
     check_read_as_sarcos, check_two_classes, warn_of_test_classes_not_trained,
     warn_of_test_rows_trained_on,
 };
+pub(crate) use file::os_path;
 internal_use!(file::{DataChecksums, RunFile});
 
-pub(crate) use crate::file_names::{
+pub(crate) use crate::store::file_names::{
     CHECKPOINT_DIR, LOCK_FILE, RECORDS_FILE, REPORT_FILE, RUN_FILE,
 };
 /// The most bytes `records.jsonl` is read as (a few hundred bytes an epoch).
@@ -127,7 +127,7 @@ impl Run {
         // A member joins its ensemble as `ensemble.json` records it (checked so when
         // the ensemble started).
         if spec.member.is_none() {
-            crate::outputs::check_not_a_part(out)?;
+            crate::store::outputs::check_not_a_part(out)?;
             check_new_run(&spec, &cwd)?;
         }
         Self::start_from(out, spec, existing, cwd)
@@ -165,7 +165,7 @@ impl Run {
                 return Err(e);
             }
         };
-        crate::persist::create_dir_all(out)?;
+        crate::store::atomic::create_dir_all(out)?;
         let lock = match held {
             Some(l) => l,
             None => {
@@ -175,7 +175,7 @@ impl Run {
                 l
             }
         };
-        remove_stale_temps(out, crate::file_names::is_model_owned)?;
+        remove_stale_temps(out, crate::store::file_names::is_model_owned)?;
         let ckdir = out.join(CHECKPOINT_DIR);
         let checksums = Some(DataChecksums::of_run(&source, &train, &spec, &cwd));
         let file = RunFile {
@@ -187,7 +187,7 @@ impl Run {
         // The records of a model this run replaces: the run starts its own.
         let replaced = match existing {
             Existing::Replace if out.join(crate::model::TREE_FILE).is_file() => {
-                crate::persist::read_bounded(&out.join(RECORDS_FILE), MAX_RECORDS_BYTES).ok()
+                crate::store::atomic::read_bounded(&out.join(RECORDS_FILE), MAX_RECORDS_BYTES).ok()
             }
             _ => None,
         };
@@ -214,7 +214,7 @@ impl Run {
         crate::model::check_is_a_folder(out)?;
         let ckdir = out.join(CHECKPOINT_DIR);
         let path = ckdir.join(RUN_FILE);
-        let text = crate::persist::read_bounded(&path, MAX_RUN_FILE_BYTES).map_err(|e| {
+        let text = crate::store::atomic::read_bounded(&path, MAX_RUN_FILE_BYTES).map_err(|e| {
             if out.join(crate::model::TREE_FILE).exists() && !ckdir.exists() {
                 AntError::data(
                     out,
@@ -233,7 +233,7 @@ impl Run {
         let file: RunFile = serde_json::from_slice(&text)
             .map_err(|e| AntError::data(&path, format!("not a run file: {e}")))?;
         let lock = lock(out)?;
-        remove_stale_temps(out, crate::file_names::is_model_owned)?;
+        remove_stale_temps(out, crate::store::file_names::is_model_owned)?;
         // Everything in the checkpoint folder is the run's.
         remove_stale_temps(&ckdir, |_| true)?;
         let (source, train) = load(&file.spec, &file.cwd)?;
@@ -281,7 +281,7 @@ impl Run {
         let path = self.out.join(RECORDS_FILE);
         let keep = self.checkpoints.records();
         if self.resumed && keep > 0 {
-            let bytes = crate::persist::read_bounded(&path, MAX_RECORDS_BYTES)
+            let bytes = crate::store::atomic::read_bounded(&path, MAX_RECORDS_BYTES)
                 .map_err(|e| AntError::io(&path, e))?;
             let text = String::from_utf8_lossy(&bytes);
             let lines: Vec<&str> = text.lines().take(keep).collect();
@@ -290,9 +290,9 @@ impl Run {
                 return Err(AntError::data(&path, msg));
             }
             let kept: String = lines.iter().map(|l| format!("{l}\n")).collect();
-            crate::manifest::write(&self.out, RECORDS_FILE, kept.as_bytes())?;
+            crate::store::manifest::write(&self.out, RECORDS_FILE, kept.as_bytes())?;
         } else {
-            crate::manifest::write(&self.out, RECORDS_FILE, b"")?;
+            crate::store::manifest::write(&self.out, RECORDS_FILE, b"")?;
         }
         let file = std::fs::OpenOptions::new()
             .append(true)
@@ -330,17 +330,18 @@ impl Run {
                     // A model this run was to replace stays: so do its records.
                     let saved = ckdir.join(REPLACED_RECORDS);
                     if out.join(crate::model::TREE_FILE).is_file()
-                        && let Ok(records) = crate::persist::read_bounded(&saved, MAX_RECORDS_BYTES)
+                        && let Ok(records) =
+                            crate::store::atomic::read_bounded(&saved, MAX_RECORDS_BYTES)
                     {
-                        crate::manifest::write(&out, RECORDS_FILE, &records)?;
+                        crate::store::manifest::write(&out, RECORDS_FILE, &records)?;
                     } else if out.join(RECORDS_FILE).is_file() {
                         // The diverged run's own records stay, stamped whole: no run
                         // appends to them any more.
-                        crate::manifest::stamp_log(&out, RECORDS_FILE)?;
+                        crate::store::manifest::stamp_log(&out, RECORDS_FILE)?;
                     }
                     remove_dir_atomic(&ckdir)?;
                     // No run goes on here: its lock says nothing any more.
-                    crate::persist::remove_file(&out.join(LOCK_FILE))?;
+                    crate::store::atomic::remove_file(&out.join(LOCK_FILE))?;
                     return Err(e);
                 }
                 other => other?,
@@ -356,8 +357,8 @@ impl Run {
             }
             // The run's checkpoints stand until after the final model's switch, so a
             // kill anywhere in the save resumes and saves again.
-            let records = crate::outputs::Records::Ours;
-            crate::outputs::save_model(&model, grown.as_ref(), &out, records)?;
+            let records = crate::store::outputs::Records::Ours;
+            crate::model::save_model(&model, grown.as_ref(), &out, records)?;
             let evaluation = model.evaluate(&source.test)?;
             let seconds = checkpoints.seconds_before() + started.elapsed().as_secs_f64();
             let mut report = report(&model, &evaluation);
@@ -365,11 +366,11 @@ impl Run {
             let text = serde_json::to_string_pretty(&report)
                 .map_err(|e| AntError::model(e.to_string()))?;
             // The records are whole: stamped as they are, no line is added to them now.
-            crate::manifest::stamp_log(&out, RECORDS_FILE)?;
-            crate::manifest::write(&out, REPORT_FILE, text.as_bytes())?;
+            crate::store::manifest::stamp_log(&out, RECORDS_FILE)?;
+            crate::store::manifest::write(&out, REPORT_FILE, text.as_bytes())?;
             drop(checkpoints);
             remove_dir_atomic(&ckdir)?;
-            crate::persist::remove_file(&out.join(LOCK_FILE))?;
+            crate::store::atomic::remove_file(&out.join(LOCK_FILE))?;
             Ok(Finished {
                 model,
                 evaluation,
@@ -411,7 +412,7 @@ fn stopped(out: &Path, e: AntError) -> AntError {
 /// The run's inputs (`--data`, `--test-data`, `--init-from`, relative to `cwd`) are never
 /// its output `out`: a CNN it starts from replaced under it could never be resumed from.
 fn check_not_an_input(out: &Path, spec: &RunSpec, cwd: &Path) -> Result<()> {
-    use crate::outputs::{Input, Kind, check};
+    use crate::store::outputs::{Input, Kind, check};
     let data = cwd.join(&spec.data.path);
     let test = spec.data.test_data.as_ref().map(|t| cwd.join(t));
     let start = spec.params.init_from().map(|d| cwd.join(d));
@@ -425,7 +426,7 @@ fn check_not_an_input(out: &Path, spec: &RunSpec, cwd: &Path) -> Result<()> {
 /// Refuse `out` if it holds an interrupted run, or a finished model that is to be kept.
 fn check_free(out: &Path, existing: Existing) -> Result<()> {
     // The grown model a new run replaces must be all ant's.
-    crate::outputs::check_grown_dir(out)?;
+    crate::store::outputs::check_grown_dir(out)?;
     let ckdir = out.join(CHECKPOINT_DIR);
     // Only a run that finished an epoch has something to lose.
     if Checkpoints::has_progress(&ckdir) {
@@ -438,7 +439,7 @@ fn check_free(out: &Path, existing: Existing) -> Result<()> {
             ),
         ));
     }
-    if out.join(crate::file_names::ENSEMBLE_FILE).exists() {
+    if out.join(crate::store::file_names::ENSEMBLE_FILE).exists() {
         return Err(AntError::data(
             out,
             "holds an ensemble (ensemble.json), which would hide a model trained here: choose another directory, or train a member with --ensemble N --member K",
@@ -493,118 +494,6 @@ fn check_same_data(
             out.join(CHECKPOINT_DIR).display()
         ),
     ))
-}
-
-/// A directory's lock, held by this process until dropped (then its `run.lock` goes):
-/// what a command that writes a model directory outside a run holds (`ant prune`, an
-/// ensemble's `ensemble.json`), so that two commands never write one directory at once.
-pub struct DirLock {
-    dir: PathBuf,
-    _file: File,
-    /// Whether taking the lock made the directory: one left empty (the command failed
-    /// before it wrote anything) goes with the lock.
-    made: bool,
-}
-
-impl DirLock {
-    /// The lock of `dir` (made if missing): at once, or an error that another command
-    /// holds it; with `wait`, once the command holding it lets go.
-    pub fn take(dir: &Path, wait: bool) -> Result<DirLock> {
-        let made = !dir.exists();
-        crate::persist::create_dir_all(dir)?;
-        // Refused, a directory this made stays: another command may be writing it.
-        let file = lock_checked(dir, wait)?;
-        Ok(DirLock {
-            dir: dir.to_path_buf(),
-            _file: file,
-            made,
-        })
-    }
-}
-
-impl Drop for DirLock {
-    fn drop(&mut self) {
-        // Before the OS lock goes with the file: a command waiting for it writes its own.
-        let _ = std::fs::remove_file(self.dir.join(LOCK_FILE));
-        if self.made {
-            // Only an empty directory is removed: what the command wrote stays.
-            let _ = std::fs::remove_dir(&self.dir);
-        }
-    }
-}
-
-/// [`lock`] (waiting for a command that holds it to end, with `wait`), then the files
-/// `ant` did not write refused ([`crate::outputs::check_nothing_foreign`]). Checked with
-/// the lock held, before `run.lock` is written: a command writing the directory holds
-/// it, and a check beside it could see a file it has written but not yet recorded.
-fn lock_checked(out: &Path, wait: bool) -> Result<File> {
-    #[cfg(unix)]
-    {
-        let file = File::open(out).map_err(|e| AntError::io(out, e))?;
-        match wait {
-            true => file.lock().map_err(|e| AntError::io(out, e))?,
-            false => match file.try_lock() {
-                Ok(()) => {}
-                Err(std::fs::TryLockError::WouldBlock) => return Err(held_by_another(out)),
-                Err(std::fs::TryLockError::Error(e)) => return Err(AntError::io(out, e)),
-            },
-        }
-        crate::outputs::check_nothing_foreign(out)?;
-        write_lock_text(out)?;
-        Ok(file)
-    }
-    #[cfg(not(unix))]
-    {
-        crate::outputs::check_nothing_foreign(out)?;
-        lock(out)
-    }
-}
-
-/// The refusal of a directory whose lock another command holds.
-fn held_by_another(out: &Path) -> AntError {
-    AntError::data(
-        out,
-        "another run is using this directory (it holds the directory's lock: see its run.lock)",
-    )
-}
-
-/// Says in `run.lock` who holds the directory's lock.
-fn write_lock_text(out: &Path) -> Result<()> {
-    let path = out.join(LOCK_FILE);
-    let text = format!(
-        "{LOCK_TEXT} (process {}) while it writes this directory: no other command may write here until it ends\n",
-        std::process::id()
-    );
-    // Written beside it and renamed: another command reading it never sees it half
-    // written (empty). Not one of the durable steps fault injection counts.
-    let tmp = out.join(format!(".{LOCK_FILE}.{}.tmp", std::process::id()));
-    std::fs::write(&tmp, text)
-        .and_then(|()| std::fs::rename(&tmp, &path))
-        .map_err(|e| {
-            let _ = std::fs::remove_file(&tmp);
-            AntError::io(&path, e)
-        })
-}
-
-/// Take the directory's lock, or say that another run holds it. The OS lock is held on
-/// the directory itself (where the OS can lock one), so that deleting `run.lock` does
-/// not let a second run in; `run.lock` says who holds it.
-fn lock(out: &Path) -> Result<File> {
-    let path = out.join(LOCK_FILE);
-    #[cfg(unix)]
-    let file = File::open(out).map_err(|e| AntError::io(out, e))?;
-    #[cfg(not(unix))]
-    let file = File::create(&path).map_err(|e| AntError::io(&path, e))?;
-    let held = file.try_lock();
-    #[cfg(unix)]
-    if held.is_ok() {
-        write_lock_text(out)?;
-    }
-    match held {
-        Ok(()) => Ok(file),
-        Err(std::fs::TryLockError::WouldBlock) => Err(held_by_another(out)),
-        Err(std::fs::TryLockError::Error(e)) => Err(AntError::io(&path, e)),
-    }
 }
 
 /// What a new run (or ensemble) is refused that one started before goes on with: an
@@ -693,7 +582,12 @@ fn load(spec: &RunSpec, cwd: &Path) -> Result<(TestSide, Dataset)> {
 /// refused.
 fn check_memory(cfg: &crate::params::TrainConfig, train: &Dataset) -> Result<()> {
     let flat = train.sample_shape.len() == 1;
-    if !flat || !matches!(cfg.preset, crate::Preset::Sarcos | crate::Preset::Tabular) {
+    if !flat
+        || !matches!(
+            cfg.preset,
+            crate::preset::Preset::Sarcos | crate::preset::Preset::Tabular
+        )
+    {
         return Ok(()); // Image presets do not use the width.
     }
     let (w, d) = (cfg.width as u64, train.sample_shape[0] as u64);

@@ -30,7 +30,7 @@ use super::augment::Augmenter;
 use super::adam::{Adam, adam};
 use super::state::{Fitted, LoopState};
 use crate::error::{AntError, Result};
-use crate::persist::{create_dir_atomic, remove_dir_atomic, write_atomic};
+use crate::store::atomic::{create_dir_atomic, remove_dir_atomic, write_atomic};
 
 const MAGIC: &[u8; 8] = b"ANTCKPT1";
 const CURRENT: &str = "current.ckpt";
@@ -450,7 +450,7 @@ fn write_container(path: &Path, parts: &[&[u8]]) -> Result<()> {
 
 fn read_container(path: &Path) -> Result<Vec<Vec<u8>>> {
     // A checkpoint is never a device or an endless stream (its size is the model's).
-    let bytes = crate::persist::read_bounded(path, u64::MAX).map_err(|e| AntError::io(path, e))?;
+    let bytes = crate::store::atomic::read_bounded(path, u64::MAX).map_err(|e| AntError::io(path, e))?;
     let bad = |m: &str| AntError::data(path, format!("corrupt checkpoint: {m}"));
     if bytes.len() < 16 || &bytes[..8] != MAGIC {
         return Err(bad("not an ant checkpoint"));

@@ -153,7 +153,7 @@ mod tests {
         #[allow(deprecated)]
         {
             devices.push(Device::libtorch());
-            if std::env::var_os("ANT_TEST_CUDA").is_some() {
+            if crate::env::test_cuda() {
                 devices.push(Device::libtorch_cuda(0));
             }
         }

@@ -22,7 +22,7 @@ use crate::tree::router::RouterReg;
 
 /// Sets growth's cache budget in MiB, e.g. `ANT_GROWTH_CACHE_MB=0` to run the frozen
 /// tree on every batch instead (the least memory, growth's slowest).
-pub const CACHE_ENV: &str = "ANT_GROWTH_CACHE_MB";
+pub const CACHE_ENV: &str = crate::env::GROWTH_CACHE_MB;
 
 /// What growth may cache at a leaf (its validation and training rows run through the
 /// frozen tree): [`CACHE_ENV`] when set, else a quarter of the machine's memory (its
@@ -34,8 +34,8 @@ pub fn growth_cache_budget(data_bytes: usize) -> crate::error::Result<usize> {
     let bad = |v: &str| {
         crate::error::AntError::param(format!("{CACHE_ENV} must be a whole number of MiB, not {v:?}"))
     };
-    match std::env::var(CACHE_ENV) {
-        Ok(v) => {
+    match crate::env::growth_cache_mb() {
+        Ok(Some(v)) => {
             let digits = v.trim();
             if digits.is_empty() || !digits.bytes().all(|b| b.is_ascii_digit()) {
                 return Err(bad(&v));
@@ -44,8 +44,8 @@ pub fn growth_cache_budget(data_bytes: usize) -> crate::error::Result<usize> {
             let mb = digits.parse::<usize>().unwrap_or(usize::MAX);
             Ok(mb.saturating_mul(1 << 20))
         }
-        Err(std::env::VarError::NotUnicode(v)) => Err(bad(&v.to_string_lossy())),
-        Err(std::env::VarError::NotPresent) => Ok(match crate::os::memory_size() {
+        Err(v) => Err(bad(&v)),
+        Ok(None) => Ok(match crate::os::memory_size() {
             Some(size) => usize::try_from(size / 4).unwrap_or(usize::MAX),
             None => data_bytes,
         }),

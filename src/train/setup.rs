@@ -19,10 +19,8 @@ use crate::task::Task;
 use crate::spec::Shape;
 use crate::tree::Tree;
 
-/// The sample shape, if the preset can take it and there is enough data (of two
-/// classes at least, for classification).
-/// Says a regression target that is one value on every training row: it trained without
-/// a word (session 29's hostile pass), while one class is refused.
+/// Says a regression target that is one value on every training row: it would train
+/// without a word, while one class is refused.
 fn warn_of_a_constant_target(data: &Dataset) {
     // Once for the same targets: an ensemble's members train on them one by one.
     static SAID: std::sync::Mutex<Option<(usize, Vec<u32>)>> = std::sync::Mutex::new(None);
@@ -100,8 +98,8 @@ fn check_split_sizes(cfg: &TrainConfig, data: &Dataset) -> Result<()> {
     };
     // The stratified split keeps a sample of each class on each side whatever the
     // fraction, so the fraction's own count is judged as regression's is: 0.001 or
-    // 0.999 of 120 rows are refused for classes too (session 28's hostile pass: they
-    // trained on 3 rows, or validated on 3).
+    // 0.999 of 120 rows are refused for classes too (they would train on 3 rows, or
+    // validate on 3).
     let asked = crate::data::dataset::fraction_count(cfg.valid_fraction, data.len());
     let (n_train, n_valid) = match asked == 0 || data.len() - asked < 2 {
         true => (data.len() - asked, asked),
@@ -295,7 +293,7 @@ fn validation_rows(
     if let Some(msg) = missing_classes_warning(&train, &valid, "validation") {
         observer.warning(&msg);
     }
-    // Found by the second attack: `--valid-rows last` could leave one class to train on.
+    // `--valid-rows last` can leave one class to train on.
     if let Targets::Classes { labels, .. } = &train.targets
         && let Some(&first) = labels.first()
         && labels.iter().all(|&l| l == first)
@@ -328,7 +326,8 @@ pub fn missing_classes_warning(train: &Dataset, set: &Dataset, what: &str) -> Op
 mod tests {
     use super::*;
     use crate::data::split::ValidRows;
-    use crate::{AntParams, Preset};
+    use crate::params::AntParams;
+    use crate::preset::Preset;
 
     /// Sample i is [i]; label i % 2.
     fn rows(n: usize) -> Dataset {

@@ -59,8 +59,8 @@ pub fn labels(configs: &[Option<Value>], fallback: &[String]) -> Vec<String> {
             _ => printable(name),
         })
         .collect();
-    // Runs whose settings agree (they differ in data, say: session 29's hostile pass
-    // found two runs under one label) are told apart by their directories.
+    // Runs whose settings agree (they differ in data, say, and would share one label)
+    // are told apart by their directories.
     labels
         .iter()
         .zip(fallback)

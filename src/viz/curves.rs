@@ -33,7 +33,7 @@ pub struct Segment {
 
 /// Read `records.jsonl` (one [`EpochRecord`] per line; blank lines skipped).
 pub fn read_records(path: &Path) -> Result<Vec<EpochRecord>> {
-    let bytes = crate::persist::read_bounded(path, crate::run::MAX_RECORDS_BYTES)
+    let bytes = crate::store::atomic::read_bounded(path, crate::run::MAX_RECORDS_BYTES)
         .map_err(|e| AntError::io(path, e))?;
     let text = String::from_utf8(bytes).map_err(|e| {
         AntError::data(

@@ -86,7 +86,7 @@ impl Format {
                 .unwrap_or("")
                 .to_string(),
         };
-        if let (None, Some(ending)) = (explicit, crate::error::only_an_ending(out))
+        if let (None, Some(ending)) = (explicit, crate::store::output_names::only_an_ending(out))
             && Format::parse(&ending[1..]).is_some()
         {
             let msg = format!("names no file, only an ending: give NAME{ending}");
@@ -128,9 +128,9 @@ pub(crate) const MAX_BINS: usize = 1000;
 
 /// Write the picture `bytes` in `format` to `path` atomically, creating its directory
 /// (`-`: stdout; a path that is not a regular file, or an existing file of another
-/// kind, is refused, see `crate::outputs`).
+/// kind, is refused, see `crate::store::outputs`).
 pub fn write_output(path: &Path, bytes: &[u8], format: Format) -> Result<()> {
-    crate::outputs::write_file(path, bytes, &[], format.endings())
+    crate::store::outputs::write_file(path, bytes, &[], format.endings())
 }
 
 /// The tree picture of `model` in `format`: with `data`, the per-node statistics of its
@@ -218,8 +218,8 @@ fn read_run(
                 "is an ensemble: its members have the training records; draw one with `ant curves --run {}`",
                 member.display()
             ),
-            // Members saved from Python have none (the second attack: the hint led to a
-            // member that then said so).
+            // Members saved from Python have none (the hint would lead to a member that
+            // then said so).
             false => "is an ensemble whose members hold no training records (saved from Python, say): `ant curves` draws the runs of `ant train`".to_string(),
         };
         return Err(AntError::data(dir, msg));
@@ -236,8 +236,8 @@ fn read_run(
     }
     // A run under way or cut (its checkpoints there) wrote these records; a tree.json
     // beside them is an earlier run's model, whose decisions are not these records'
-    // (found by session 27's hostile pass: drawn under its labels without a word).
-    if dir.join(crate::file_names::CHECKPOINT_DIR).is_dir() {
+    // (they must not be drawn under its labels without a word).
+    if dir.join(crate::store::file_names::CHECKPOINT_DIR).is_dir() {
         tracing::warn!(
             "{}: a run is under way or was cut there (checkpoint/): its epochs are drawn without growth decisions, which only a finished run records",
             dir.display()
@@ -245,7 +245,7 @@ fn read_run(
         return Ok((records, None));
     }
     let meta: Option<crate::model::ModelMeta> =
-        crate::persist::read_bounded(&dir.join("tree.json"), 256 << 20)
+        crate::store::atomic::read_bounded(&dir.join("tree.json"), 256 << 20)
             .ok()
             .and_then(|s| serde_json::from_slice(&s).ok());
     Ok((records, meta))

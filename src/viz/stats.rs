@@ -58,7 +58,7 @@ pub fn prob_bin(p: f64, bins: usize) -> usize {
 }
 
 /// Statistics of every node. `reach` is row-major `[N][nodes]`
-/// ([`crate::Ant::node_reach_per_sample`]); `single_leaf`, if given, is the leaf of each
+/// ([`crate::model::Ant::node_reach_per_sample`]); `single_leaf`, if given, is the leaf of each
 /// sample's greedy path. `bins` is the number of left-probability bins (at least 1).
 pub fn node_stats(
     topology: &Topology,

@@ -387,7 +387,7 @@ fn v4_record(big_endian: bool, mopt: u32, rows: u32, cols: u32, name: &str, valu
     b
 }
 
-/// Session 27's hostile pass: level-4 files (`savemat(format='4')`) were read as text.
+/// Level-4 files (`savemat(format='4')`) are read as MAT-files, not as text.
 #[test]
 fn level_4_files_are_read_in_either_byte_order() {
     for big_endian in [false, true] {
@@ -418,7 +418,7 @@ fn level_4_files_are_read_in_either_byte_order() {
             assert_data_err(parse(damaged), "level-4 MAT-file cut short or damaged");
         }
         // Cut inside its first record's header or name (past its first word, which may
-        // be zeros alone): the same (the third attack).
+        // be zeros alone): the same.
         for cut in 8..22 {
             assert!(looks_like_v4(&file[..cut]), "cut at {cut}");
             assert_data_err(parse(&file[..cut]), "level-4 MAT-file cut short or damaged");

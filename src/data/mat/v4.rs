@@ -4,8 +4,7 @@
 //! then the real values column by column.
 //!
 //! The format has no magic number, so a file is taken for one only when its bytes tile
-//! exactly into such records, every one well formed: a text file never does (session 27's
-//! hostile pass found level-4 files read as text).
+//! exactly into such records, every one well formed: a text file never does.
 
 use std::path::Path;
 
@@ -80,7 +79,7 @@ fn record_header(b: &[u8], big_endian: bool) -> Option<Record> {
 
 /// Whether `bytes` start as a level-4 MAT-file does (a well-formed first record's
 /// header and name), whether or not the rest is whole: a file cut short is then named
-/// as such, not as text that is not UTF-8 (the second attack).
+/// as such, not as text that is not UTF-8.
 pub(super) fn looks_v4(bytes: &[u8]) -> bool {
     [false, true]
         .into_iter()
@@ -88,7 +87,7 @@ pub(super) fn looks_v4(bytes: &[u8]) -> bool {
 }
 
 /// Whether `b` is the start of a well-formed first record's header and name, cut before
-/// the name ends (session 28's third attack: such a file got the text reader's error).
+/// the name ends (such a file must not get the text reader's error).
 /// Its words say so as far as they go, and it holds a NUL byte, which text never does.
 fn cut_in_first_header(b: &[u8], big_endian: bool) -> bool {
     let word = |i: usize| {
@@ -110,7 +109,7 @@ fn cut_in_first_header(b: &[u8], big_endian: bool) -> bool {
         && b.len() < RECORD_HEADER + name_len
         && name.iter().all(|c| c.is_ascii_graphic())
         && b.contains(&0)
-        // Zeros alone (an empty file's padding) are no header (the attack on this rule).
+        // Zeros alone (an empty file's padding) are no header.
         && b.iter().any(|&c| c != 0)
 }
 

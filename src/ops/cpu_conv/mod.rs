@@ -63,10 +63,10 @@ enum Layout {
 /// The layout `ANT_CONV_LAYOUT` forces, if any (read once: every convolution asks).
 fn forced_layout() -> Option<Layout> {
     static FORCED: std::sync::OnceLock<Option<Layout>> = std::sync::OnceLock::new();
-    *FORCED.get_or_init(|| match std::env::var("ANT_CONV_LAYOUT").as_deref() {
-        Ok("grid") => Some(Layout::Grid),
-        Ok("exact") => Some(Layout::Exact),
-        Ok("rows") => Some(Layout::Rows),
+    *FORCED.get_or_init(|| match crate::env::conv_layout().as_deref() {
+        Some("grid") => Some(Layout::Grid),
+        Some("exact") => Some(Layout::Exact),
+        Some("rows") => Some(Layout::Rows),
         _ => None,
     })
 }

@@ -29,8 +29,8 @@ pub(crate) fn create_dir_all(dir: &Path) -> Result<()> {
 
 /// The deepest of `dir` and the folders above it that stops a folder being made there,
 /// and why: a link to nowhere (where it points, resolved from the link's own folder; a
-/// loop of links), or a file (the second attack: each was said as "File exists", "Not
-/// a directory", or as a target to create in the wrong folder).
+/// loop of links), or a file (not said as "File exists", "Not a directory", or as a
+/// target to create in the wrong folder).
 fn what_blocks(dir: &Path) -> Option<(PathBuf, String)> {
     dir.ancestors().filter(|a| !a.as_os_str().is_empty()).find_map(|a| {
         let meta = std::fs::symlink_metadata(a).ok()?;
@@ -79,17 +79,19 @@ pub fn write_atomic(path: &Path, bytes: &[u8]) -> Result<()> {
 }
 
 /// Says what killed writes of `path` may have left beside it (`.NAME.PID.tmp` files of
-/// processes not seen running): session 28's hostile pass found a `kill -9`'d predict's
-/// 44 MB temporary file kept, unsaid, through later writes of the same output. They are
-/// named, never removed: a file of that name may be the user's, and a process this one
-/// cannot see (another PID namespace, another host over NFS) may be writing it (the
-/// second attack on that fix deleted both).
+/// processes not seen running): a `kill -9`'d predict's 44 MB temporary file would
+/// otherwise stay, unsaid, through later writes of the same output. They are named,
+/// never removed: a file of that name may be the user's, and a process this one cannot
+/// see (another PID namespace, another host over NFS) may be writing it (removing them
+/// would delete both).
 /// Each output is looked at once per process: a checkpoint rewritten every epoch reads
 /// its folder once, not every time.
 fn warn_of_stale_temp_files(path: &Path) {
     static SEEN: std::sync::Mutex<Vec<PathBuf>> = std::sync::Mutex::new(Vec::new());
     {
-        let mut seen = SEEN.lock().unwrap_or_else(std::sync::PoisonError::into_inner);
+        let mut seen = SEEN
+            .lock()
+            .unwrap_or_else(std::sync::PoisonError::into_inner);
         if seen.iter().any(|p| p == path) {
             return;
         }
@@ -196,7 +198,7 @@ pub fn create_dir_atomic(dir: &Path, files: &[(&str, &[u8])]) -> Result<()> {
     staged(dir, files, |tmp| {
         std::fs::rename(tmp, dir).map_err(|e| match e.kind() {
             // Another process made `dir` since it was checked (two exports to one
-            // folder at once: session 28's hostile pass got "Directory not empty").
+            // folder at once): said as such, not as "Directory not empty".
             std::io::ErrorKind::DirectoryNotEmpty | std::io::ErrorKind::AlreadyExists => {
                 std::io::Error::other(
                     "was made by another command meanwhile; this one replaced nothing: run it again to replace that",
@@ -434,12 +436,9 @@ static WRITES: AtomicUsize = AtomicUsize::new(0);
 
 fn faults() -> &'static Faults {
     static F: OnceLock<Faults> = OnceLock::new();
-    F.get_or_init(|| {
-        let var = |name| std::env::var(name).ok().and_then(|v| v.parse().ok());
-        Faults {
-            kill_after: var("ANT_FAULT_AFTER_WRITES"),
-            fail_write: var("ANT_FAULT_FAIL_WRITE"),
-        }
+    F.get_or_init(|| Faults {
+        kill_after: crate::env::fault_after_writes(),
+        fail_write: crate::env::fault_fail_write(),
     })
 }
 
@@ -472,8 +471,8 @@ fn injected_failure() -> std::io::Result<()> {
 mod tests {
     use super::*;
 
-    /// Issue 41 (e): outputs named with 236 to 255 bytes were written through a
-    /// temporary name too long for the file system.
+    /// Outputs named with 236 to 255 bytes are not written through a temporary name
+    /// too long for the file system.
     #[test]
     fn files_and_directories_of_the_longest_names_are_written() {
         let d = tempfile::tempdir().unwrap();
@@ -491,7 +490,11 @@ mod tests {
             remove_dir_atomic(&f).unwrap();
             assert!(temp_path(&f).file_name().unwrap().len() <= 255);
         }
-        assert_eq!(std::fs::read_dir(d.path()).unwrap().count(), 0, "no temporary rest");
+        assert_eq!(
+            std::fs::read_dir(d.path()).unwrap().count(),
+            0,
+            "no temporary rest"
+        );
     }
 
     fn names(d: &Path) -> Vec<String> {
@@ -565,7 +568,7 @@ mod tests {
         std::fs::write(d.path().join(".scratch.tmp/kept"), b"x").unwrap();
         std::fs::write(d.path().join(format!(".mine.csv.{gone}.tmp")), b"x").unwrap();
         std::fs::write(d.path().join(".tree.json.1.tmp"), b"x").unwrap();
-        remove_stale_temps(d.path(), crate::file_names::is_model_owned).unwrap();
+        remove_stale_temps(d.path(), crate::store::file_names::is_model_owned).unwrap();
         let kept = [
             ".hidden",
             &format!(".mine.csv.{gone}.tmp"),

@@ -11,6 +11,7 @@
 
 use std::path::{Component, Path, PathBuf};
 
+use super::output_names;
 use crate::error::{AntError, Result};
 
 /// What a command reads, for [`check`].
@@ -29,7 +30,7 @@ pub enum Kind {
     Dir,
 }
 
-pub(crate) use crate::file_names::is_model_owned;
+pub(crate) use crate::store::file_names::is_model_owned;
 
 /// Whether `out` means stdout.
 pub(crate) fn is_stdout(out: &Path) -> bool {
@@ -103,12 +104,12 @@ pub fn check(out: &Path, kind: Kind, inputs: &[Input]) -> Result<PathBuf> {
 /// model, ensemble or run directory (`ENS/member-2`, `RUN/grown`, another run's
 /// `records.jsonl`), or lies inside a part `ant` replaces whole (`checkpoint/`,
 /// `grown/`): a model saved there (`train --force`, Python's `save(..,
-/// overwrite=True)`, another ensemble) broke the ensemble or run it was part of
-/// (session 29's hostile pass and its attacks). Only the command that owns such a
-/// directory writes its parts. File outputs come here through [`check`]; directory
-/// outputs from each user-facing door (a run's own member directories must not).
+/// overwrite=True)`, another ensemble) would break the ensemble or run it is part of.
+/// Only the command that owns such a directory writes its parts. File outputs come here
+/// through [`check`]; directory outputs from each user-facing door (a run's own member
+/// directories must not).
 pub(crate) fn check_not_a_part(out: &Path) -> Result<()> {
-    use crate::file_names::{CHECKPOINT_DIR, GROWN_DIR};
+    use crate::store::file_names::{CHECKPOINT_DIR, GROWN_DIR};
     if is_stdout(out) {
         return Ok(());
     }
@@ -122,9 +123,9 @@ pub(crate) fn check_not_a_part(out: &Path) -> Result<()> {
         };
         let part = part.as_os_str().to_string_lossy();
         // The part itself, or anything inside a part `ant` replaces whole; a folder or
-        // file inside a member (`E/member-0/pruned`) harms nothing (the fourth attack).
-        let refused =
-            is_model_owned(&part) && (rest.components().count() == 1 || [CHECKPOINT_DIR, GROWN_DIR].contains(&&*part));
+        // file inside a member (`E/member-0/pruned`) harms nothing.
+        let refused = is_model_owned(&part)
+            && (rest.components().count() == 1 || [CHECKPOINT_DIR, GROWN_DIR].contains(&&*part));
         if refused && is_ant_dir(dir) {
             let msg = format!(
                 "is part of the ant directory {} (its {part}): only the command that wrote it writes there; choose another path",
@@ -140,7 +141,9 @@ pub(crate) fn check_not_a_part(out: &Path) -> Result<()> {
 /// `ensemble.json` of `ant`'s format, or a run's `checkpoint/run.json`. A user's folder
 /// with a `checkpoint/` of their own (PyTorch's) or another `tree.json` is not.
 fn is_ant_dir(dir: &Path) -> bool {
-    use crate::file_names::{CHECKPOINT_DIR, ENSEMBLE_FILE, ENSEMBLE_FORMAT, MODEL_FORMAT, RUN_FILE, TREE_FILE};
+    use crate::store::file_names::{
+        CHECKPOINT_DIR, ENSEMBLE_FILE, ENSEMBLE_FORMAT, MODEL_FORMAT, RUN_FILE, TREE_FILE,
+    };
     let of_format = |name: &str, format: &str| {
         std::fs::read(dir.join(name))
             .ok()
@@ -155,20 +158,28 @@ fn is_ant_dir(dir: &Path) -> bool {
 /// Writes the file output `out` atomically (stdout for `-`), once [`check`]ed against
 /// `inputs`. `endings` are the name endings of the format written (`["onnx"]`,
 /// `["csv"]`): the name must end so, or have no ending.
-pub(crate) fn write_file(out: &Path, bytes: &[u8], inputs: &[Input], endings: &[&str]) -> Result<()> {
+pub(crate) fn write_file(
+    out: &Path,
+    bytes: &[u8],
+    inputs: &[Input],
+    endings: &[&str],
+) -> Result<()> {
     if is_stdout(out) {
         return write_stdout(bytes);
     }
     let target = check(out, Kind::File, inputs)?;
     check_replaces_its_kind(&target, out, endings)?;
-    crate::persist::write_atomic(&target, bytes)
+    crate::store::atomic::write_atomic(&target, bytes)
 }
 
 /// The path that reads standard input (`--input -`); a closed one (`<&-`), which Rust's
 /// runtime replaces by `/dev/null`, is an error rather than a read of nothing.
 pub fn stdin_input() -> Result<PathBuf> {
     match crate::os::stdin_closed() {
-        true => Err(AntError::data("<stdin>", "is closed: give a file, or send the rows in (`cat rows.csv | ant predict ... --input -`)")),
+        true => Err(AntError::data(
+            "<stdin>",
+            "is closed: give a file, or send the rows in (`cat rows.csv | ant predict ... --input -`)",
+        )),
         false => Ok(PathBuf::from("/dev/stdin")),
     }
 }
@@ -195,31 +206,23 @@ pub fn write_stdout(bytes: &[u8]) -> Result<()> {
 /// Refuses a file output whose name (through a link, the file it leads to) ends as
 /// another kind of file does: `--out data.csv` of an ONNX export never turns a table
 /// into a model, and `plot --out t.svg --format png` never writes a PNG under an SVG's
-/// name (session 28's hostile pass: written once, the same command was then refused).
+/// name (else, written once, the same command would then be refused).
 /// A name without an ending, or whose ending is no word, says no kind; endings compare in
 /// any case (`T.SVG`).
 fn check_replaces_its_kind(target: &Path, out: &Path, endings: &[&str]) -> Result<()> {
-    // `--out .onnx` for ONNX names a hidden file without an ending: surely a name left
-    // out (`.antmodel` is a hidden file's name: the third attack).
-    // Nor `.csv` for ONNX (the fourth attack): a common format's ending alone.
-    const COMMON: [&str; 16] = [
-        "csv", "tsv", "txt", "json", "jsonl", "onnx", "svg", "png", "dot", "gv", "pdf", "jpg", "html", "gz", "zip", "mat",
-    ];
-    if let Some(ending) = crate::error::only_an_ending(out)
-        && let kind = ending[1..].to_ascii_lowercase()
-        && (endings.contains(&kind.as_str()) || COMMON.contains(&kind.as_str()))
-    {
+    if let Some(ending) = output_names::names_only_an_ending(out, endings) {
         let msg = format!("names no file, only an ending: give NAME{ending}");
         return Err(AntError::data(out, msg));
     }
     let exists = std::fs::metadata(target).is_ok_and(|m| m.is_file());
-    let ending = target
-        .extension()
-        .map(|e| e.to_string_lossy().to_ascii_lowercase());
-    let Some(ending) = ending.filter(|e| names_a_kind(e) && !endings.contains(&e.as_str())) else {
+    let Some(ending) = output_names::another_kinds_ending(target, endings) else {
         return Ok(());
     };
-    let kind = endings.iter().map(|e| format!(".{e}")).collect::<Vec<_>>().join(" or ");
+    let kind = endings
+        .iter()
+        .map(|e| format!(".{e}"))
+        .collect::<Vec<_>>()
+        .join(" or ");
     let msg = match (exists, target == out) {
         (false, _) => format!(
             "its name ends in .{ending}, but the output is a {kind} file: choose a name ending in {kind}, or one without an ending"
@@ -235,27 +238,17 @@ fn check_replaces_its_kind(target: &Path, out: &Path, endings: &[&str]) -> Resul
     Err(AntError::data(out, msg))
 }
 
-/// Whether a name's ending (after its last dot) names a kind of file. Only a word does:
-/// `tree-min-reach-0.05`, `ant-v1.2`, `lr-1.5e3` or `tree.2024-06` end in a number, not a
-/// format (the second attack on this rule), while `.7z` and `.3gp` are formats.
-fn names_a_kind(ending: &str) -> bool {
-    // Formats whose ending starts with a digit: any other such ending is a number with
-    // a unit or a version (`width-0.5x`, `v2.0rc1`), which `backup2.7z` is not (the
-    // third attack: a rule by the stem let it be overwritten).
-    const DIGIT_FIRST: [&str; 5] = ["7z", "3gp", "3g2", "3ds", "3mf"];
-    let word = ending.chars().any(|c| c.is_ascii_alphabetic()) && ending.chars().all(|c| c.is_ascii_alphanumeric());
-    match ending.starts_with(|c: char| c.is_ascii_digit()) {
-        true => DIGIT_FIRST.contains(&ending.to_ascii_lowercase().as_str()),
-        false => word,
-    }
-}
-
 /// Checks the file outputs a command names after the one it was given (an ensemble's
 /// `X-member-K.svg` beside `--out X.svg`) as [`check`] does, and refuses any that exists
 /// unless `replace` (`--force`): the user never named them, so nothing there is theirs
 /// to lose by default.
-pub(crate) fn check_derived(paths: &[PathBuf], given: &Path, replace: bool, inputs: &[Input]) -> Result<()> {
-    // Session 29's hostile pass: `plot --out -` of an ensemble wrote `--member-K` files.
+pub(crate) fn check_derived(
+    paths: &[PathBuf],
+    given: &Path,
+    replace: bool,
+    inputs: &[Input],
+) -> Result<()> {
+    // `plot --out -` of an ensemble would write `--member-K` files.
     if is_stdout(given) {
         let msg = "is standard output, but one picture per member is written here, each named after the output: give a file name (X.svg, for X-member-K.svg)";
         return Err(AntError::data(given, msg));
@@ -287,8 +280,13 @@ pub(crate) enum Saved {
 /// the other kind of model (which would hide the new one, or be hidden by it), is
 /// refused; one that holds a model of this kind only with `replace` (`--force`), and
 /// never for an ensemble (its members would be replaced one by one).
-pub(crate) fn check_model_dir(out: &Path, saved: Saved, replace: bool, inputs: &[Input]) -> Result<()> {
-    use crate::file_names::{CHECKPOINT_DIR, ENSEMBLE_FILE, TREE_FILE};
+pub(crate) fn check_model_dir(
+    out: &Path,
+    saved: Saved,
+    replace: bool,
+    inputs: &[Input],
+) -> Result<()> {
+    use crate::store::file_names::{CHECKPOINT_DIR, ENSEMBLE_FILE, TREE_FILE};
     check_not_a_part(out)?;
     let out = &check(out, Kind::Dir, inputs)?;
     check_nothing_foreign(out)?;
@@ -317,17 +315,21 @@ pub(crate) fn check_model_dir(out: &Path, saved: Saved, replace: bool, inputs: &
 
 /// Refuses a directory that holds files under the names `ant` writes (and replaces or
 /// deletes) in a model or run directory that `ant` cannot prove it wrote: the manifest
-/// does not name their bytes (see [`crate::manifest`]), or a `checkpoint/` without the
+/// does not name their bytes (see [`crate::store::manifest`]), or a `checkpoint/` without the
 /// run file `ant` starts every run with, or a `run.lock` without its text.
 pub fn check_nothing_foreign(out: &Path) -> Result<()> {
-    let foreign = crate::manifest::foreign(out)?;
+    let foreign = crate::store::manifest::foreign(out)?;
     if foreign.is_empty() {
         return Ok(());
     }
-    let manifest = crate::file_names::MANIFEST_FILE;
+    let manifest = crate::store::file_names::MANIFEST_FILE;
     if foreign.iter().any(|f| f == manifest) {
-        // Found by session 27's hostile pass: a damaged manifest was one name among many.
-        let others: Vec<&str> = foreign.iter().map(String::as_str).filter(|f| *f != manifest).collect();
+        // A damaged manifest is named on its own, not as one name among many.
+        let others: Vec<&str> = foreign
+            .iter()
+            .map(String::as_str)
+            .filter(|f| *f != manifest)
+            .collect();
         let msg = format!(
             "holds {manifest}, which is not the manifest ant writes (damaged, or another program's), so nothing there is proven ant's{}; move them, or choose another directory",
             match others.is_empty() {
@@ -349,7 +351,7 @@ pub fn check_nothing_foreign(out: &Path) -> Result<()> {
 /// replaces or removes) holds anything `ant` did not put there: only its `tree.json` and
 /// its checksum-named weights may be there.
 pub(crate) fn check_grown_dir(out: &Path) -> Result<()> {
-    let grown = out.join(crate::file_names::GROWN_DIR);
+    let grown = out.join(crate::store::file_names::GROWN_DIR);
     let Ok(meta) = std::fs::symlink_metadata(&grown) else {
         return Ok(());
     };
@@ -367,7 +369,7 @@ pub(crate) fn check_grown_dir(out: &Path) -> Result<()> {
     let mut foreign: Vec<String> = entries
         .flatten()
         .map(|e| e.file_name().to_string_lossy().into_owned())
-        .filter(|n| !is_grown_owned(n) && !crate::persist::is_temp_of(n, is_grown_owned))
+        .filter(|n| !is_grown_owned(n) && !crate::store::atomic::is_temp_of(n, is_grown_owned))
         .collect();
     foreign.sort();
     match foreign.is_empty() {
@@ -379,7 +381,7 @@ pub(crate) fn check_grown_dir(out: &Path) -> Result<()> {
 /// The names a grown model's directory owns: its `tree.json`, checksum-named weights
 /// and manifest.
 pub(crate) fn is_grown_owned(name: &str) -> bool {
-    use crate::file_names::{MANIFEST_FILE, TREE_FILE, is_checksum_weights};
+    use crate::store::file_names::{MANIFEST_FILE, TREE_FILE, is_checksum_weights};
     name == TREE_FILE || name == MANIFEST_FILE || is_checksum_weights(name)
 }
 
@@ -390,37 +392,6 @@ pub(crate) enum Records {
     Ours,
     /// Another command's model: they describe the model being replaced.
     Old,
-}
-
-/// Every command that saves a model where another may be goes through here, in one
-/// order: first what described the old model goes (its report, pruning summary, grown
-/// model, and its records unless they are `Records::Ours`), then `grown` (the model
-/// growth left, when there is one), then the model itself, whose `tree.json` is the
-/// switch. Killed at any point, nothing left describes a model it does not belong to.
-pub(crate) fn save_model(
-    model: &crate::Ant,
-    grown: Option<&crate::Ant>,
-    out: &Path,
-    records: Records,
-) -> Result<()> {
-    use crate::file_names::{GROWN_DIR, PRUNE_FILE, RECORDS_FILE, REPORT_FILE};
-    check_nothing_foreign(out)?;
-    check_grown_dir(out)?;
-    let mut stale = vec![REPORT_FILE, PRUNE_FILE];
-    if records == Records::Old {
-        stale.push(RECORDS_FILE);
-    }
-    for name in stale {
-        crate::manifest::remove(out, name)?;
-    }
-    let grown_dir = out.join(GROWN_DIR);
-    // What a save killed there left (the caller holds the directory's lock).
-    crate::persist::remove_stale_temps(&grown_dir, is_grown_owned)?;
-    match grown {
-        Some(g) => g.save(&grown_dir)?,
-        None => crate::persist::remove_dir_atomic(&grown_dir)?,
-    }
-    model.save(out)
 }
 
 /// The inputs of a command that reads the model (ensemble or run) directory `model`
@@ -449,9 +420,14 @@ pub fn write_output(
 /// The data file a model (or an ensemble's first member) records it was trained on,
 /// when it names one: an output of a command that reads the model never replaces it.
 fn trained_on(model: &Path) -> Option<PathBuf> {
-    let tree = [model.join(crate::file_names::TREE_FILE), model.join("member-0").join(crate::file_names::TREE_FILE)]
-        .into_iter()
-        .find_map(|p| crate::persist::read_bounded(&p, 256 << 20).ok())?;
+    let tree = [
+        model.join(crate::store::file_names::TREE_FILE),
+        model
+            .join("member-0")
+            .join(crate::store::file_names::TREE_FILE),
+    ]
+    .into_iter()
+    .find_map(|p| crate::store::atomic::read_bounded(&p, 256 << 20).ok())?;
     let v: serde_json::Value = serde_json::from_slice(&tree).ok()?;
     let data = PathBuf::from(v["provenance"]["data"].as_str()?);
     data.exists().then_some(data)
@@ -460,7 +436,10 @@ fn trained_on(model: &Path) -> Option<PathBuf> {
 /// `ant prune --model M --data D --out OUT [--force]`: OUT as [`check_model_dir`]
 /// allows, for a model or an ensemble as M holds.
 pub(crate) fn check_prune_out(model: &Path, data: &Path, out: &Path, force: bool) -> Result<()> {
-    let saved = match model.join(crate::file_names::ENSEMBLE_FILE).is_file() {
+    let saved = match model
+        .join(crate::store::file_names::ENSEMBLE_FILE)
+        .is_file()
+    {
         true => Saved::Ensemble,
         false => Saved::Model,
     };
@@ -595,17 +574,6 @@ mod tests {
     }
 
     #[test]
-    fn only_a_word_ending_names_a_kind() {
-        for kind in ["svg", "CSV", "7z", "3GP", "mp4", "nan"] {
-            assert!(names_a_kind(kind), "{kind}");
-        }
-        // Numbers, with a unit or as a version: `width-0.5x`, `v2.0rc1`.
-        for number in ["05", "2", "1e5", "5e3", "2024-06", "tar-gz", "", "5x", "5b", "0rc1"] {
-            assert!(!names_a_kind(number), "{number}");
-        }
-    }
-
-    #[test]
     fn outputs_that_are_inputs_are_refused() {
         let d = tempfile::tempdir().unwrap();
         let m = d.path().join("m");
@@ -669,9 +637,12 @@ mod tests {
         let link2 = d.path().join("l2.onnx");
         std::os::unix::fs::symlink(&f, &link2).unwrap();
         // ... only when the file it leads to is of the kind written.
-        let e = write_file(&link2, b"new", &[], &["onnx"]).unwrap_err().to_string();
+        let e = write_file(&link2, b"new", &[], &["onnx"])
+            .unwrap_err()
+            .to_string();
         assert!(
-            e.contains("l2.onnx: leads to") && e.contains("f.txt, which exists, and its name ends in .txt, not .onnx"),
+            e.contains("l2.onnx: leads to")
+                && e.contains("f.txt, which exists, and its name ends in .txt, not .onnx"),
             "{e}"
         );
         assert_eq!(std::fs::read(&f).unwrap(), b"old");

@@ -22,7 +22,7 @@ pub(crate) const GROWN_DIR: &str = "grown";
 /// What `ant prune` writes beside the pruned model.
 pub(crate) const PRUNE_FILE: &str = "prune.json";
 /// The manifest of a directory `ant` writes: each file it put there, with its checksum
-/// (see `crate::manifest`).
+/// (see `crate::store::manifest`).
 pub const MANIFEST_FILE: &str = "ant-files.json";
 
 /// The `format` of a `tree.json` and of an `ensemble.json`: what tells them from files
@@ -43,7 +43,7 @@ pub const STAMPED_FILES: [&str; 6] = [
     PRUNE_FILE,
 ];
 
-/// Whether `name` is a weights file as [`crate::Ant::save`] names one:
+/// Whether `name` is a weights file as [`crate::model::Ant::save`] names one:
 /// `model-` and the first 16 hexadecimal digits of its checksum.
 pub(crate) fn is_checksum_weights(name: &str) -> bool {
     name.strip_prefix("model-")

@@ -4,28 +4,32 @@
 
 use std::path::Path;
 
-use crate::data::source::TestSide;
-use crate::data::{Dataset, Targets};
+use super::source::TestSide;
+use super::{Dataset, Targets};
 use crate::error::{AntError, Result};
 use crate::named::Named;
 
 /// Refuses a file that would be read as SARCOS (what a file without `--target` is: 21
 /// inputs, then 7 torques as regression targets) under a preset other than `sarcos`:
-/// that is a table whose label column was not named (session 28's hostile pass: a table
-/// of 27 features and a `label` column trained as SARCOS, silently, exit 0).
-pub(super) fn check_read_as_sarcos(
-    preset: crate::Preset,
-    target: Option<&crate::data::tabular::TargetSpec>,
+/// that is a table whose label column was not named (a table of 27 features and a
+/// `label` column would train as SARCOS, silently, exit 0).
+pub(crate) fn check_read_as_sarcos(
+    preset: crate::preset::Preset,
+    target: Option<&super::tabular::TargetSpec>,
     path: &Path,
 ) -> Result<()> {
     // A pipe (`--data <(cat t.csv)`) is a file too. A folder, a missing file and an
-    // image preset's file get their own errors from the reader (the third attack: this
-    // one came first and pointed at --target).
+    // image preset's file get their own errors from the reader (this one, coming first,
+    // would point at --target).
     let exists = std::fs::metadata(path).is_ok_and(|m| !m.is_dir());
-    if target.is_some() || preset != crate::Preset::Tabular || !exists {
+    if target.is_some()
+        || preset != crate::preset::Preset::Tabular
+        || !exists
+        || super::detect::is_numpy_file(path)
+    {
         return Ok(());
     }
-    if is_a_mat_file(path) {
+    if super::detect::is_a_mat_file(path) {
         let msg = "is a MAT-file, which is read as SARCOS: train it with --preset sarcos";
         return Err(AntError::data(path, msg));
     }
@@ -36,21 +40,10 @@ pub(super) fn check_read_as_sarcos(
     Err(AntError::data(path, msg))
 }
 
-/// Whether the regular file `path` starts as a MAT-file does (a pipe is not read here).
-fn is_a_mat_file(path: &Path) -> bool {
-    use std::io::Read;
-    let mut head = Vec::with_capacity(128);
-    let file = std::fs::File::open(path)
-        .ok()
-        .filter(|f| f.metadata().is_ok_and(|m| m.is_file()));
-    file.is_some_and(|f| f.take(128).read_to_end(&mut head).is_ok())
-        && (head.starts_with(b"MATLAB ") || crate::data::mat::looks_like_v4(&head))
-}
-
 /// Refuses training rows of a single class, naming the file, the class by its name and
-/// the `--train-limit` that left only it (found by session 27's hostile pass: the
-/// message gave a class index, and neither the file nor the limit).
-pub(super) fn check_two_classes(
+/// the `--train-limit` that left only it (a class index alone would name neither the
+/// file nor the limit).
+pub(crate) fn check_two_classes(
     train: &Dataset,
     names: Option<&[String]>,
     limit: Option<usize>,
@@ -77,9 +70,9 @@ pub(super) fn check_two_classes(
 }
 
 /// Warns when the test set holds classes no training row has (the file's rows have
-/// them, the `--train-limit` left none): those samples can only be scored wrong (found
-/// by the second attack: scored without a word).
-pub(super) fn warn_of_test_classes_not_trained(
+/// them, the `--train-limit` left none): those samples can only be scored wrong, and
+/// are not scored without a word.
+pub(crate) fn warn_of_test_classes_not_trained(
     source: &TestSide,
     train: &Dataset,
     limit: Option<usize>,
@@ -109,30 +102,26 @@ pub(super) fn warn_of_test_classes_not_trained(
 /// Warns when a test file (`test_data`) holds the rows training takes (`train`, after its
 /// limit), in any order, or when a fifth of its rows or more are among them: its scores
 /// would be (in part) the training error's.
-pub(super) fn warn_of_test_rows_trained_on(
+pub(crate) fn warn_of_test_rows_trained_on(
     source: &TestSide,
     train: &Dataset,
     test_data: Option<&Path>,
 ) {
     let Some(path) = test_data else { return };
     let test = &source.test;
-    // The same rows in any order (found by session 27's hostile pass: reordered, they
-    // were scored as new data), or many of them among others (its second attack).
+    // The same rows in any order (reordered, they must not be scored as new data), or
+    // many of them among others.
     if test.len() == train.len() && test.row_set_checksum() == train.row_set_checksum() {
         let sum = train.checksum();
-        tracing::warn!("{}", crate::data::source::trained_rows_warning(path, &sum));
+        tracing::warn!("{}", super::source::trained_rows_warning(path, &sum));
         return;
     }
-    let trained: std::collections::HashSet<u128> = crate::data::row_sketch::row_digests(train)
-        .into_iter()
-        .collect();
-    let tested = crate::data::row_sketch::row_digests(test);
+    let trained: std::collections::HashSet<u128> =
+        super::row_sketch::row_digests(train).into_iter().collect();
+    let tested = super::row_sketch::row_digests(test);
     let share =
         tested.iter().filter(|d| trained.contains(d)).count() as f64 / tested.len().max(1) as f64;
-    if share >= crate::data::source::TRAINED_SHARE {
-        tracing::warn!(
-            "{}",
-            crate::data::source::trained_share_warning(path, share)
-        );
+    if share >= super::source::TRAINED_SHARE {
+        tracing::warn!("{}", super::source::trained_share_warning(path, share));
     }
 }

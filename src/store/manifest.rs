@@ -22,10 +22,10 @@ use std::path::Path;
 
 use serde::{Deserialize, Serialize};
 
-use crate::data::{md5_hex, md5_of_first, md5_of_first_read};
 use crate::error::{AntError, Result};
-use crate::file_names::*;
-use crate::persist::{read_bounded, write_atomic};
+use crate::store::atomic::{read_bounded, write_atomic};
+use crate::store::checksum::{md5_hex, md5_of_first, md5_of_first_read};
+use crate::store::file_names::*;
 
 const FORMAT: &str = "ant-files-1";
 /// The most bytes a manifest can take (a few names and checksums, with room).
@@ -151,7 +151,7 @@ pub(crate) fn remove(dir: &Path, name: &str) -> Result<()> {
     }
     let mut m = open(dir)?;
     refuse_foreign(&m, dir, name)?;
-    crate::persist::remove_file(&dir.join(name))?;
+    crate::store::atomic::remove_file(&dir.join(name))?;
     m.files.remove(name);
     save(dir, &mut m)
 }
@@ -408,7 +408,10 @@ mod tests {
         std::fs::write(dir.join(REPORT_FILE), "mine").unwrap();
         assert_eq!(foreign(dir).unwrap(), [REPORT_FILE]);
         let e = write(dir, REPORT_FILE, b"x").unwrap_err().to_string();
-        assert!(e.contains("report.json") && e.contains("did not write"), "{e}");
+        assert!(
+            e.contains("report.json") && e.contains("did not write"),
+            "{e}"
+        );
         assert!(remove(dir, REPORT_FILE).is_err());
         assert_eq!(std::fs::read(dir.join(REPORT_FILE)).unwrap(), b"mine");
         // A file the manifest never named is foreign too.
