@@ -233,89 +233,118 @@ struct Rows<'a> {
 
 /// `model` gives the task and the class names.
 fn render_rows(model: &Ant, values: &[f32], k: usize, rows: Rows, format: Format) -> String {
-    let Rows {
-        leaves,
-        reach,
-        files,
-    } = rows;
-    let file = |i: usize| files.map(|f| f[i].display().to_string());
     let classification = model.task().is_classification();
-    let names = class_names(model, k);
-    let classes = if classification {
-        crate::model::argmax_rows(values, k)
-    } else {
-        vec![]
+    let table = Table {
+        names: class_names(model, k),
+        classes: match classification {
+            true => crate::model::argmax_rows(values, k),
+            false => vec![],
+        },
+        classification,
+        k,
+        rows,
     };
     let mut out = String::new();
     if format == Format::Csv {
-        let mut cols = vec!["row".to_string(), "prediction".to_string()];
-        if classification {
-            cols.extend(names.iter().map(|n| csv_field(&format!("p_{n}"))));
-        } else if k > 1 {
-            cols = vec!["row".to_string()];
-            cols.extend((0..k).map(|j| format!("prediction_{j}")));
-        }
-        if files.is_some() {
-            cols.insert(1, "file".to_string());
-        }
-        cols.extend(leaves.header());
-        if let Some(r) = reach {
-            cols.extend((0..r.nodes).map(|j| format!("reach_{j}")));
-        }
-        out.push_str(&cols.join(","));
+        out.push_str(&table.csv_header());
         out.push('\n');
     }
     for (i, row) in values.chunks(k).enumerate() {
         match format {
-            Format::Csv => {
-                let mut f = vec![i.to_string()];
-                f.extend(file(i).map(|p| csv_field(&p)));
-                if classification {
-                    f.push(csv_field(&names[classes[i]]));
-                }
-                f.extend(row.iter().map(|v| v.to_string()));
-                f.extend(leaves.csv(i));
-                if let Some(r) = reach {
-                    f.extend(r.row(i).iter().map(|v| v.to_string()));
-                }
-                out.push_str(&f.join(","));
-            }
-            Format::JsonLines => {
-                // A struct, not a `json!` value: f32 fields then print in their
-                // shortest form (0.675743, not 0.6757429242134094).
-                let line = if classification {
-                    serde_json::to_string(&ClassLine {
-                        row: i,
-                        file: file(i),
-                        prediction: &names[classes[i]],
-                        class: classes[i],
-                        probabilities: row,
-                        leaf: leaves.field(i),
-                        reach: reach.map(|r| r.row(i)),
-                    })
-                } else if k == 1 {
-                    serde_json::to_string(&ValueLine {
-                        row: i,
-                        file: file(i),
-                        prediction: row[0],
-                        leaf: leaves.field(i),
-                        reach: reach.map(|r| r.row(i)),
-                    })
-                } else {
-                    serde_json::to_string(&ValueLine {
-                        row: i,
-                        file: file(i),
-                        prediction: row,
-                        leaf: leaves.field(i),
-                        reach: reach.map(|r| r.row(i)),
-                    })
-                };
-                out.push_str(&line.expect("plain data serialises"));
-            }
+            Format::Csv => out.push_str(&table.csv_row(i, row)),
+            Format::JsonLines => out.push_str(&table.json_row(i, row)),
         }
         out.push('\n');
     }
     out
+}
+
+/// What the rows of a prediction file are made of: class names, each row's class
+/// (classification), the number of values a row, and what rows say beside them.
+struct Table<'a> {
+    names: Vec<String>,
+    classes: Vec<usize>,
+    classification: bool,
+    k: usize,
+    rows: Rows<'a>,
+}
+
+impl Table<'_> {
+    /// The file a sample came from, when it came from an image file.
+    fn file(&self, i: usize) -> Option<String> {
+        self.rows.files.map(|f| f[i].display().to_string())
+    }
+
+    fn csv_header(&self) -> String {
+        let mut cols = vec!["row".to_string(), "prediction".to_string()];
+        if self.classification {
+            cols.extend(self.names.iter().map(|n| csv_field(&format!("p_{n}"))));
+        } else if self.k > 1 {
+            cols = vec!["row".to_string()];
+            cols.extend((0..self.k).map(|j| format!("prediction_{j}")));
+        }
+        if self.rows.files.is_some() {
+            cols.insert(1, "file".to_string());
+        }
+        cols.extend(self.rows.leaves.header());
+        if let Some(r) = self.rows.reach {
+            cols.extend((0..r.nodes).map(|j| format!("reach_{j}")));
+        }
+        cols.join(",")
+    }
+
+    fn csv_row(&self, i: usize, row: &[f32]) -> String {
+        let mut f = vec![i.to_string()];
+        f.extend(self.file(i).map(|p| csv_field(&p)));
+        if self.classification {
+            f.push(csv_field(&self.names[self.classes[i]]));
+        }
+        f.extend(row.iter().map(|v| v.to_string()));
+        f.extend(self.rows.leaves.csv(i));
+        if let Some(r) = self.rows.reach {
+            f.extend(r.row(i).iter().map(|v| v.to_string()));
+        }
+        f.join(",")
+    }
+
+    /// A struct, not a `json!` value: f32 fields then print in their shortest form
+    /// (0.675743, not 0.6757429242134094).
+    fn json_row(&self, i: usize, row: &[f32]) -> String {
+        let (leaf, reach, file) = (
+            self.rows.leaves.field(i),
+            self.rows.reach.map(|r| r.row(i)),
+            self.file(i),
+        );
+        let line = if self.classification {
+            let class = self.classes[i];
+            serde_json::to_string(&ClassLine {
+                row: i,
+                file,
+                prediction: &self.names[class],
+                class,
+                probabilities: row,
+                leaf,
+                reach,
+            })
+        } else if self.k == 1 {
+            serde_json::to_string(&ValueLine {
+                row: i,
+                file,
+                prediction: row[0],
+                leaf,
+                reach,
+            })
+        } else {
+            serde_json::to_string(&ValueLine {
+                row: i,
+                file,
+                prediction: row,
+                leaf,
+                reach,
+            })
+        };
+        line.expect("plain data serialises")
+    }
 }
 
 #[cfg(test)]

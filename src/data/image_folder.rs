@@ -14,8 +14,8 @@
 //! all three channels (said once). Every image of a data set has one size. Pixels
 //! become values in 0..1, as IDX and CIFAR-10 bytes do.
 //!
-//! Files are read and decoded on every core, after a first pass over their headers
-//! has checked that the decoded images fit in memory.
+//! Files are read and decoded on every core, once their headers have shown that the
+//! decoded images fit in memory.
 
 use std::collections::BTreeSet;
 use std::path::{Path, PathBuf};

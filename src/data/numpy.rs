@@ -92,121 +92,55 @@ fn arrays(bytes: &[u8], path: &Path) -> Result<Vec<(String, Array)>> {
 
 /// Parses one `.npy` array (`what` names it in errors).
 fn parse(bytes: &[u8], path: &Path, what: &str) -> Result<Array> {
-    let err = |why: String| AntError::data(path, format!("{what}: {why}"));
-    let npy = NpyFile::new(bytes).map_err(|e| match header_text(bytes).contains("'|O'") {
-        true => err("an object array (pickled Python objects), which is not numbers: save a numeric array (np.asarray(a, dtype=float))".to_string()),
-        false => err(format!("not a readable .npy array ({e})")),
-    })?;
+    let err = |why: &str| AntError::data(path, format!("{what}: {why}"));
+    if header_text(bytes).contains("'|O'") {
+        return Err(err("an object array (pickled Python objects), which is not numbers: save a numeric array (np.asarray(a, dtype=float))"));
+    }
+    let npy = NpyFile::new(bytes).map_err(|e| err(&format!("not a readable .npy array ({e})")))?;
     let shape: Vec<usize> = npy.shape().iter().map(|&d| d as usize).collect();
     let order = npy.order();
-    if header_text(bytes).contains("'|O'") {
-        return Err(err("an object array (pickled Python objects), which is not numbers: save a numeric array (np.asarray(a, dtype=float))".to_string()));
-    }
     let DType::Plain(t) = npy.dtype() else {
-        return Err(err(
-            "a structured array (named fields): save a plain numeric array".to_string(),
-        ));
+        return Err(err("a structured array (named fields): save a plain numeric array"));
     };
     let n: u64 = npy.shape().iter().product();
     crate::os::check_file_fits(n.saturating_mul(8), path, "its values as numbers")?;
-    let io = |e: std::io::Error| err(format!("cut short or damaged ({e})"));
-    let (values, kind) = match (t.type_char(), t.size_field()) {
-        (TypeChar::Uint, 1) => (
-            npy.into_vec::<u8>()
-                .map_err(io)?
-                .into_iter()
-                .map(f64::from)
-                .collect(),
-            Kind::Bytes,
-        ),
-        (TypeChar::Bool, 1) => (
-            npy.into_vec::<bool>()
-                .map_err(io)?
-                .into_iter()
-                .map(|b| f64::from(u8::from(b)))
-                .collect(),
-            Kind::Integers,
-        ),
-        (TypeChar::Uint, 2) => (
-            npy.into_vec::<u16>()
-                .map_err(io)?
-                .into_iter()
-                .map(f64::from)
-                .collect(),
-            Kind::Integers,
-        ),
-        (TypeChar::Uint, 4) => (
-            npy.into_vec::<u32>()
-                .map_err(io)?
-                .into_iter()
-                .map(f64::from)
-                .collect(),
-            Kind::Integers,
-        ),
-        (TypeChar::Uint, 8) => (
-            npy.into_vec::<u64>()
-                .map_err(io)?
-                .into_iter()
-                .map(|v| v as f64)
-                .collect(),
-            Kind::Integers,
-        ),
-        (TypeChar::Int, 1) => (
-            npy.into_vec::<i8>()
-                .map_err(io)?
-                .into_iter()
-                .map(f64::from)
-                .collect(),
-            Kind::Integers,
-        ),
-        (TypeChar::Int, 2) => (
-            npy.into_vec::<i16>()
-                .map_err(io)?
-                .into_iter()
-                .map(f64::from)
-                .collect(),
-            Kind::Integers,
-        ),
-        (TypeChar::Int, 4) => (
-            npy.into_vec::<i32>()
-                .map_err(io)?
-                .into_iter()
-                .map(f64::from)
-                .collect(),
-            Kind::Integers,
-        ),
-        (TypeChar::Int, 8) => (
-            npy.into_vec::<i64>()
-                .map_err(io)?
-                .into_iter()
-                .map(|v| v as f64)
-                .collect(),
-            Kind::Integers,
-        ),
-        (TypeChar::Float, 4) => (
-            npy.into_vec::<f32>()
-                .map_err(io)?
-                .into_iter()
-                .map(f64::from)
-                .collect(),
-            Kind::Floats,
-        ),
-        (TypeChar::Float, 8) => (npy.into_vec::<f64>().map_err(io)?, Kind::Floats),
-        _ => {
-            return Err(err(format!(
-                "of dtype {t}, which is not a number ant reads (bool, integers, float32, float64)"
-            )));
-        }
+    let Some(read) = values_of(npy, &t) else {
+        return Err(err(&format!("of dtype {t}, which is not a number ant reads (bool, integers, float32, float64)")));
     };
+    let (values, kind) = read.map_err(|e| err(&format!("cut short or damaged ({e})")))?;
     let values = match order {
         Order::C => values,
         Order::Fortran => c_order(&values, &shape),
     };
-    Ok(Array {
-        shape,
-        values,
-        kind,
-    })
+    Ok(Array { shape, values, kind })
+}
+
+/// The values of `npy`, of the dtype `t`, as f64 and their kind; `None` for a dtype
+/// that is not a number read here.
+fn values_of(npy: NpyFile<&[u8]>, t: &npyz::TypeStr) -> Option<std::io::Result<(Vec<f64>, Kind)>> {
+    fn read<T: npyz::Deserialize>(npy: NpyFile<&[u8]>, to: impl Fn(T) -> f64) -> std::io::Result<Vec<f64>> {
+        Ok(npy.into_vec::<T>()?.into_iter().map(to).collect())
+    }
+    let kind = match t.type_char() {
+        TypeChar::Uint if t.size_field() == 1 => Kind::Bytes,
+        TypeChar::Float => Kind::Floats,
+        _ => Kind::Integers,
+    };
+    let values = match (t.type_char(), t.size_field()) {
+        (TypeChar::Uint, 1) => read(npy, <f64 as From<u8>>::from),
+        (TypeChar::Bool, 1) => read(npy, |b: bool| f64::from(u8::from(b))),
+        (TypeChar::Uint, 2) => read(npy, <f64 as From<u16>>::from),
+        (TypeChar::Uint, 4) => read(npy, <f64 as From<u32>>::from),
+        (TypeChar::Uint, 8) => read(npy, |v: u64| v as f64),
+        (TypeChar::Int, 1) => read(npy, <f64 as From<i8>>::from),
+        (TypeChar::Int, 2) => read(npy, <f64 as From<i16>>::from),
+        (TypeChar::Int, 4) => read(npy, <f64 as From<i32>>::from),
+        (TypeChar::Int, 8) => read(npy, |v: i64| v as f64),
+        (TypeChar::Float, 4) => read(npy, <f64 as From<f32>>::from),
+        (TypeChar::Float, 8) => read(npy, |v: f64| v),
+        _ => return None,
+    };
+    Some(values.map(|v| (v, kind)))
 }
 
 /// The header's text of an `.npy` file (its dtype, even where the parser refuses it).

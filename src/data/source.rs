@@ -69,88 +69,102 @@ fn md5_of(md5: Option<String>, path: &Path) -> Result<String> {
     md5.ok_or_else(|| AntError::data(path, "is a directory without its own test files"))
 }
 
-/// Load one file or directory, as [`detect`] finds it: a CIFAR-10 or IDX directory
-/// gives (train, test); with a target spec a file is a table, else a SARCOS file
-/// (MAT or text). `classes` fixes the label mapping of a table (a trained model's).
-/// `training`: the rows are trained on (a SARCOS file's columns are then judged whole,
-/// as a table's are).
+impl Loaded {
+    /// Samples with no class names or table layout.
+    fn plain(all: Dataset, own_test: Option<Dataset>, md5: Option<String>) -> Loaded {
+        Loaded {
+            all,
+            own_test,
+            class_names: None,
+            target: None,
+            md5,
+        }
+    }
+
+    /// A directory's own test samples alone (`all` is empty: no copy of them).
+    fn test_only(test: Dataset) -> Loaded {
+        Loaded::plain(test.subset(&[]), Some(test), None)
+    }
+}
+
+/// Load one file or directory, as [`detect`] finds it: a directory ([`load_dir`]) or a
+/// file ([`load_file`]). `classes` fixes the label mapping of a table (a trained
+/// model's). `training`: the rows are trained on (a SARCOS file's columns are then
+/// judged whole, as a table's are; a directory gives its training files too).
 fn load_any(
     path: &Path,
     target: Option<&TargetSpec>,
     classes: Option<&[String]>,
     training: bool,
 ) -> Result<Loaded> {
-    let plain = |all, own_test, md5| Loaded {
-        all,
-        own_test,
-        class_names: None,
-        target: None,
-        md5,
-    };
-    let (format, bytes, md5) = match detect(path)? {
-        Input::Dir(_) if target.is_some() => {
-            return Err(AntError::data(
-                path,
-                "is a directory, but a table file is needed (--target)",
-            ));
+    match detect(path)? {
+        Input::Dir(_) if target.is_some() => Err(AntError::data(
+            path,
+            "is a directory, but a table file is needed (--target)",
+        )),
+        Input::Dir(format) => load_dir(path, format, classes, training),
+        Input::File(format, bytes, md5) => {
+            load_file(path, (format, &bytes, md5), target, classes, training)
         }
-        // A directory read for its test rows gives its test files alone, not its
-        // training ones (`--test-data DIR` must not score a CIFAR directory's training
-        // batches), and no rows beside them (`all` is empty; no copy of the test set).
-        Input::Dir(DirFormat::Cifar) if !training => {
-            let te = cifar::load_cifar_test(path)?;
-            return Ok(plain(te.subset(&[]), Some(te), None));
-        }
-        Input::Dir(DirFormat::Cifar) => {
+    }
+}
+
+/// A CIFAR-10, IDX or image-folder directory: its training and test sets, or, read for
+/// its test rows (`!training`), its test files alone, not its training ones
+/// (`--test-data DIR` must not score a CIFAR directory's training batches).
+fn load_dir(
+    path: &Path,
+    format: DirFormat,
+    classes: Option<&[String]>,
+    training: bool,
+) -> Result<Loaded> {
+    match (format, training) {
+        (DirFormat::Cifar, false) => Ok(Loaded::test_only(cifar::load_cifar_test(path)?)),
+        (DirFormat::Cifar, true) => {
             let (tr, te) = cifar::load_cifar_dir(path)?;
-            return Ok(plain(tr, Some(te), None));
+            Ok(Loaded::plain(tr, Some(te), None))
         }
-        Input::Dir(DirFormat::Idx) if !training => {
-            let te = idx::load_idx_test(path)?;
-            return Ok(plain(te.subset(&[]), Some(te), None));
-        }
-        Input::Dir(DirFormat::Idx) => {
+        (DirFormat::Idx, false) => Ok(Loaded::test_only(idx::load_idx_test(path)?)),
+        (DirFormat::Idx, true) => {
             let (tr, te) = idx::load_idx_dir(path)?;
-            return Ok(plain(tr, Some(te), None));
+            Ok(Loaded::plain(tr, Some(te), None))
         }
-        // A folder read for its test rows gives its `test/` images alone, or all of
-        // them (with their checksum: a model's held-out fraction is found in them).
-        Input::Dir(DirFormat::ImageFolder) if !training => {
+        // Its `test/` images alone, or all of them (with their checksum: a model's
+        // held-out fraction is found in them).
+        (DirFormat::ImageFolder, false) => {
             let (te, md5) = image_folder::load_test(path, classes)?;
-            let names = te.class_names.as_deref().map(<[String]>::to_vec);
+            let class_names = te.class_names.as_deref().map(<[String]>::to_vec);
             let loaded = match md5 {
-                Some(_) => Loaded {
-                    all: te,
-                    own_test: None,
-                    class_names: names,
-                    target: None,
-                    md5,
-                },
-                None => Loaded {
-                    all: te.subset(&[]),
-                    own_test: Some(te),
-                    class_names: names,
-                    target: None,
-                    md5,
-                },
+                Some(_) => Loaded::plain(te, None, md5),
+                None => Loaded::test_only(te),
             };
-            return Ok(loaded);
+            Ok(Loaded {
+                class_names,
+                ..loaded
+            })
         }
-        Input::Dir(DirFormat::ImageFolder) => {
+        (DirFormat::ImageFolder, true) => {
             let f = image_folder::load(path)?;
-            return Ok(Loaded {
-                all: f.train,
-                own_test: f.test,
+            Ok(Loaded {
                 class_names: Some(f.class_names),
-                target: None,
-                md5: Some(f.md5),
-            });
+                ..Loaded::plain(f.train, f.test, Some(f.md5))
+            })
         }
-        Input::File(format, bytes, md5) => (format, bytes, md5),
-    };
+    }
+}
+
+/// One file, read once (`format`, its gunzipped bytes and the MD5 of its raw bytes):
+/// with a target spec a table, else a SARCOS file (MAT or text) or NumPy's arrays.
+fn load_file(
+    path: &Path,
+    (format, bytes, md5): (FileFormat, &[u8], String),
+    target: Option<&TargetSpec>,
+    classes: Option<&[String]>,
+    training: bool,
+) -> Result<Loaded> {
     match (format, target) {
         (FileFormat::Text, Some(spec)) => {
-            let t = parse_labelled(&bytes, path, spec, classes)?;
+            let t = parse_labelled(bytes, path, spec, classes)?;
             let mut spec = spec.clone();
             spec.index = Some(t.index);
             spec.n_columns = Some(t.n_columns);
@@ -159,17 +173,23 @@ fn load_any(
                 spec.columns = t.columns;
             }
             Ok(Loaded {
-                all: t.data,
-                own_test: None,
                 class_names: t.class_names,
                 target: Some(spec),
-                md5: Some(md5),
+                ..Loaded::plain(t.data, None, Some(md5))
             })
         }
         (FileFormat::Text | FileFormat::Mat, None) => {
-            let d = sarcos::parse_sarcos(&bytes, path, training)?;
+            let d = sarcos::parse_sarcos(bytes, path, training)?;
             d.check_finite(path)?;
-            Ok(plain(d, None, Some(md5)))
+            Ok(Loaded::plain(d, None, Some(md5)))
+        }
+        (FileFormat::Numpy, None) => {
+            let d = numpy::load_labelled(bytes, path)?;
+            d.train.check_finite(path)?;
+            Ok(Loaded {
+                class_names: d.class_names,
+                ..Loaded::plain(d.train, d.test, Some(md5))
+            })
         }
         (FileFormat::Mat, Some(_)) => Err(AntError::data(
             path,
@@ -187,17 +207,6 @@ fn load_any(
             path,
             "holds NumPy arrays, whose labels are its y array: leave out --target",
         )),
-        (FileFormat::Numpy, None) => {
-            let d = numpy::load_labelled(&bytes, path)?;
-            d.train.check_finite(path)?;
-            Ok(Loaded {
-                all: d.train,
-                own_test: d.test,
-                class_names: d.class_names,
-                target: None,
-                md5: Some(md5),
-            })
-        }
         (FileFormat::Image, _) => Err(AntError::data(
             path,
             "is a single image; give a folder of class folders (DIR/<class>/..., or DIR/train/<class>/... and DIR/test/<class>/...)",
