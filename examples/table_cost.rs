@@ -25,7 +25,7 @@ fn main() -> ant::Result<()> {
     };
     let before = peak_kib();
     let spec = ant::data::tabular::TargetSpec::new(target, task);
-    let source = ant::data::source::load_source(Path::new(file), None, 0.2, 0, Some(&spec))?;
+    let source = ant::data::source::load_source(Path::new(file), None, 0.2, 0, Some(&spec), None)?;
     let rows = source.train.len() + source.test.len();
     let features: usize = source.train.sample_shape().iter().product();
     let matrix = rows * (features + 1) * 4;

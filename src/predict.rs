@@ -22,10 +22,18 @@ pub struct Inputs {
 /// Reads the samples of `path` for `model` through the data door
 /// ([`crate::data::source::load_unlabelled`]), then refuses samples that do not fit the
 /// model, naming the file. Targets are placeholders.
-pub fn load_inputs(model: &Ant, path: &Path) -> Result<Inputs> {
+pub fn load_inputs(model: &Ant, paths: &[PathBuf]) -> Result<Inputs> {
     let input = model.tree().topology.input;
-    let spec = model.meta().provenance.target.as_ref();
-    let (data, files) = load_unlabelled(path, input, spec, model.task().outputs())?;
+    let p = &model.meta().provenance;
+    let resize = p.image_size.is_some();
+    let (data, files) = load_unlabelled(
+        paths,
+        input,
+        p.target.as_ref(),
+        model.task().outputs(),
+        resize,
+    )?;
+    let path = &paths[0];
     model.check_fits_file(&data, path, false)?;
     if data.is_empty() {
         return Err(AntError::data(path, "contains no samples"));

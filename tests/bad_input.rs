@@ -894,6 +894,7 @@ fn counts_from_flags_and_files_are_bounded() {
             test_fraction: 0.2,
             target: None,
             train_limit: None,
+            image_size: None,
         },
         params: ant::AntParams::new(ant::Preset::Tabular),
         member: None,

@@ -142,7 +142,7 @@ fn every_image_format_is_read_by_its_bytes_not_its_name() {
     let image = |c, k| DynamicImage::ImageLuma8(grey(c, k, (12, 10)));
     let png = d.path().join("png");
     write_class_folders(&png, &CLASSES, 4, image, ImageFormat::Png);
-    let want = load_source(&png, None, 0.25, 0, None).unwrap();
+    let want = load_source(&png, None, 0.25, 0, None, None).unwrap();
     assert_eq!(want.train.sample_shape(), &vec![1, 10, 12]);
     for format in [
         ImageFormat::Jpeg,
@@ -157,7 +157,7 @@ fn every_image_format_is_read_by_its_bytes_not_its_name() {
         for p in walk(&dir) {
             std::fs::rename(&p, p.with_extension("data")).unwrap();
         }
-        let got = load_source(&dir, None, 0.25, 0, None).unwrap();
+        let got = load_source(&dir, None, 0.25, 0, None, None).unwrap();
         assert_eq!(got.train.sample_shape(), &vec![1, 10, 12], "{format:?}");
         assert_eq!(
             got.class_names.as_deref(),
@@ -203,7 +203,7 @@ fn grey_images_give_one_channel_colour_three_and_a_mixed_folder_is_colour() {
         |c, k| DynamicImage::ImageLuma8(grey(c, k, (8, 8))),
         ImageFormat::Png,
     );
-    let g = load_source(&grey_dir, None, 0.3, 0, None).unwrap();
+    let g = load_source(&grey_dir, None, 0.3, 0, None, None).unwrap();
     assert_eq!(g.train.sample_shape(), &vec![1, 8, 8]);
     // One colour image among grey ones: all read as colour, the grey ones in all three
     // channels.
@@ -218,7 +218,7 @@ fn grey_images_give_one_channel_colour_three_and_a_mixed_folder_is_colour() {
     colour(1, 9, (8, 8))
         .save(mixed.join("middle/zzz.png"))
         .unwrap();
-    let m = load_source(&mixed, None, 0.3, 0, None).unwrap();
+    let m = load_source(&mixed, None, 0.3, 0, None, None).unwrap();
     assert_eq!(m.train.sample_shape(), &vec![3, 8, 8]);
     let all = m.train.len() + m.test.len();
     assert_eq!(all, 10);
@@ -240,7 +240,7 @@ fn grey_images_give_one_channel_colour_three_and_a_mixed_folder_is_colour() {
         },
         ImageFormat::Png,
     );
-    let r = load_source(&rgba, None, 0.3, 0, None).unwrap();
+    let r = load_source(&rgba, None, 0.3, 0, None, None).unwrap();
     assert_eq!(r.train.sample_shape(), &vec![3, 8, 8]);
     // Said once each, on the command line.
     for (dir, said) in [
@@ -327,7 +327,7 @@ fn each_kind_of_bad_image_folder_is_one_clear_error() {
     // Images of two sizes: both named.
     let root = good("sizes");
     grey(0, 9, (9, 8)).save(root.join("left/big.png")).unwrap();
-    refused(&root, &["big.png", "9x8", "8x8", "one size"]);
+    refused(&root, &["big.png", "9x8", "8x8", "--image-size"]);
     // A file beside the class folders.
     let root = good("loose");
     grey(0, 9, (8, 8)).save(root.join("stray.png")).unwrap();
@@ -375,4 +375,136 @@ fn crc32(bytes: &[u8]) -> u32 {
         }
     }
     !c
+}
+
+#[test]
+fn images_of_several_sizes_are_resized_to_the_image_size_given_and_so_are_later_ones() {
+    let d = tempfile::tempdir().unwrap();
+    let root = d.path().join("sizes");
+    // Training images of two sizes, colour and grey; test images of a third.
+    for (split, n, size) in [("train", 12, (16, 12)), ("test", 4, (9, 7))] {
+        let image = |c, k| match k % 2 {
+            0 => DynamicImage::ImageRgb8(colour(c, k, size)),
+            _ => DynamicImage::ImageRgb8(colour(c, k, (size.0 * 2, size.1 + 3))),
+        };
+        write_class_folders(&root.join(split), &CLASSES, n, image, ImageFormat::Png);
+    }
+    let out = d.path().join("m");
+    let train = "train --preset cifar10-c --epochs-node 1 --refine-epochs 1 --max-depth 1";
+    // Without the flag: two files of different sizes and the flag, named.
+    let o = ant_with(train, &["--data", s(&root), "--out", s(&out)]);
+    assert_clean_error(&o, &["--image-size", "000.png", "001.png"]);
+    assert!(!out.exists());
+    for bad in ["16", "0x4", "4x", "ax4"] {
+        let o = ant_with(
+            train,
+            &["--data", s(&root), "--out", s(&out), "--image-size", bad],
+        );
+        assert_eq!(o.status.code(), Some(2), "{bad}: {}", stderr(&o));
+        assert!(stderr(&o).contains("HxW"), "{bad}: {}", stderr(&o));
+    }
+    let o = ant_with(
+        train,
+        &["--data", s(&root), "--out", s(&out), "--image-size", "10x8"],
+    );
+    assert!(o.status.success(), "{}", stderr(&o));
+    let tree: serde_json::Value =
+        serde_json::from_slice(&std::fs::read(out.join("tree.json")).unwrap()).unwrap();
+    assert_eq!(tree["provenance"]["image_size"], "10x8", "{tree}");
+    assert_eq!(tree["topology"]["input"]["Image"]["h"], 10, "{tree}");
+    assert_eq!(tree["topology"]["input"]["Image"]["w"], 8, "{tree}");
+    // eval and predict resize the test images (9x7) as training did.
+    let o = ant(&["eval", "--model", s(&out), "--data", s(&root), "--json"]);
+    assert_eq!(json_of(&o)["test_samples"], 12);
+    // Several inputs: two files and a folder, in the order given.
+    let (a, b) = (
+        root.join("test/left/001.png"),
+        root.join("test/right/000.png"),
+    );
+    let rows = predictions(&ant(&[
+        "predict",
+        "--model",
+        s(&out),
+        "--input",
+        s(&a),
+        s(&b),
+        s(&root.join("test/middle")),
+    ]));
+    assert_eq!(rows.len(), 6);
+    assert!(
+        rows[0].starts_with(&format!("0,{},", a.display())),
+        "{}",
+        rows[0]
+    );
+    assert!(
+        rows[1].starts_with(&format!("1,{},", b.display())),
+        "{}",
+        rows[1]
+    );
+    // A table among image inputs is refused by name.
+    let csv = cls_csv(d.path());
+    let o = ant(&["predict", "--model", s(&out), "--input", s(&a), s(&csv)]);
+    assert_clean_error(&o, &["cls.csv", "not an image"]);
+    // The flag is for image folders only.
+    let o = ant_with(
+        &format!("{QUICK} --target y --task classification --image-size 4x4"),
+        &["--data", s(&csv), "--out", s(&out.with_extension("t"))],
+    );
+    assert_clean_error(&o, &["cls.csv", "--image-size"]);
+}
+
+#[test]
+fn a_val_folder_is_the_validation_rows() {
+    let d = tempfile::tempdir().unwrap();
+    let root = d.path().join("hf");
+    for (split, n) in [("train", 20), ("val", 5), ("test", 4)] {
+        let image = |c, k| DynamicImage::ImageLuma8(grey(c, k + n, (12, 12)));
+        write_class_folders(&root.join(split), &CLASSES, n, image, ImageFormat::Png);
+    }
+    let out = d.path().join("m");
+    let train = "train --preset mnist-c --epochs-node 1 --refine-epochs 1 --max-depth 1";
+    ok(&ant_with(train, &["--data", s(&root), "--out", s(&out)]));
+    let tree: serde_json::Value =
+        serde_json::from_slice(&std::fs::read(out.join("tree.json")).unwrap()).unwrap();
+    let p = &tree["provenance"];
+    assert_eq!(p["valid_split"]["kind"], "own_files", "{p}");
+    assert_eq!(
+        (p["n_train"].as_u64(), p["n_valid"].as_u64()),
+        (Some(60), Some(15)),
+        "{p}"
+    );
+    // prune rebuilds the same validation rows from the folder.
+    let pruned = d.path().join("p");
+    ok(&ant(&[
+        "prune",
+        "--model",
+        s(&out),
+        "--data",
+        s(&root),
+        "--min-reach",
+        "0.01",
+        "--out",
+        s(&pruned),
+    ]));
+    // With --train-limit the val/ images stay the validation rows.
+    let limited = d.path().join("l");
+    ok(&ant_with(
+        &format!("{train} --train-limit 30"),
+        &["--data", s(&root), "--out", s(&limited)],
+    ));
+    let tree: serde_json::Value =
+        serde_json::from_slice(&std::fs::read(limited.join("tree.json")).unwrap()).unwrap();
+    let p = &tree["provenance"];
+    assert_eq!(
+        (p["n_train"].as_u64(), p["n_valid"].as_u64()),
+        (Some(30), Some(15)),
+        "{p}"
+    );
+    // A val/ without test/ beside it is refused: test images would come from train/.
+    std::fs::remove_dir_all(root.join("test")).unwrap();
+    let o = ant_with(
+        train,
+        &["--data", s(&root), "--out", s(&d.path().join("n"))],
+    );
+    assert_clean_error(&o, &["val", "test/"]);
 }

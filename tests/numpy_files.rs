@@ -85,7 +85,7 @@ fn a_keras_style_npz_trains_on_its_own_test_arrays_with_classes_named_by_value()
             ("y_test", npy("|u1", false, &[12], &yt)),
         ],
     );
-    let s = load_source(&p, None, 0.2, 0, None).unwrap();
+    let s = load_source(&p, None, 0.2, 0, None, None).unwrap();
     assert_eq!((s.train.len(), s.test.len()), (60, 12));
     assert_eq!(s.train.sample_shape(), &[1, 8, 8]);
     // Bytes become values in 0..1, as IDX bytes do.
@@ -169,7 +169,7 @@ fn one_data_set_in_any_dtype_order_or_channel_layout_reads_the_same() {
             ("y", y),
         ],
     );
-    let read = |p: &Path| load_source(p, None, 0.3, 0, None).unwrap();
+    let read = |p: &Path| load_source(p, None, 0.3, 0, None, None).unwrap();
     let (ra, rb, rc) = (read(&a), read(&b), read(&c));
     assert_eq!(ra.train.sample_shape(), &[3, h, w]);
     assert_eq!(ra.train.x(), rb.train.x());
@@ -185,7 +185,7 @@ fn one_data_set_in_any_dtype_order_or_channel_layout_reads_the_same() {
             ("y", npy("<f4", false, &[10], &values)),
         ],
     );
-    let rt = load_source(&t, None, 0.2, 0, None).unwrap();
+    let rt = load_source(&t, None, 0.2, 0, None, None).unwrap();
     assert_eq!(rt.train.sample_shape(), &[2]);
     assert!(matches!(
         rt.train.targets(),

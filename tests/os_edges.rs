@@ -241,6 +241,7 @@ fn paths_that_are_not_utf8_work() {
                 ant::TaskKind::Classification,
             )),
             train_limit: None,
+            image_size: None,
         },
         params: ant::AntParams::new(ant::Preset::Tabular).with_width(8),
         member: None,

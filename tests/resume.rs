@@ -298,6 +298,7 @@ fn a_damaged_checkpoint_is_a_clear_error() {
             test_fraction: 0.2,
             target: None,
             train_limit: None,
+            image_size: None,
         },
         params: AntParams::new(Preset::Sarcos),
         member: None,

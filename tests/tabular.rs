@@ -63,7 +63,7 @@ fn train_and_eval(data: &Path, out: &Path, extra: &[&str]) -> serde_json::Value 
 /// Test error (%) of always predicting the training split's majority class, or the
 /// test MSE of predicting the training mean: what the model must clearly beat.
 fn constant_baseline(data: &Path, spec: &TargetSpec) -> f64 {
-    let s = load_source(data, None, 0.2, 0, Some(spec)).unwrap();
+    let s = load_source(data, None, 0.2, 0, Some(spec), None).unwrap();
     match (s.train.targets(), s.test.targets()) {
         (
             Targets::Classes {
@@ -330,7 +330,7 @@ fn iris_sorted_by_class_gets_every_class_in_validation() {
     use ant::{AntParams, Preset};
     let data = small("iris.csv");
     let target = spec("4", TaskKind::Classification, None, 0);
-    let train = load_source(&data, None, 0.2, 0, Some(&target))
+    let train = load_source(&data, None, 0.2, 0, Some(&target), None)
         .unwrap()
         .train;
     let classes = |d: &ant::Dataset| match d.targets() {
@@ -584,7 +584,7 @@ fn labels_equal_in_nfc_are_one_class() {
     let data = t.path().join("l.csv");
     std::fs::write(&data, format!("a,b,y\n{rows}")).unwrap();
     let spec = TargetSpec::new("y", TaskKind::Classification);
-    let src = load_source(&data, None, 0.2, 0, Some(&spec)).unwrap();
+    let src = load_source(&data, None, 0.2, 0, Some(&spec), None).unwrap();
     assert_eq!(
         src.class_names.as_deref(),
         Some(&["caf\u{e9}".to_string(), "x".to_string()][..])

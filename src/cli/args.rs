@@ -105,6 +105,7 @@ pub(crate) struct TrainArgs {
     #[arg(long, value_name = "DIR", conflicts_with_all = [
         "AntParams", "data", "target", "task", "delimiter", "skip_rows", "out",
         "train_limit", "test_data", "test_fraction", "force", "ensemble", "member",
+        "image_size",
     ])]
     pub(crate) resume: Option<PathBuf>,
     /// Train an ensemble of N ANTs into --out (OUT/ensemble.json, OUT/member-K), each
@@ -123,8 +124,9 @@ pub(crate) struct TrainArgs {
     /// --resume, which takes them from the run.
     #[command(flatten)]
     pub(crate) params: Option<AntParams>,
-    /// An IDX directory (MNIST layout), a CIFAR-10 binary directory, a SARCOS .mat /
-    /// .csv file, or with --target any table (.csv, .csv.gz).
+    /// A folder of image files (one folder per class), an IDX directory (MNIST layout),
+    /// a CIFAR-10 binary directory, a NumPy .npz, a SARCOS .mat / .csv file, or with
+    /// --target any table (.csv, .csv.gz, .parquet).
     #[arg(long, required_unless_present = "resume")]
     pub(crate) data: Option<PathBuf>,
     /// Target column of a table: a header name or a 0-based index (name:N for a column
@@ -147,6 +149,10 @@ pub(crate) struct TrainArgs {
     /// Use only the first N training samples.
     #[arg(long)]
     pub(crate) train_limit: Option<usize>,
+    /// Resize a folder's images to HxW pixels (height x width, bilinear), as they are
+    /// read; later images given to the model are resized alike.
+    #[arg(long, value_name = "HxW")]
+    pub(crate) image_size: Option<ant::data::image_size::ImageSize>,
     /// A separate test file (else the data's own test files, else --test-fraction).
     #[arg(long)]
     pub(crate) test_data: Option<PathBuf>,
@@ -159,10 +165,11 @@ pub(crate) struct TrainArgs {
 pub(crate) struct PredictArgs {
     #[arg(long)]
     pub model: PathBuf,
-    /// CSV rows (the training columns; the target column may be left out), or an IDX
-    /// image file / CIFAR-10 batch for an image model; `-` reads standard input.
-    #[arg(long)]
-    pub(crate) input: PathBuf,
+    /// CSV or Parquet rows (the training columns; the target column may be left out),
+    /// or for an image model image files and folders of them (several may be given),
+    /// an IDX image file, a CIFAR-10 batch or a .npy; `-` reads standard input.
+    #[arg(long, num_args = 1.., required = true)]
+    pub(crate) input: Vec<PathBuf>,
     /// A .csv or .jsonl file (written atomically); `-` or unset: standard output.
     #[arg(long)]
     pub(crate) output: Option<PathBuf>,

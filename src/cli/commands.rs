@@ -186,7 +186,8 @@ fn plot_model(a: &PlotArgs, model: &Ant, test: Option<&ant::Dataset>, out: &Path
         Some(d) => bytes.map_err(of_file(d))?,
         None => bytes?,
     };
-    ant::export::write_output(out, &bytes, format.endings(), &a.model, a.data.as_deref())?;
+    let data: Vec<&std::path::Path> = a.data.as_deref().into_iter().collect();
+    ant::export::write_output(out, &bytes, format.endings(), &a.model, &data)?;
     note!("wrote {}", out.display());
     Ok(())
 }
@@ -218,7 +219,7 @@ fn export(a: ExportArgs) -> Result<()> {
     match a.format {
         ExportFormat::Onnx => {
             let onnx = ant::export::to_onnx(&model)?;
-            ant::export::write_output(&a.out, &onnx, &["onnx"], &a.model, None)?
+            ant::export::write_output(&a.out, &onnx, &["onnx"], &a.model, &[])?
         }
         ExportFormat::Web => {
             ant::export::check_site_out(&a.out, &a.model, a.data.as_deref())?;
@@ -256,8 +257,12 @@ fn curves(a: CurvesArgs) -> Result<()> {
 fn predict(mut a: PredictArgs) -> Result<()> {
     use ant::predict::{Format, Inputs, load_inputs, render};
     // `-` is standard input, as `--out -` is standard output elsewhere (read as a pipe).
-    if a.input.as_os_str() == "-" {
-        a.input = ant::stdin_input()?;
+    if a.input.len() > 1 && a.input.iter().any(|p| p.as_os_str() == "-") {
+        let msg = "- (standard input) is one input alone: give it as the only --input";
+        return Err(AntError::invalid("input", msg));
+    }
+    if a.input[0].as_os_str() == "-" {
+        a.input[0] = ant::stdin_input()?;
     }
     // `--output -` is standard output, as `--out -` is for the other commands.
     if a.output.as_ref().is_some_and(|o| o.as_os_str() == "-") {
@@ -277,11 +282,12 @@ fn predict(mut a: PredictArgs) -> Result<()> {
     {
         SavedModel::Single(model) => {
             let Inputs { data, files } = load_inputs(&model, &a.input)?;
+            let first = &a.input[0];
             let reach = match a.reach {
                 true => Some(model.node_reach_per_sample(&data)?),
                 false => None,
             };
-            let p = model.predict(&data, mode).map_err(of_file(&a.input))?;
+            let p = model.predict(&data, mode).map_err(of_file(first))?;
             (
                 render(&model, &p, reach.as_deref(), files.as_deref(), format),
                 data.len(),
@@ -293,7 +299,7 @@ fn predict(mut a: PredictArgs) -> Result<()> {
         }
         SavedModel::Ensemble(ens) => {
             let Inputs { data, files } = load_inputs(&ens.members()[0], &a.input)?;
-            let p = ens.predict(&data, mode).map_err(of_file(&a.input))?;
+            let p = ens.predict(&data, mode).map_err(of_file(&a.input[0]))?;
             (
                 ant::predict::render_ensemble(&ens, &p, files.as_deref(), format),
                 data.len(),
@@ -303,7 +309,9 @@ fn predict(mut a: PredictArgs) -> Result<()> {
     match &a.output {
         Some(o) => {
             let endings = [format.ending()];
-            ant::export::write_output(o, text.as_bytes(), &endings, &a.model, Some(&a.input))?;
+            let inputs: Vec<&std::path::Path> =
+                a.input.iter().map(std::path::PathBuf::as_path).collect();
+            ant::export::write_output(o, text.as_bytes(), &endings, &a.model, &inputs)?;
             note!("{n} predictions written to {}", o.display());
         }
         None => print_out(&text)?,

@@ -44,6 +44,7 @@ fn run_spec(a: TrainArgs) -> Result<(PathBuf, RunSpec)> {
         test_fraction: a.test_fraction,
         target,
         train_limit: a.train_limit,
+        image_size: a.image_size,
     };
     let spec = RunSpec {
         data,

@@ -111,6 +111,7 @@ pub fn read_batch(path: &Path) -> Result<Dataset> {
             n_classes: CIFAR_CLASSES,
         },
         class_names: None,
+        own_validation: None,
     })
 }
 
@@ -151,6 +152,7 @@ pub fn load_cifar_dir(dir: &Path) -> Result<(Dataset, Dataset)> {
             n_classes: CIFAR_CLASSES,
         },
         class_names: None,
+        own_validation: None,
     };
     let test_path = root.join(TEST_FILE);
     let test = read_batch(&test_path)?;

@@ -121,6 +121,16 @@ pub struct Table {
     line_numbers: Vec<u32>,
     /// The delimiter used (given or detected).
     pub delimiter: Separator,
+    /// What a row's number counts, for messages.
+    numbered_by: RowNumbers,
+}
+
+/// What the numbers of a table's rows count: a text file's lines (1-based), or the
+/// rows of a file without lines (Parquet's, from 0 as pandas' `iloc`).
+#[derive(Clone, Copy, Debug, PartialEq)]
+enum RowNumbers {
+    Lines,
+    Rows,
 }
 
 /// The rows' cells, one after another in one text buffer.
@@ -185,6 +195,41 @@ impl Table {
     /// The 1-based line of the file where row `r` starts.
     pub(crate) fn line(&self, r: usize) -> usize {
         self.line_numbers[r] as usize
+    }
+
+    /// Where row `r` is in its file, as a message says it: `line 7` of a text file,
+    /// `row 5` of a Parquet file.
+    pub(crate) fn place(&self, r: usize) -> String {
+        match self.numbered_by {
+            RowNumbers::Lines => format!("line {}", self.line_numbers[r]),
+            RowNumbers::Rows => format!("row {}", self.line_numbers[r]),
+        }
+    }
+
+    /// A table of another format's rows, its first row the column names (read as a
+    /// text file's header is); rows are added with [`Table::push_row`].
+    pub(crate) fn of_rows(names: &[String], path: &Path) -> Result<Table> {
+        let mut cells = Cells {
+            width: names.len(),
+            ..Cells::default()
+        };
+        cells.push_row(names, path)?;
+        Ok(Table {
+            header: None,
+            cols: (0..names.len()).collect(),
+            cells,
+            line_numbers: vec![0],
+            delimiter: Separator::Comma,
+            numbered_by: RowNumbers::Rows,
+        })
+    }
+
+    /// Adds a row of [`Table::of_rows`]'s width, numbered `number` in its file.
+    pub(crate) fn push_row(&mut self, fields: &[String], number: usize, path: &Path) -> Result<()> {
+        assert_eq!(fields.len(), self.cells.width, "a row of the table's width");
+        self.cells.push_row(fields, path)?;
+        self.line_numbers.push(u32::try_from(number).unwrap_or(u32::MAX));
+        Ok(())
     }
 
     /// The table with only the columns `cols` (indices of this table's columns), in that
@@ -308,6 +353,7 @@ pub(crate) fn parse_table(text: &str, path: &Path, opts: &CsvOptions) -> Result<
         cells,
         line_numbers,
         delimiter,
+        numbered_by: RowNumbers::Lines,
     })
 }
 
@@ -315,7 +361,7 @@ pub(crate) fn parse_table(text: &str, path: &Path, opts: &CsvOptions) -> Result<
 /// before reading it. Reading costs, beside the file's text: its cells' text, 4 bytes
 /// per cell (where each ends) and 4 per line (its number), then 4 bytes per cell as f32
 /// and up to 8 per row of targets.
-fn check_fits(text: usize, cells: usize, lines: usize, path: &Path) -> Result<()> {
+pub(crate) fn check_fits(text: usize, cells: usize, lines: usize, path: &Path) -> Result<()> {
     let need = text as u64 + 8 * cells as u64 + 12 * lines as u64;
     let what = format!("reading its {} MiB as a table", text >> 20);
     crate::os::check_file_fits(need, path, &what)
@@ -509,8 +555,8 @@ pub(crate) fn parse_f64(table: &Table, path: &Path) -> Result<Vec<Vec<f64>>> {
                         AntError::data(
                             path,
                             format!(
-                                "line {}, column {}: {} is not a number",
-                                table.line(r),
+                                "{}, column {}: {} is not a number",
+                                table.place(r),
                                 j + 1,
                                 crate::error::quoted(cell)
                             ),

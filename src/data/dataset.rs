@@ -19,6 +19,9 @@ pub struct Dataset {
     /// The classes' labels, by class index, when known (a table's, Python's): what
     /// messages about classes say (labels 1, 2, 3 are not called "class 0, 1").
     pub(crate) class_names: Option<std::sync::Arc<[String]>>,
+    /// How many of the last samples are the data's own validation samples (an image
+    /// folder's `val/`): training validates on them rather than drawing its own.
+    pub(crate) own_validation: Option<usize>,
 }
 
 /// What each sample should predict.
@@ -132,7 +135,56 @@ impl Dataset {
             sample_shape,
             targets,
             class_names: None,
+            own_validation: None,
         })
+    }
+
+    /// These samples, then `valid`'s, which are marked as the validation samples.
+    pub(crate) fn followed_by_validation(mut self, valid: Dataset) -> Result<Dataset> {
+        let k = valid.len();
+        match (&mut self.targets, valid.targets) {
+            (Targets::Classes { labels, .. }, Targets::Classes { labels: more, .. })
+                if self.sample_shape == valid.sample_shape =>
+            {
+                labels.extend_from_slice(&more);
+                self.x.extend_from_slice(&valid.x);
+            }
+            _ => {
+                let msg = format!(
+                    "validation samples of shape {:?} cannot follow training samples of shape {:?}",
+                    valid.sample_shape, self.sample_shape
+                );
+                return Err(AntError::param(msg));
+            }
+        }
+        self.own_validation = Some(k);
+        Ok(self)
+    }
+
+    /// The first `n` training samples, and the data's own validation samples after them
+    /// (`--train-limit`).
+    pub(crate) fn first_for_training(self, n: usize) -> Dataset {
+        let first: Vec<usize> = (0..n.min(self.len())).collect();
+        self.keeping_own_validation(&first)
+    }
+
+    /// The samples `rows` (ascending, all before the data's own validation samples)
+    /// where they are, then those validation samples: `rows` as the training samples of
+    /// data that keeps its validation samples.
+    pub(crate) fn keeping_own_validation(self, rows: &[usize]) -> Dataset {
+        let Some(k) = self.own_validation else {
+            return self.split_rows(rows, &[]).0;
+        };
+        let n = self.len();
+        let kept: Vec<usize> = rows
+            .iter()
+            .copied()
+            .filter(|&r| r < n - k)
+            .chain(n - k..n)
+            .collect();
+        let mut d = self.split_rows(&kept, &[]).0;
+        d.own_validation = Some(k);
+        d
     }
 
     /// The same samples, their classes labelled `names` (by class index).
@@ -195,6 +247,8 @@ impl Dataset {
     /// are: a split that copies only its smaller part.
     pub(crate) fn split_rows(mut self, kept: &[usize], held: &[usize]) -> (Dataset, Dataset) {
         let held = self.subset(held);
+        // Rows moved: the last ones may be validation samples no more.
+        self.own_validation = None;
         let width = self.sample_len();
         keep_rows(&mut self.x, width, kept);
         match &mut self.targets {
@@ -212,10 +266,12 @@ impl Dataset {
             sample_shape: self.sample_shape.clone(),
             targets: self.targets.subset(indices),
             class_names: self.class_names.clone(),
+            own_validation: None,
         }
     }
 
     /// The first `min(n, len())` samples.
+    #[cfg(any(test, feature = "internals"))]
     #[cfg_attr(feature = "internals", visibility::make(pub))]
     pub(crate) fn take_first(&self, n: usize) -> Dataset {
         let idx: Vec<usize> = (0..n.min(self.len())).collect();

@@ -6,11 +6,12 @@
 //! in this order: a MAT-file (its header text), an IDX array (its zero magic *and*
 //! exactly the size its header declares), a CIFAR-10 batch (whole 3,073-byte records
 //! with labels 0..=9), NumPy's `.npy` or `.npz`, an image (PNG, JPEG, BMP, GIF, TIFF
-//! or WebP, by its magic and a header that parses), or else delimited text.
+//! or WebP, by its magic and a header that parses), a Parquet table (`PAR1`), or else
+//! delimited text.
 
 use std::path::Path;
 
-use super::{cifar, idx, image_folder, mat, numpy, read_data};
+use super::{cifar, idx, image_folder, mat, numpy, parquet, read_data};
 use crate::error::{AntError, Result};
 
 /// What a directory holds.
@@ -38,6 +39,8 @@ pub enum FileFormat {
     Image,
     /// NumPy's `.npy` (one array) or `.npz` (several).
     Numpy,
+    /// A Parquet table.
+    Parquet,
     /// Anything else: delimited text (CSV, TSV, blanks), checked when it is read.
     Text,
 }
@@ -58,6 +61,8 @@ impl FileFormat {
             FileFormat::Numpy
         } else if image_folder::is_image(bytes) {
             FileFormat::Image
+        } else if parquet::is_parquet(bytes) {
+            FileFormat::Parquet
         } else {
             FileFormat::Text
         }
@@ -112,6 +117,7 @@ pub fn holds(path: &Path) -> Option<Holds> {
             ("holds images", true)
         }
         Input::File(FileFormat::Text, ..) => ("holds a table (delimited text)", false),
+        Input::File(FileFormat::Parquet, ..) => ("holds a table (Parquet)", false),
         Input::File(FileFormat::Mat, ..) => ("holds a MAT-file", false),
         // Rows or images, as its shape says: the reader judges it.
         Input::File(FileFormat::Numpy, ..) => return None,

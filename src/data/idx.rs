@@ -274,6 +274,7 @@ fn to_dataset(s: Split, n_classes: usize) -> Dataset {
             n_classes,
         },
         class_names: None,
+        own_validation: None,
     }
 }
 

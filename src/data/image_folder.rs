@@ -3,6 +3,7 @@
 //!
 //! ```text
 //! DIR/train/<class>/...   DIR/test/<class>/...     the training and test images
+//! DIR/val/<class>/...      (or valid/, validation/)  the validation images, if any
 //! DIR/<class>/...                                   all of them (a seeded test fraction)
 //! ```
 //!
@@ -11,8 +12,9 @@
 //! are skipped. A file is an image by its bytes, never its ending: PNG, JPEG, BMP,
 //! GIF, TIFF or WebP. Greyscale images give one channel, colour ones three (alpha is
 //! dropped, and said); a folder that mixes them is read as colour, the grey ones in
-//! all three channels (said once). Every image of a data set has one size. Pixels
-//! become values in 0..1, as IDX and CIFAR-10 bytes do.
+//! all three channels (said once). Every image of a data set has one size, or is
+//! resized to `--image-size` ([`ImageSize`]). Pixels become values in 0..1, as IDX
+//! and CIFAR-10 bytes do.
 //!
 //! Files are read and decoded on every core, once their headers have shown that the
 //! decoded images fit in memory.
@@ -23,13 +25,14 @@ use std::path::{Path, PathBuf};
 use image::{DynamicImage, ImageDecoder, ImageFormat, ImageReader};
 use rayon::prelude::*;
 
+use super::image_size::ImageSize;
 use super::{Dataset, Targets};
 use crate::error::{AntError, Result};
 
 /// The folders of a split layout.
 const TRAIN: &str = "train";
 const TEST: &str = "test";
-const VALID: [&str; 2] = ["val", "valid"];
+const VALID: [&str; 3] = ["val", "valid", "validation"];
 
 /// The image formats read (their bytes say which).
 const FORMATS: [ImageFormat; 6] = [
@@ -66,8 +69,9 @@ pub fn is_image(bytes: &[u8]) -> bool {
     FORMATS.contains(&format) && reader.into_dimensions().is_ok()
 }
 
-/// An image folder read: training images, the test images of its `test/` folder (if
-/// it has one), the class names and a checksum of every file read (their paths and
+/// An image folder read: training images (then those of its `val/` folder, if it has
+/// one, marked as the validation rows), the test images of its `test/` folder (if it
+/// has one), the class names and a checksum of every file read (their paths and
 /// bytes, in order).
 pub struct Folder {
     pub train: Dataset,
@@ -76,15 +80,15 @@ pub struct Folder {
     pub md5: String,
 }
 
-/// Reads the image folder `dir` for training: `train/` and `test/`, or the class
-/// folders of `dir` itself.
-pub fn load(dir: &Path) -> Result<Folder> {
+/// Reads the image folder `dir` for training: `train/`, `test/` and `val/`, or the
+/// class folders of `dir` itself; images of other sizes resized to `size`.
+pub fn load(dir: &Path, size: Option<ImageSize>) -> Result<Folder> {
     let train_dir = dir.join(TRAIN);
-    if let Some(v) = VALID.iter().map(|v| dir.join(v)).find(|v| v.is_dir()) {
-        let msg = "holds validation images, which are not read yet: move them into train/ (validation rows are drawn from the training images)";
-        return Err(AntError::data(v, msg));
-    }
     let split = train_dir.is_dir();
+    let valid_dir = VALID.iter().map(|v| dir.join(v)).find(|v| v.is_dir());
+    if let Some(v) = &valid_dir {
+        check_valid_layout(dir, v, split)?;
+    }
     let root = if split { train_dir } else { dir.to_path_buf() };
     let classes = class_folders(&root)?;
     if classes.len() < 2 {
@@ -94,10 +98,15 @@ pub fn load(dir: &Path) -> Result<Folder> {
         let msg = format!("holds {which}: classification needs at least 2 (one folder per class)");
         return Err(AntError::data(&root, msg));
     }
-    let (train, md5) = read_classes(&root, &classes, &classes)?;
+    let (mut train, mut md5) = read_classes(&root, &classes, &classes, size)?;
+    if let Some(v) = valid_dir.filter(|_| split) {
+        let (valid, valid_md5) = read_split(&v, &classes, size)?;
+        train = train.followed_by_validation(valid)?;
+        md5 = crate::store::checksum::md5_hex(format!("{md5} {valid_md5}").as_bytes());
+    }
     let test_dir = dir.join(TEST);
     let test = match split && test_dir.is_dir() {
-        true => Some(read_split(&test_dir, &classes)?.0),
+        true => Some(read_split(&test_dir, &classes, size)?.0),
         false => None,
     };
     Ok(Folder {
@@ -108,10 +117,30 @@ pub fn load(dir: &Path) -> Result<Folder> {
     })
 }
 
+/// A validation folder needs the split layout, and a `test/` beside it: test images
+/// drawn from `train/` would be drawn from rows that are training and validation rows
+/// alike.
+fn check_valid_layout(dir: &Path, valid: &Path, split: bool) -> Result<()> {
+    let msg = match (split, dir.join(TEST).is_dir()) {
+        (true, true) => return Ok(()),
+        (false, _) => {
+            "is read as the validation images, which needs a train/ folder beside it (with test/)"
+        }
+        (true, false) => {
+            "holds the validation images, so the test images go in a test/ folder beside it (or move val/ to test/)"
+        }
+    };
+    Err(AntError::data(valid, msg))
+}
+
 /// The test images of `dir` for a model of the classes `classes`: its `test/` folder
 /// when it has one, else every image (with a checksum of them, to find the model's
 /// held-out rows).
-pub fn load_test(dir: &Path, classes: Option<&[String]>) -> Result<(Dataset, Option<String>)> {
+pub fn load_test(
+    dir: &Path,
+    classes: Option<&[String]>,
+    size: Option<ImageSize>,
+) -> Result<(Dataset, Option<String>)> {
     let test_dir = dir.join(TEST);
     let root = match dir.join(TRAIN).is_dir() || test_dir.is_dir() {
         true => test_dir,
@@ -119,13 +148,13 @@ pub fn load_test(dir: &Path, classes: Option<&[String]>) -> Result<(Dataset, Opt
     };
     let own = class_folders(&root)?;
     let classes = classes.map_or(own, <[String]>::to_vec);
-    let (data, md5) = read_split(&root, &classes)?;
+    let (data, md5) = read_split(&root, &classes, size)?;
     Ok((data, (root == dir).then_some(md5)))
 }
 
 /// The images of the class folders of `root`, labelled by their class's place in
 /// `classes` (a class folder `classes` lacks is refused).
-fn read_split(root: &Path, classes: &[String]) -> Result<(Dataset, String)> {
+fn read_split(root: &Path, classes: &[String], size: Option<ImageSize>) -> Result<(Dataset, String)> {
     let own = class_folders(root)?;
     if let Some(c) = own.iter().find(|c| !classes.contains(c)) {
         let msg = format!(
@@ -134,7 +163,7 @@ fn read_split(root: &Path, classes: &[String]) -> Result<(Dataset, String)> {
         );
         return Err(AntError::data(root.join(c), msg));
     }
-    read_classes(root, &own, classes)
+    read_classes(root, &own, classes, size)
 }
 
 /// The class folders of `root` (not hidden), in sorted order; a file beside them is
@@ -155,7 +184,12 @@ fn class_folders(root: &Path) -> Result<Vec<String>> {
 
 /// Reads the images of `own` class folders of `root`, labelled by their place in
 /// `classes`, and the checksum of their paths and bytes.
-fn read_classes(root: &Path, own: &[String], classes: &[String]) -> Result<(Dataset, String)> {
+fn read_classes(
+    root: &Path,
+    own: &[String],
+    classes: &[String],
+    size: Option<ImageSize>,
+) -> Result<(Dataset, String)> {
     let mut files: Vec<(PathBuf, u32)> = vec![];
     for name in own {
         let label = classes.iter().position(|c| c == name).unwrap_or(0) as u32;
@@ -172,11 +206,14 @@ fn read_classes(root: &Path, own: &[String], classes: &[String]) -> Result<(Data
     }
     let paths: Vec<PathBuf> = files.iter().map(|(f, _)| f.clone()).collect();
     let heads = heads(&paths)?;
-    let (w, h) = one_size(&heads, &files)?;
+    let (w, h) = match size {
+        Some(s) => (s.width, s.height),
+        None => one_size(&heads, &files)?,
+    };
     // Decoded, an image holds at most 4 bytes a pixel (RGBA), and its values 3 floats.
     let pixels = (files.len() as u64).saturating_mul(u64::from(w) * u64::from(h));
     crate::os::check_file_fits(pixels.saturating_mul(4 + 12), root, "its images decoded")?;
-    let images = decode_all(&paths)?;
+    let images = decode_all(&paths, size)?;
     let colours: Vec<Colours> = images.iter().map(|(_, c, _)| *c).collect();
     let channels = channels(&colours, root);
     let md5 = folder_md5(root, &paths, &images);
@@ -349,7 +386,7 @@ fn one_size(heads: &[Head], files: &[(PathBuf, u32)]) -> Result<(u32, u32)> {
         None => Ok(first),
         Some(i) => {
             let msg = format!(
-                "is {}x{} (width x height), but {} is {}x{}: the images of a data set must have one size (resize them first)",
+                "is {}x{} (width x height), but {} is {}x{}: give --image-size HxW to resize them all (bilinear)",
                 heads[i].width,
                 heads[i].height,
                 files[0].0.display(),
@@ -361,23 +398,30 @@ fn one_size(heads: &[Head], files: &[(PathBuf, u32)]) -> Result<(u32, u32)> {
     }
 }
 
-/// The image file `path` decoded, and the MD5 of its bytes.
-fn decode(path: &Path) -> Result<(DynamicImage, [u8; 16])> {
+/// The image file `path` decoded (resized to `size`), and the MD5 of its bytes.
+fn decode(path: &Path, size: Option<ImageSize>) -> Result<(DynamicImage, [u8; 16])> {
     use md5::{Digest, Md5};
     let bytes = std::fs::read(path).map_err(|e| AntError::io(path, e))?;
     let md5: [u8; 16] = Md5::digest(&bytes).into();
     let image = reader(path, &bytes)?
         .decode()
         .map_err(|e| bad_image(path, e))?;
+    let image = match size {
+        Some(s) => s.resize(image),
+        None => image,
+    };
     Ok((image, md5))
 }
 
 /// Decodes `files` on every core: each image, its colours and its file's MD5; the
 /// first error in the files' order.
-fn decode_all(files: &[PathBuf]) -> Result<Vec<(DynamicImage, Colours, [u8; 16])>> {
+fn decode_all(
+    files: &[PathBuf],
+    size: Option<ImageSize>,
+) -> Result<Vec<(DynamicImage, Colours, [u8; 16])>> {
     files
         .par_iter()
-        .map(|f| decode(f).map(|(image, md5)| (colours(&image), image, md5)))
+        .map(|f| decode(f, size).map(|(image, md5)| (colours(&image), image, md5)))
         .map(|r| r.map(|(c, image, md5)| (image, c, md5)))
         .collect::<Vec<_>>()
         .into_iter()
@@ -430,11 +474,13 @@ fn folder_md5(
 }
 
 /// The images `paths` for a model of `c` channels and `h` x `w` pixels (`predict`):
-/// files, or folders read whole (sorted, hidden files skipped). Returns the files read,
-/// in order, with their samples.
+/// files, or folders read whole (sorted, hidden files skipped), resized to the model's
+/// size when it was trained on resized images (`resize`). Returns the files read, in
+/// order, with their samples.
 pub fn load_files(
     paths: &[PathBuf],
     (c, h, w): (usize, usize, usize),
+    resize: bool,
 ) -> Result<(Vec<PathBuf>, Vec<f32>)> {
     let mut files = vec![];
     for p in paths {
@@ -450,21 +496,25 @@ pub fn load_files(
     if let Some((f, hd)) = files
         .iter()
         .zip(&heads)
-        .find(|(_, hd)| (hd.width as usize, hd.height as usize) != (w, h))
+        .find(|(_, hd)| !resize && (hd.width as usize, hd.height as usize) != (w, h))
     {
         let msg = format!(
-            "is {}x{} (width x height), but the model reads {w}x{h} images",
+            "is {}x{} (width x height), but the model reads {w}x{h} images (trained without --image-size, it does not resize them)",
             hd.width, hd.height
         );
         return Err(AntError::data(f, msg));
     }
+    let size = resize.then_some(ImageSize {
+        height: h as u32,
+        width: w as u32,
+    });
     let pixels = (files.len() as u64).saturating_mul((h * w) as u64);
     crate::os::check_file_fits(
         pixels.saturating_mul(4 + 12),
         &files[0],
         "the images decoded",
     )?;
-    let images = decode_all(&files)?;
+    let images = decode_all(&files, size)?;
     if c == 1 && images.iter().any(|(_, colours, _)| !colours.grey) {
         tracing::warn!("colour images are read as greyscale: the model reads one channel");
     }

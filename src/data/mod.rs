@@ -26,6 +26,8 @@ internal_mods! {
     mat;
     /// NumPy's .npy and .npz files.
     numpy;
+    /// Parquet tables.
+    parquet;
     /// SARCOS in its .mat or .csv form.
     sarcos;
     /// Validation and test rows, and ensemble members' rows.
@@ -35,6 +37,8 @@ pub(crate) mod columns;
 mod compatible;
 /// What f32 does to a column read.
 mod f32_columns;
+/// The size images are resized to, and its filter.
+pub mod image_size;
 pub mod labels;
 pub mod source;
 pub mod tabular;

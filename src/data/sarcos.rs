@@ -109,6 +109,7 @@ pub fn parse_sarcos(bytes: &[u8], path: &Path, training: bool) -> Result<Dataset
             dim: SARCOS_OUTPUTS,
         },
         class_names: None,
+        own_validation: None,
     };
     ds.check_finite(path)?;
     Ok(ds)

@@ -3,6 +3,7 @@
 use std::path::{Path, PathBuf};
 
 use super::detect::{DirFormat, FileFormat, Input, detect};
+use super::image_size::ImageSize;
 use super::tabular::{TargetSpec, parse_labelled};
 use super::{Dataset, Targets, cifar, idx, image_folder, numpy, sarcos};
 use crate::data::split::TestSplit;
@@ -96,13 +97,14 @@ fn load_any(
     target: Option<&TargetSpec>,
     classes: Option<&[String]>,
     training: bool,
+    size: Option<ImageSize>,
 ) -> Result<Loaded> {
     match detect(path)? {
         Input::Dir(_) if target.is_some() => Err(AntError::data(
             path,
             "is a directory, but a table file is needed (--target)",
         )),
-        Input::Dir(format) => load_dir(path, format, classes, training),
+        Input::Dir(format) => load_dir(path, format, classes, (training, size)),
         Input::File(format, bytes, md5) => {
             load_file(path, (format, &bytes, md5), target, classes, training)
         }
@@ -116,7 +118,7 @@ fn load_dir(
     path: &Path,
     format: DirFormat,
     classes: Option<&[String]>,
-    training: bool,
+    (training, size): (bool, Option<ImageSize>),
 ) -> Result<Loaded> {
     match (format, training) {
         (DirFormat::Cifar, false) => Ok(Loaded::test_only(cifar::load_cifar_test(path)?)),
@@ -132,7 +134,7 @@ fn load_dir(
         // Its `test/` images alone, or all of them (with their checksum: a model's
         // held-out fraction is found in them).
         (DirFormat::ImageFolder, false) => {
-            let (te, md5) = image_folder::load_test(path, classes)?;
+            let (te, md5) = image_folder::load_test(path, classes, size)?;
             let class_names = te.class_names.as_deref().map(<[String]>::to_vec);
             let loaded = match md5 {
                 Some(_) => Loaded::plain(te, None, md5),
@@ -144,7 +146,7 @@ fn load_dir(
             })
         }
         (DirFormat::ImageFolder, true) => {
-            let f = image_folder::load(path)?;
+            let f = image_folder::load(path, size)?;
             Ok(Loaded {
                 class_names: Some(f.class_names),
                 ..Loaded::plain(f.train, f.test, Some(f.md5))
@@ -163,7 +165,7 @@ fn load_file(
     training: bool,
 ) -> Result<Loaded> {
     match (format, target) {
-        (FileFormat::Text, Some(spec)) => {
+        (FileFormat::Text | FileFormat::Parquet, Some(spec)) => {
             let t = parse_labelled(bytes, path, spec, classes)?;
             let mut spec = spec.clone();
             spec.index = Some(t.index);
@@ -191,6 +193,10 @@ fn load_file(
                 ..Loaded::plain(d.train, d.test, Some(md5))
             })
         }
+        (FileFormat::Parquet, None) => Err(AntError::data(
+            path,
+            "is a Parquet table: name the column to predict with --target",
+        )),
         (FileFormat::Mat, Some(_)) => Err(AntError::data(
             path,
             "is a MAT-file, but a table file is needed (--target)",
@@ -223,6 +229,7 @@ pub fn load_source(
     test_fraction: f64,
     seed: u64,
     target: Option<&TargetSpec>,
+    size: Option<ImageSize>,
 ) -> Result<Source> {
     if !(test_fraction > 0.0 && test_fraction < 1.0) {
         let reason = format!(
@@ -231,7 +238,11 @@ pub fn load_source(
         );
         return Err(AntError::invalid("test_fraction", reason));
     }
-    let l = load_any(path, target, None, true)?;
+    if size.is_some() && !matches!(detect(path)?, Input::Dir(DirFormat::ImageFolder)) {
+        let msg = "is not a folder of image files, which is what --image-size resizes";
+        return Err(AntError::data(path, msg));
+    }
+    let l = load_any(path, target, None, true, size)?;
     let (all, class_names, target, md5) = (l.all, l.class_names, l.target, l.md5);
     if let Some(tp) = test_data {
         // The test file must use the training file's columns and label mapping; no model
@@ -240,7 +251,7 @@ pub fn load_source(
             s.fresh = true;
             s
         });
-        let t = load_any(tp, test_spec.as_ref(), class_names.as_deref(), false)?;
+        let t = load_any(tp, test_spec.as_ref(), class_names.as_deref(), false, size)?;
         // A directory's test files, a file's every row.
         let test = t.own_test.unwrap_or(t.all);
         // Found now, not after all of training.
@@ -323,7 +334,7 @@ pub fn load_test_for(
     target: Option<&TargetSpec>,
     class_names: Option<&[String]>,
 ) -> Result<Dataset> {
-    let (test, warning) = load_test_rows(path, split, target, class_names, &|_| None)?;
+    let (test, warning) = load_test_rows(path, split, target, None, class_names, &|_| None)?;
     if let Some(w) = warning {
         tracing::warn!("{w}");
     }
@@ -363,10 +374,11 @@ pub(crate) fn load_test_rows(
     path: &Path,
     split: &TestSplit,
     target: Option<&TargetSpec>,
+    size: Option<ImageSize>,
     class_names: Option<&[String]>,
     trained: &dyn Fn(&Dataset) -> Option<bool>,
 ) -> Result<(Dataset, Option<String>)> {
-    let l = load_any(path, target, class_names, false)?;
+    let l = load_any(path, target, class_names, false, size)?;
     if let Some(test) = l.own_test {
         return Ok((test, None));
     }
@@ -403,32 +415,64 @@ pub(crate) fn load_test_rows(
     Ok((l.all, Some(warning)))
 }
 
-/// The door for unlabelled samples (`ant predict`): reads `path` in the format
+/// The door for unlabelled samples (`ant predict`): reads `paths` in the format
 /// [`detect`] finds, for a model whose input is `input`: table rows for a flat model
 /// (laid out as `spec` says, the target column optional; `outputs` values a row); an
-/// IDX image file, a CIFAR-10 batch, an image file or a folder of them (read whole,
-/// sorted) for an image model; or a SARCOS MAT-file. Targets are placeholders. Image
-/// files come back with their paths, in the order of the samples.
+/// IDX image file, a CIFAR-10 batch, a `.npy`, or image files and folders of them (read
+/// whole, sorted; resized to the model's size where `resize`) for an image model; or a
+/// SARCOS MAT-file. Several paths are image files or folders. Targets are placeholders.
+/// Image files come back with their paths, in the order of the samples.
 pub fn load_unlabelled(
-    path: &Path,
+    paths: &[PathBuf],
     input: Shape,
     spec: Option<&TargetSpec>,
     outputs: usize,
+    resize: bool,
 ) -> Result<(Dataset, Option<Vec<PathBuf>>)> {
-    let unlabelled = |x: Vec<f32>, sample_shape: Vec<usize>| {
-        let n = x.len() / sample_shape.iter().product::<usize>().max(1);
-        Dataset::new(
-            x,
-            sample_shape,
-            Targets::Values {
-                values: vec![0.0; n],
-                dim: 1,
-            },
-        )
+    if paths.len() == 1 || matches!(input, Shape::Flat { .. }) {
+        if paths.len() > 1 {
+            let msg =
+                "is one of several inputs, which are image files or folders: give one table file";
+            return Err(AntError::data(&paths[1], msg));
+        }
+        return load_one_unlabelled(&paths[0], input, spec, (outputs, resize));
+    }
+    let Shape::Image { c, h, w } = input else {
+        unreachable!("a flat model's input is read above")
     };
+    for p in paths {
+        if !p.is_dir() && !matches!(detect(p)?, Input::File(FileFormat::Image, ..)) {
+            let msg = "is not an image: several inputs are image files or folders of them";
+            return Err(AntError::data(p, msg));
+        }
+    }
+    let (files, x) = image_folder::load_files(paths, (c, h, w), resize)?;
+    Ok((unlabelled(x, vec![c, h, w])?, Some(files)))
+}
+
+/// Samples `x` of `sample_shape`, with placeholder targets.
+fn unlabelled(x: Vec<f32>, sample_shape: Vec<usize>) -> Result<Dataset> {
+    let n = x.len() / sample_shape.iter().product::<usize>().max(1);
+    Dataset::new(
+        x,
+        sample_shape,
+        Targets::Values {
+            values: vec![0.0; n],
+            dim: 1,
+        },
+    )
+}
+
+/// [`load_unlabelled`] of one path.
+fn load_one_unlabelled(
+    path: &Path,
+    input: Shape,
+    spec: Option<&TargetSpec>,
+    (outputs, resize): (usize, bool),
+) -> Result<(Dataset, Option<Vec<PathBuf>>)> {
     let (format, bytes) = match (detect(path)?, input) {
         (Input::File(FileFormat::Image, ..) | Input::Dir(_), Shape::Image { c, h, w }) => {
-            let (files, x) = image_folder::load_files(&[path.to_path_buf()], (c, h, w))?;
+            let (files, x) = image_folder::load_files(&[path.to_path_buf()], (c, h, w), resize)?;
             return Ok((unlabelled(x, vec![c, h, w])?, Some(files)));
         }
         (Input::Dir(_), _) => {
@@ -470,10 +514,14 @@ pub fn load_unlabelled(
             let (x, _) = cifar::parse_batch(&bytes, path)?;
             unlabelled(x, cifar::CIFAR_SHAPE.to_vec())?
         }
-        (FileFormat::Text, Shape::Flat { d }) => {
+        (FileFormat::Text | FileFormat::Parquet, Shape::Flat { d }) => {
             super::tabular::parse_features(&bytes, path, spec, d, outputs)?
         }
         (FileFormat::Text, Shape::Image { .. }) => return Err(not_images(bytes, path, input)),
+        (FileFormat::Parquet, Shape::Image { .. }) => {
+            let msg = "is a Parquet table, but the model reads images: give image files, a folder of them, or IDX, CIFAR-10 or NumPy files";
+            return Err(AntError::data(path, msg));
+        }
     };
     Ok((data, None))
 }
@@ -508,7 +556,7 @@ mod tests {
         let msg = |name: &str, bytes: &[u8], target: Option<&TargetSpec>| {
             let p = d.path().join(name);
             std::fs::write(&p, bytes).unwrap();
-            let e = load_source(&p, None, 0.2, 0, target).err().unwrap();
+            let e = load_source(&p, None, 0.2, 0, target, None).err().unwrap();
             assert!(matches!(e, AntError::Data { .. }), "{e}");
             e.to_string()
         };
@@ -523,7 +571,7 @@ mod tests {
         mat.resize(128, b' ');
         let e = msg("m.mat", &mat, Some(&spec));
         assert!(e.contains("m.mat: is a MAT-file, but a table"), "{e}");
-        let e = load_source(&d.path().join("gone.csv"), None, 0.2, 0, None)
+        let e = load_source(&d.path().join("gone.csv"), None, 0.2, 0, None, None)
             .err()
             .unwrap()
             .to_string();

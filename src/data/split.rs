@@ -43,6 +43,9 @@ pub enum ValidSplit {
     Stratified { fraction: f64, seed: u64 },
     /// `fraction` of the rows, drawn with `seed` (regression).
     Shuffled { fraction: f64, seed: u64 },
+    /// The data's own validation samples (an image folder's `val/`), read after its
+    /// training samples: the last `count` rows.
+    OwnFiles { count: usize },
 }
 
 /// Which training rows a run holds out for validation.
@@ -68,6 +71,9 @@ impl ValidSplit {
     /// seeded, stratified by class for classification.
     #[cfg_attr(feature = "internals", visibility::make(pub))]
     pub(crate) fn for_training(rows: ValidRows, fraction: f64, seed: u64, data: &Dataset) -> ValidSplit {
+        if let Some(count) = data.own_validation {
+            return ValidSplit::OwnFiles { count };
+        }
         match (rows, &data.targets) {
             (ValidRows::Last, _) => ValidSplit::Tail { fraction },
             (ValidRows::Drawn, Targets::Classes { .. }) => {
@@ -77,11 +83,13 @@ impl ValidSplit {
         }
     }
 
-    pub fn fraction(&self) -> f64 {
+    /// The fraction of the rows held out (none when the data's own files are).
+    pub fn fraction(&self) -> Option<f64> {
         match *self {
             ValidSplit::Tail { fraction }
             | ValidSplit::Stratified { fraction, .. }
-            | ValidSplit::Shuffled { fraction, .. } => fraction,
+            | ValidSplit::Shuffled { fraction, .. } => Some(fraction),
+            ValidSplit::OwnFiles { .. } => None,
         }
     }
 
@@ -98,6 +106,10 @@ impl ValidSplit {
             ValidSplit::Tail { fraction } => data.tail_rows(fraction),
             ValidSplit::Stratified { fraction, seed } => data.validation_rows(fraction, seed, true),
             ValidSplit::Shuffled { fraction, seed } => data.validation_rows(fraction, seed, false),
+            ValidSplit::OwnFiles { count } => {
+                let cut = data.len().saturating_sub(count);
+                ((0..cut).collect(), (cut..data.len()).collect())
+            }
         }
     }
 }
@@ -132,6 +144,10 @@ pub struct Provenance {
     /// member's order before the validation rows were taken (see [`Member::rows`]).
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub member: Option<Member>,
+    /// The size an image folder's images were resized to (`--image-size`): later
+    /// images are resized to it too.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub image_size: Option<crate::data::image_size::ImageSize>,
 }
 
 impl Provenance {
@@ -156,6 +172,7 @@ impl Provenance {
             train_row_set: Some(data.row_set_checksum_of(&digests)),
             train_row_sketch: Some(super::row_sketch::sketch_of(&digests)),
             member: None,
+            image_size: None,
         }
     }
 }
@@ -181,8 +198,14 @@ impl Member {
     /// member validates on its own random rows, whether the library takes the last
     /// rows or draws them with the (member's) seed.
     pub fn rows(&self, train: &Dataset) -> Dataset {
-        let mut order: Vec<usize> = (0..train.len()).collect();
+        // The data's own validation samples stay last, and stay its validation samples.
+        let own = train.own_validation.unwrap_or(0);
+        let n = train.len() - own;
+        let mut order: Vec<usize> = (0..n).collect();
         order.shuffle(&mut ChaCha8Rng::seed_from_u64(self.seed()));
-        train.subset(&order)
+        order.extend(n..train.len());
+        let mut rows = train.subset(&order);
+        rows.own_validation = train.own_validation;
+        rows
     }
 }

@@ -182,8 +182,16 @@ pub struct Tabular {
     pub columns: Option<Vec<String>>,
 }
 
-/// Parses the table; an empty one is an error.
+/// The table a file holds: a Parquet file's rows (its column names first), or
+/// delimited text. An empty one is an error.
 fn table(bytes: &[u8], path: &Path, spec: &TargetSpec) -> Result<Table> {
+    if super::parquet::is_parquet(bytes) {
+        if spec.skip_rows > 0 && (spec.index.is_none() || spec.skip_given) {
+            let msg = "is a Parquet file, which has no lines for --skip-rows to drop";
+            return Err(AntError::data(path, msg));
+        }
+        return super::parquet::read_table(bytes, path);
+    }
     let t = parse_bytes(bytes, path, &spec.options())?;
     warn_of_skipped_values(bytes, &t, spec, path);
     if t.n_rows() == 0 {
@@ -326,7 +334,6 @@ fn features(
     let mut seen = super::ColumnMagnitudes::new(t.n_cols());
     let mut x = Vec::with_capacity(rows.len() * t.n_cols());
     for r in rows {
-        let line = t.line(r);
         for (j, cell) in t.row(r).enumerate() {
             if Some(j) == target {
                 continue;
@@ -335,7 +342,8 @@ fn features(
                 AntError::data(
                     path,
                     format!(
-                        "line {line}, {}: {} is not a number",
+                        "{}, {}: {} is not a number",
+                        t.place(r),
                         column_label(header, j),
                         quoted(cell)
                     ),
@@ -346,7 +354,8 @@ fn features(
                 AntError::data(
                     path,
                     format!(
-                        "line {line}, {}: {} {why}",
+                        "{}, {}: {} {why}",
+                        t.place(r),
                         column_label(header, j),
                         quoted(cell)
                     ),

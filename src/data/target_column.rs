@@ -56,23 +56,24 @@ pub(super) struct TargetColumn<'a> {
 }
 
 impl TargetColumn<'_> {
-    /// An error about the target cell on `line`.
-    fn err(&self, line: usize, msg: impl std::fmt::Display) -> AntError {
-        AntError::data(self.path, format!("line {line}, {}: {msg}", self.label))
+    /// An error about the target cell of row `r`.
+    fn err(&self, r: usize, msg: impl std::fmt::Display) -> AntError {
+        let place = self.table.place(r);
+        AntError::data(self.path, format!("{place}, {}: {msg}", self.label))
     }
 
-    /// Each data row's target cell with its line.
+    /// Each data row's target cell with the row's index in the table.
     fn cells(&self) -> impl Iterator<Item = (usize, &str)> + '_ {
         self.rows
             .clone()
-            .map(|r| (self.table.line(r), self.table.cell(r, self.index)))
+            .map(|r| (r, self.table.cell(r, self.index)))
     }
 
     /// Regression targets: every cell a finite number.
     pub(super) fn values(&self, reading: Reading) -> Result<Targets> {
         let mut values = Vec::with_capacity(self.rows.len());
         let mut seen = super::ColumnMagnitudes::new(1);
-        for (line, cell) in self.cells() {
+        for (r, cell) in self.cells() {
             let v = cell.trim().parse::<f64>();
             if let Ok(v) = v {
                 seen.see(0, v);
@@ -80,11 +81,11 @@ impl TargetColumn<'_> {
             match v.map(super::to_f32) {
                 Ok(Ok(v)) => values.push(v),
                 Ok(Err(why)) => {
-                    return Err(self.err(line, format!("target {} {why}", quoted(cell))));
+                    return Err(self.err(r, format!("target {} {why}", quoted(cell))));
                 }
                 Err(_) => {
                     return Err(self.err(
-                        line,
+                        r,
                         format!(
                             "target {} is not a number \
                              (use --task classification for labels)",
@@ -116,25 +117,25 @@ impl TargetColumn<'_> {
     /// Each row's label as the index of its class key among the distinct keys (one
     /// string per distinct label, not per row), and those keys; blank cells refused.
     fn label_ids(&self) -> Result<(Vec<u32>, Vec<String>)> {
-        // The distinct texts first (with the line each first appears on), keyed together:
+        // The distinct texts first (with the row each first appears in), keyed together:
         // whether `nan` is a missing number or a text label depends on the others.
         let mut ids = Vec::with_capacity(self.rows.len());
-        let (mut texts, mut first_line): (Vec<&str>, Vec<usize>) = (Vec::new(), Vec::new());
+        let (mut texts, mut first_row): (Vec<&str>, Vec<usize>) = (Vec::new(), Vec::new());
         let mut id_of: std::collections::HashMap<&str, u32> = Default::default();
-        for (line, cell) in self.cells() {
+        for (r, cell) in self.cells() {
             let text = cell.trim();
             if text.is_empty() {
-                return Err(self.err(line, "missing label"));
+                return Err(self.err(r, "missing label"));
             }
             let id = *id_of.entry(text).or_insert_with(|| {
                 texts.push(text);
-                first_line.push(line);
+                first_row.push(r);
                 texts.len() as u32 - 1
             });
             ids.push(id);
         }
         let text_keys = super::labels::column_keys(texts.iter().copied())
-            .map_err(|(i, why)| self.err(first_line[i], why))?;
+            .map_err(|(i, why)| self.err(first_row[i], why))?;
         // Texts with one key (`1`, `1.0`) are one label.
         let mut keys: Vec<String> = Vec::new();
         let mut key_id: std::collections::HashMap<&str, u32> = Default::default();
@@ -168,7 +169,7 @@ impl TargetColumn<'_> {
     }
 
     /// Each row's class index in `names` (its key is `keys[id]`); a key not among them
-    /// is an error on the first line that has it.
+    /// is an error on the first row that has it.
     fn class_indices(&self, ids: &[u32], keys: &[String], names: &[String]) -> Result<Vec<u32>> {
         // A model's names are keyed as the file's labels are: a model fitted in Python
         // on the labels 0.0, 1.0 reads a file's 0 and 1.
@@ -177,10 +178,10 @@ impl TargetColumn<'_> {
         let class_of_key: Vec<Option<u32>> =
             keys.iter().map(|k| index_of.get(k).copied()).collect();
         let mut labels = Vec::with_capacity(ids.len());
-        for ((line, _), &id) in self.cells().zip(ids) {
+        for ((r, _), &id) in self.cells().zip(ids) {
             let Some(l) = class_of_key[id as usize] else {
                 return Err(self.err(
-                    line,
+                    r,
                     format!(
                         "label {} is not one of the model's classes [{}]",
                         quoted(&keys[id as usize]),

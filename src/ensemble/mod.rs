@@ -289,6 +289,7 @@ fn run_spec(first: &Ant, run_seed: u64) -> RunSpec {
             test_fraction: DEFAULT_TEST_FRACTION,
             target: meta.provenance.target.clone(),
             train_limit: None,
+            image_size: meta.provenance.image_size,
         },
         params,
         member: None,

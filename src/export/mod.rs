@@ -25,7 +25,7 @@ pub fn write_output(
     bytes: &[u8],
     endings: &[&str],
     model: &std::path::Path,
-    data: Option<&std::path::Path>,
+    data: &[&std::path::Path],
 ) -> crate::error::Result<()> {
     crate::store::outputs::write_output(out, bytes, endings, model, data)
 }

@@ -187,8 +187,9 @@ impl ModelMeta {
         {
             return Err(format!("test fraction {fraction} is not in (0, 1)").into());
         }
-        let fraction = self.valid_split().fraction();
-        if !(fraction > 0.0 && fraction < 1.0) {
+        if let Some(fraction) = self.valid_split().fraction()
+            && !(fraction > 0.0 && fraction < 1.0)
+        {
             return Err(format!("validation fraction {fraction} is not in (0, 1)").into());
         }
         Ok(())

@@ -29,9 +29,15 @@ impl Ant {
             return Err(e);
         }
         let trained = |train: &Dataset| self.are_its_training_rows(train);
-        let (test, warning) =
-            load_test_rows(path, &p.test_split, p.target.as_ref(), names, &trained)
-                .map_err(|e| self.not_its_kind_of_data(path).unwrap_or(e))?;
+        let (test, warning) = load_test_rows(
+            path,
+            &p.test_split,
+            p.target.as_ref(),
+            p.image_size,
+            names,
+            &trained,
+        )
+        .map_err(|e| self.not_its_kind_of_data(path).unwrap_or(e))?;
         self.check_fits_file(&test, path, true)?;
         let warning = match warning {
             // Every row of another file is scored: say how many were trained on.
@@ -55,7 +61,7 @@ impl Ant {
         let sum = p.train_checksum.as_ref()?;
         let mut rows = std::borrow::Cow::Borrowed(train);
         if let Some(n) = p.train_limit {
-            rows = std::borrow::Cow::Owned(rows.take_first(n));
+            rows = std::borrow::Cow::Owned(rows.into_owned().first_for_training(n));
         }
         if let Some(m) = p.member {
             rows = std::borrow::Cow::Owned(m.rows(&rows));
@@ -150,19 +156,22 @@ impl Ant {
     pub fn recorded_rows(&self, path: &Path) -> Result<(Dataset, Option<Dataset>)> {
         let prov = &self.meta().provenance;
         let target = prov.target.as_ref();
+        let size = prov.image_size;
         let src = match &prov.test_split {
             TestSplit::Fraction { fraction, seed, .. } => {
-                load_source(path, None, *fraction, *seed, target)?
+                load_source(path, None, *fraction, *seed, target, size)?
             }
             TestSplit::File { path: test } => {
-                load_source(path, Some(Path::new(test)), 0.2, 0, target)?
+                load_source(path, Some(Path::new(test)), 0.2, 0, target, size)?
             }
-            TestSplit::Files => load_source(path, None, 0.2, self.meta().config.seed, target)?,
+            TestSplit::Files => {
+                load_source(path, None, 0.2, self.meta().config.seed, target, size)?
+            }
             TestSplit::Unknown => return self.library_rows(path).map(|valid| (valid, None)),
         };
         let mut train = src.train;
         if let Some(n) = prov.train_limit {
-            train = train.take_first(n);
+            train = train.first_for_training(n);
         }
         if let Some(m) = prov.member {
             // An ensemble member validated on rows taken in its own order.
@@ -184,8 +193,10 @@ impl Ant {
         let p = &self.meta().provenance;
         let names = self.meta().class_names.as_deref();
         let (mut rows, _) =
-            load_test_rows(path, &p.test_split, p.target.as_ref(), names, &|_| None)
-                .map_err(|e| self.not_its_kind_of_data(path).unwrap_or(e))?;
+            load_test_rows(path, &p.test_split, p.target.as_ref(), None, names, &|_| {
+                None
+            })
+            .map_err(|e| self.not_its_kind_of_data(path).unwrap_or(e))?;
         self.check_fits_file(&rows, path, true)?;
         if let Some(m) = p.member {
             rows = m.rows(&rows);

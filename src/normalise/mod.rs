@@ -274,6 +274,7 @@ mod tests {
                 n_classes: 2,
             },
             class_names: None,
+            own_validation: None,
         };
         let shape = Shape::Image { c, h, w };
         let raw = channel_stats(&data.x, c, h * w);

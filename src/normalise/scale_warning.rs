@@ -261,6 +261,7 @@ mod tests {
                 n_classes: 2,
             },
             class_names: None,
+            own_validation: None,
         };
         Normalisation::from_data(&data, shape, ImageNorm::Mean)
     }

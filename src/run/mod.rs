@@ -78,6 +78,9 @@ pub struct DataSpec {
     pub target: Option<TargetSpec>,
     /// Use only the first N training samples.
     pub train_limit: Option<usize>,
+    /// The size an image folder's images are resized to (`--image-size HxW`).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub image_size: Option<crate::data::image_size::ImageSize>,
 }
 
 /// The fraction of a data file held out as its test set when it has no test file.
@@ -353,6 +356,7 @@ impl Run {
                 p.train_limit = spec.data.train_limit;
                 p.target = source.target.clone();
                 p.member = spec.member;
+                p.image_size = spec.data.image_size;
                 m.meta_mut().class_names = source.class_names.clone();
             }
             // The run's checkpoints stand until after the final model's switch, so a
@@ -527,6 +531,7 @@ fn load(spec: &RunSpec, cwd: &Path) -> Result<(TestSide, Dataset)> {
         d.test_fraction,
         seed,
         d.target.as_ref(),
+        d.image_size,
     )?
     .into_parts();
     // Provenance names the test file as it was given.
@@ -535,10 +540,7 @@ fn load(spec: &RunSpec, cwd: &Path) -> Result<(TestSide, Dataset)> {
     }
     let train = match d.train_limit {
         // The first rows kept where they are: a data set is not copied to limit it.
-        Some(n) => {
-            let first: Vec<usize> = (0..n.min(all.len())).collect();
-            all.split_rows(&first, &[]).0
-        }
+        Some(n) => all.first_for_training(n),
         None => all,
     };
     let train = match spec.member {

@@ -396,20 +396,20 @@ pub(crate) enum Records {
 
 /// The inputs of a command that reads the model (ensemble or run) directory `model`
 /// and, if given, the data path `data`.
-pub fn inputs<'a>(model: &'a Path, data: Option<&'a Path>) -> Vec<Input<'a>> {
+pub fn inputs<'a>(model: &'a Path, data: &[&'a Path]) -> Vec<Input<'a>> {
     std::iter::once(Input::Model(model))
-        .chain(data.map(Input::Data))
+        .chain(data.iter().map(|d| Input::Data(d)))
         .collect()
 }
 
 /// Writes the file output `out` (see `write_file`, for `endings`) of a command that
-/// reads the model directory `model` and, if given, the data path `data`.
+/// reads the model directory `model` and the data paths `data`.
 pub fn write_output(
     out: &Path,
     bytes: &[u8],
     endings: &[&str],
     model: &Path,
-    data: Option<&Path>,
+    data: &[&Path],
 ) -> Result<()> {
     let trained_on = trained_on(model);
     let mut all = inputs(model, data);
@@ -443,14 +443,14 @@ pub(crate) fn check_prune_out(model: &Path, data: &Path, out: &Path, force: bool
         true => Saved::Ensemble,
         false => Saved::Model,
     };
-    check_model_dir(out, saved, force, &inputs(model, Some(data)))
+    check_model_dir(out, saved, force, &inputs(model, &[data]))
 }
 
 /// `ant export --format web --out DIR`: DIR is no input (the model directory, a data
 /// directory or a directory holding them; an earlier site is checked by
 /// [`crate::export::write_site`]).
 pub fn check_site_out(out: &Path, model: &Path, data: Option<&Path>) -> Result<()> {
-    let dir = resolve(&check(out, Kind::Dir, &inputs(model, data))?);
+    let dir = resolve(&check(out, Kind::Dir, &inputs(model, data.as_slice()))?);
     check_not_a_part(out)?;
     for p in std::iter::once(model).chain(data) {
         if let Ok(canon) = p.canonicalize()

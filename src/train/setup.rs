@@ -101,7 +101,8 @@ fn check_split_sizes(cfg: &TrainConfig, data: &Dataset) -> Result<()> {
     // 0.999 of 120 rows are refused for classes too (they would train on 3 rows, or
     // validate on 3).
     let asked = crate::data::dataset::fraction_count(cfg.valid_fraction, data.len());
-    let (n_train, n_valid) = match asked == 0 || data.len() - asked < 2 {
+    let by_fraction = data.own_validation.is_none() && (asked == 0 || data.len() - asked < 2);
+    let (n_train, n_valid) = match by_fraction {
         true => (data.len() - asked, asked),
         false => (train.len(), valid.len()),
     };
