@@ -1,7 +1,9 @@
 // The page of `ant export --format web` in a real browser (headless Chromium through
 // puppeteer-core): draw a digit with the mouse, pick a test sample, and compare what the
 // page shows (prediction, single-path leaf, every router's P(left), every node's reach)
-// with `ant predict --reach` on the same 28x28 image. Saves a screenshot.
+// with `ant predict --reach` on the same 28x28 image. Then a folder of colour images
+// (BMP files this script writes): the page shows its test images as they are and the
+// tree's answer on one picked, as `ant predict` gives it on that file. Saves a screenshot.
 //
 // Run: `npm ci --prefix tests/web && node tests/web/test_page.mjs` after
 // `cargo build --release`. ANT_BIN, CHROMIUM (default /usr/bin/chromium) and
@@ -106,6 +108,87 @@ function compare(model, s, name) {
   }
 }
 
+// A 24-bit BMP of `w` x `h` pixels, `rgb(x, y)` each (rows stored bottom-up, padded).
+function bmp(w, h, rgb) {
+  const row = Math.ceil((3 * w) / 4) * 4;
+  const buf = Buffer.alloc(54 + row * h);
+  buf.write("BM", 0);
+  buf.writeUInt32LE(buf.length, 2);
+  buf.writeUInt32LE(54, 10);
+  buf.writeUInt32LE(40, 14);
+  buf.writeInt32LE(w, 18);
+  buf.writeInt32LE(h, 22);
+  buf.writeUInt16LE(1, 26);
+  buf.writeUInt16LE(24, 28);
+  buf.writeUInt32LE(row * h, 34);
+  for (let y = 0; y < h; y++) {
+    for (let x = 0; x < w; x++) {
+      const [r, g, b] = rgb(x, y);
+      buf.set([b, g, r], 54 + (h - 1 - y) * row + 3 * x);
+    }
+  }
+  return buf;
+}
+
+// `train/` and `test/` folders of three classes of 10x12 colour images: a bar of the
+// class's colour at the class's place.
+function colourFolder() {
+  const root = path.join(tmp, "colours");
+  for (const [split, n] of [["train", 16], ["test", 4]]) {
+    ["red", "green", "blue"].forEach((name, c) => {
+      const dir = path.join(root, split, name);
+      fs.mkdirSync(dir, { recursive: true });
+      for (let k = 0; k < n; k++) {
+        const image = bmp(10, 12, (x, y) => {
+          const noise = (x * 7 + y * 13 + k * 31) % 40;
+          const on = Math.floor((x * 3) / 10) === c;
+          return [0, 1, 2].map((ch) => (on && ch === c ? 200 : 30) + noise);
+        });
+        fs.writeFileSync(path.join(dir, `${String(k).padStart(3, "0")}.bmp`), image);
+      }
+    });
+  }
+  return root;
+}
+
+// The page of a colour model: its test images shown as they are, and the answer on one.
+async function colourPage(browser) {
+  const root = colourFolder();
+  const model = path.join(tmp, "colour-model");
+  ant("train", "--preset", "cifar10-c", "--data", root, "--out", model, "--epochs-node", 1,
+    "--refine-epochs", 1, "--max-depth", 1, "--seed", 0);
+  const site = path.join(tmp, "colour-site");
+  ant("export", "--model", model, "--format", "web", "--out", site, "--data", root);
+  const server = await serve(site);
+  try {
+    const page = await browser.newPage();
+    await page.goto(`http://127.0.0.1:${server.address().port}/`);
+    await page.waitForFunction(() => Number(document.body.dataset.updates || 0) >= 1);
+    const thumbs = await page.evaluate(() => [...document.querySelectorAll("#examples canvas")]
+      .map((c) => ({ w: c.width, h: c.height, rgba: [...c.getContext("2d").getImageData(0, 0, c.width, c.height).data] })));
+    check(thumbs.length === 10 && thumbs.every((t) => t.w === 10 && t.h === 12), "colour: its first 10 test images shown at 10x12");
+    // The first test image (test/blue/000.bmp: classes in sorted order) as drawn, against the file's pixels.
+    const file = fs.readFileSync(path.join(root, "test/blue/000.bmp"));
+    const same = [...Array(120).keys()].every((i) => {
+      const [x, y] = [i % 10, Math.floor(i / 10)];
+      const at = 54 + (11 - y) * 32 + 3 * x;
+      return [file[at + 2], file[at + 1], file[at]].every((v, ch) => thumbs[0].rgba[4 * i + ch] === v);
+    });
+    check(same, "colour: a test image is shown in its own colours");
+    const before = await updates(page);
+    await page.click('#examples button[data-example="0"]');
+    await updated(page, before);
+    check(await page.evaluate(() => !document.getElementById("picked-panel").hidden), "colour: the picked image is shown");
+    const multi = await page.evaluate(() => JSON.parse(document.querySelector("#multi").dataset.value));
+    const out = path.join(tmp, "colour.jsonl");
+    ant("predict", "--model", model, "--input", path.join(root, "test/blue/000.bmp"), "--output", out);
+    const want = JSON.parse(fs.readFileSync(out, "utf8").trim()).probabilities;
+    check(maxDiff(multi, want) <= TOL, `colour: the page's answer is predict's (max diff ${maxDiff(multi, want).toExponential(1)})`);
+  } finally {
+    server.close();
+  }
+}
+
 async function updated(page, before) {
   await page.waitForFunction((n) => Number(document.body.dataset.updates || 0) > n, {}, before);
 }
@@ -154,6 +237,7 @@ async function main() {
     await page.screenshot({ path: shot, fullPage: true });
     console.log("screenshot:", shot);
     check(errors.length === 0, "no errors on the page " + errors.join("; "));
+    await colourPage(browser);
   } finally {
     await browser.close();
     server.close();

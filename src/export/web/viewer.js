@@ -184,6 +184,21 @@ function mnistLike(pad) {
   return out;
 }
 
+// An image of `c` planes (1: grey, 3: red, green, blue) of `h` x `w` values in 0..1,
+// drawn at its own size on `canvas`.
+function showImage(canvas, x, [c, h, w]) {
+  canvas.width = w;
+  canvas.height = h;
+  const ctx = canvas.getContext("2d");
+  const img = ctx.createImageData(w, h);
+  const byte = (v) => Math.round(255 * Math.min(1, Math.max(0, v)));
+  for (let i = 0; i < h * w; i++) {
+    const [r, g, b] = c === 3 ? [x[i], x[h * w + i], x[2 * h * w + i]] : [x[i], x[i], x[i]];
+    img.data.set([byte(r), byte(g), byte(b), 255], i * 4);
+  }
+  ctx.putImageData(img, 0, 0);
+}
+
 function showGray(canvas, x, side) {
   const ctx = canvas.getContext("2d");
   const img = ctx.createImageData(side, side);
@@ -354,7 +369,7 @@ function formInput(model) {
 function examples(model, show) {
   if (!model.examples.length) return;
   const holder = document.getElementById("examples");
-  const image = model.input_shape.length === 3 && model.input_shape[0] === 1;
+  const image = model.input_shape.length === 3;
   model.examples.forEach((ex, i) => {
     const b = document.createElement("button");
     b.type = "button";
@@ -362,9 +377,7 @@ function examples(model, show) {
     b.dataset.example = i;
     if (image) {
       const c = document.createElement("canvas");
-      c.width = model.input_shape[2];
-      c.height = model.input_shape[1];
-      showGray(c, ex.x, model.input_shape[1]);
+      showImage(c, ex.x, model.input_shape);
       b.appendChild(c);
     } else {
       b.textContent = `#${i} (${ex.target})`;
@@ -384,7 +397,14 @@ function main() {
     `(${routers} routers, ${model.nodes.length - routers} leaves)`;
   const drawable = shape.length === 3 && shape[0] === 1 && shape[1] === 28 && shape[2] === 28;
   const show = drawable ? drawingInput(model) : shape.length === 1 ? formInput(model) : null;
-  const fallback = (x) => run(model, Float64Array.from(x));
+  // Images the pad cannot draw (colour, or another size) are shown as picked.
+  const fallback = (x) => {
+    if (shape.length === 3) {
+      showImage(document.getElementById("picked"), x, shape);
+      document.getElementById("picked-panel").hidden = false;
+    }
+    run(model, Float64Array.from(x));
+  };
   examples(model, show || fallback);
   if (drawable) run(model, new Float64Array(28 * 28));
   else if (!show && model.examples.length) fallback(model.examples[0].x);
