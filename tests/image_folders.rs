@@ -167,7 +167,7 @@ fn every_image_format_is_read_by_its_bytes_not_its_name() {
         let (a, b) = (got.train.x(), want.train.x());
         let worst = a
             .iter()
-            .zip(b)
+            .zip(b.iter())
             .map(|(x, y)| (x - y).abs())
             .fold(0.0, f32::max);
         // JPEG is lossy; the others give the same pixels.
@@ -242,10 +242,21 @@ fn grey_images_give_one_channel_colour_three_and_a_mixed_folder_is_colour() {
     );
     let r = load_source(&rgba, None, 0.3, 0, None, None).unwrap();
     assert_eq!(r.train.sample_shape(), &vec![3, 8, 8]);
-    // Said once each, on the command line.
+    // Said once each, on the command line, also where train/ and test/ both hold them.
+    let split = d.path().join("split");
+    for part in ["train", "test"] {
+        for class in std::fs::read_dir(&rgba).unwrap().flatten() {
+            let to = split.join(part).join(class.file_name());
+            std::fs::create_dir_all(&to).unwrap();
+            for f in std::fs::read_dir(class.path()).unwrap().flatten() {
+                std::fs::copy(f.path(), to.join(f.file_name())).unwrap();
+            }
+        }
+    }
     for (dir, said) in [
         (&mixed, "greyscale and 1 colour images"),
         (&rgba, "alpha channel"),
+        (&split, "alpha channel"),
     ] {
         let o = ant_with(
             "train --preset cifar10-c --epochs-node 1 --refine-epochs 1 --max-depth 0",

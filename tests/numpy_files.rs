@@ -254,4 +254,79 @@ fn each_kind_of_bad_numpy_file_is_one_clear_error() {
         &["--data", s(&p), "--out", s(&d.path().join("never"))],
     );
     assert_clean_error(&o, &["good.npz", "leave out --target"]);
+    // Samples without values; integer labels of two columns.
+    let p = npz(
+        &d.path().join("empty.npz"),
+        &[
+            ("x", npy("|u1", false, &[12, 4, 0], &[])),
+            ("y", npy("|u1", false, &[12], &y)),
+        ],
+    );
+    refused(&p, &["empty.npz", "no values"]);
+    let p = npz(
+        &d.path().join("wide.npz"),
+        &[
+            ("x", npy("|u1", false, &[12, 4, 4], &x)),
+            (
+                "y",
+                npy("|u1", false, &[12, 2], &[y.clone(), y.clone()].concat()),
+            ),
+        ],
+    );
+    refused(&p, &["wide.npz", "one per sample"]);
+    // Keras-style test arrays that do not fit the training ones, or come alone.
+    let (xt, yt) = images(6, 3, 3);
+    let keras = |name: &str, test: Vec<(&'static str, Vec<u8>)>| {
+        let mut arrays = vec![
+            ("x_train", npy("|u1", false, &[12, 4, 4], &x)),
+            ("y_train", npy("|u1", false, &[12], &y)),
+        ];
+        arrays.extend(test);
+        npz(&d.path().join(name), &arrays)
+    };
+    let p = keras(
+        "shape.npz",
+        vec![
+            ("x_test", npy("|u1", false, &[6, 3, 3], &xt)),
+            ("y_test", npy("|u1", false, &[6], &yt)),
+        ],
+    );
+    refused(&p, &["shape.npz", "x_test", "[1, 3, 3]"]);
+    let (x4, _) = images(6, 4, 4);
+    let p = keras(
+        "class.npz",
+        vec![
+            ("x_test", npy("|u1", false, &[6, 4, 4], &x4)),
+            ("y_test", npy("|u1", false, &[6], &[99; 6])),
+        ],
+    );
+    refused(&p, &["class.npz", "not a class of the training set"]);
+    let p = keras(
+        "alone.npz",
+        vec![("x_test", npy("|u1", false, &[6, 4, 4], &x4))],
+    );
+    refused(&p, &["alone.npz", "x_test", "y_test"]);
+    // predict on an .npy whose header claims more values than u64 counts.
+    let model = d.path().join("m");
+    ok(&ant_with(
+        "train --preset mnist-c --epochs-node 1 --refine-epochs 1 --max-depth 0",
+        &["--data", s(&good_npz(d.path(), &x, &y)), "--out", s(&model)],
+    ));
+    let huge = d.path().join("huge.npy");
+    let mut bytes = npy("|u1", false, &[1 << 62, 1 << 62, 10], &[]);
+    bytes.extend_from_slice(&[0; 64]);
+    std::fs::write(&huge, bytes).unwrap();
+    let o = ant(&["predict", "--model", s(&model), "--input", s(&huge)]);
+    assert_clean_error(&o, &["huge.npy", "shape"]);
+}
+
+/// `x` (12 images of 4x4) and `y` as an `.npz` in `dir`.
+fn good_npz(dir: &Path, x: &[u8], y: &[u8]) -> PathBuf {
+    npz(
+        &dir.join("train.npz"),
+        &[
+            ("x", npy("|u1", false, &[12, 4, 4], x)),
+            ("y", npy("|u1", false, &[12], y)),
+        ],
+    )
 }

@@ -7,6 +7,7 @@ use std::sync::Arc;
 
 use parquet::basic::Compression;
 use parquet::data_type::{BoolType, ByteArray, ByteArrayType, DoubleType, FloatType, Int64Type};
+use parquet::file::metadata::KeyValue;
 use parquet::file::properties::WriterProperties;
 use parquet::file::writer::SerializedFileWriter;
 use parquet::schema::parser::parse_message_type;
@@ -44,9 +45,24 @@ fn levels<T: Clone>(v: &[Option<T>]) -> (Vec<T>, Vec<i16>) {
 
 /// Writes `columns` (all of one length) as a Parquet file of one row group.
 fn write_parquet(path: &Path, columns: &[(&str, Column)], codec: Compression) -> PathBuf {
+    write_parquet_with(path, columns, codec, None)
+}
+
+/// [`write_parquet`] with the `pandas` metadata `pandas` (as pandas writes it: which
+/// columns are the DataFrame's index).
+fn write_parquet_with(
+    path: &Path,
+    columns: &[(&str, Column)],
+    codec: Compression,
+    pandas: Option<&str>,
+) -> PathBuf {
     let fields: Vec<String> = columns.iter().map(|(n, c)| c.schema(n)).collect();
     let schema = parse_message_type(&format!("message t {{ {} }}", fields.join(" "))).unwrap();
-    let props = WriterProperties::builder().set_compression(codec).build();
+    let kv = pandas.map(|json| vec![KeyValue::new("pandas".to_string(), json.to_string())]);
+    let props = WriterProperties::builder()
+        .set_compression(codec)
+        .set_key_value_metadata(kv)
+        .build();
     let file = std::fs::File::create(path).unwrap();
     let mut w = SerializedFileWriter::new(file, Arc::new(schema), Arc::new(props)).unwrap();
     let mut group = w.next_row_group().unwrap();
@@ -184,6 +200,24 @@ fn labels_of_every_type_and_numeric_columns_of_every_width_are_read() {
     // Integer labels name their classes; pandas' index is no feature (three are).
     assert!(text.contains(r#"["0","10","20"]"#), "{text}");
     assert!(text.contains(r#"["a","flag","count","label"]"#), "{text}");
+    // A named index, as pandas' metadata lists it, is no feature either.
+    let mut columns = iris_like_columns(d.path());
+    columns.insert(0, ("id", Column::I64((0..150).collect())));
+    let named = write_parquet_with(
+        &d.path().join("named.parquet"),
+        &columns,
+        Compression::SNAPPY,
+        Some(r#"{"index_columns": ["id"], "columns": []}"#),
+    );
+    let (plain, indexed) = (d.path().join("m-plain"), d.path().join("m-indexed"));
+    let iris = write_parquet(
+        &d.path().join("iris.parquet"),
+        &iris_like_columns(d.path()),
+        Compression::SNAPPY,
+    );
+    ok(&train(&iris, &plain));
+    ok(&train(&named, &indexed));
+    assert_eq!(weights(&plain), weights(&indexed));
     // A bool label, a regression target of f32 values.
     for (target, task) in [("flag", "classification"), ("a", "regression")] {
         let out = d.path().join(format!("m-{target}"));

@@ -286,7 +286,7 @@ fn cached_local_optimisation_equals_full_tree() {
         // validation through the cache equals the full tree's too
         let (v_cached, _) = Objective::<SplitCandidate>::validate(&obj, &split.valid());
         let (t2v, m2v) = with_split(&topo, &frozen.valid(), leaf, &split.valid());
-        let full_v = loss_of(&t2v, &m2v, &set.x, &set.y).into_scalar::<f32>() as f64;
+        let full_v = loss_of(&t2v, &m2v, &set.x.all(set.n), &set.y).into_scalar::<f32>() as f64;
         assert!(
             (v_cached - full_v).abs() < 1e-5 * full_v.abs().max(1.0),
             "valid {v_cached} vs {full_v}"

@@ -7,7 +7,7 @@
 
 use std::path::{Path, PathBuf};
 
-use super::{Dataset, Targets, read_maybe_gz};
+use super::{Dataset, Targets, Values, read_maybe_gz};
 use crate::error::{AntError, Result};
 
 pub const CIFAR_CLASSES: usize = 10;
@@ -53,7 +53,7 @@ pub fn is_batch(bytes: &[u8]) -> bool {
 
 /// Parses one batch already in memory into pixels (`/255`, as f32) and labels;
 /// `path` only names the file in errors.
-pub fn parse_batch(bytes: &[u8], path: &Path) -> Result<(Vec<f32>, Vec<u32>)> {
+pub fn parse_batch(bytes: &[u8], path: &Path) -> Result<(Vec<u8>, Vec<u32>)> {
     if bytes.is_empty() {
         return Err(AntError::data(path, "CIFAR batch is empty"));
     }
@@ -83,7 +83,7 @@ pub fn parse_batch(bytes: &[u8], path: &Path) -> Result<(Vec<f32>, Vec<u32>)> {
             ));
         }
         labels.push(u32::from(label));
-        x.extend(rec[1..].iter().map(|&b| f32::from(b) / 255.0));
+        x.extend_from_slice(&rec[1..]);
     }
     Ok((x, labels))
 }
@@ -104,7 +104,7 @@ pub fn load_cifar_test(dir: &Path) -> Result<Dataset> {
 pub fn read_batch(path: &Path) -> Result<Dataset> {
     let (x, labels) = parse_batch(&read_maybe_gz(path)?, path)?;
     Ok(Dataset {
-        x,
+        x: Values::Bytes(x),
         sample_shape: CIFAR_SHAPE.to_vec(),
         targets: Targets::Classes {
             labels,
@@ -145,7 +145,7 @@ pub fn load_cifar_dir(dir: &Path) -> Result<(Dataset, Dataset)> {
     // cannot be learnt.
     super::check_classes(&labels, CIFAR_CLASSES, false, &root)?;
     let train = Dataset {
-        x,
+        x: Values::Bytes(x),
         sample_shape: CIFAR_SHAPE.to_vec(),
         targets: Targets::Classes {
             labels,

@@ -5,8 +5,8 @@
 
 use std::path::Path;
 
-use super::csv::Table;
 use super::header::first_row_is_header;
+use super::table::Table;
 use crate::error::{AntError, Result, list, quoted};
 
 /// What a column's name is compared by: trimmed, in Unicode's NFC (the same name typed

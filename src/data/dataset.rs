@@ -1,5 +1,7 @@
-//! A data set in memory: samples as one row-major `f32` buffer, and their targets.
+//! A data set in memory: samples as one row-major buffer (f32 values, or an image's
+//! bytes, four times smaller, turned into values a batch at a time), and their targets.
 
+use std::borrow::Cow;
 use std::path::Path;
 
 use rand::SeedableRng;
@@ -9,11 +11,85 @@ use rand_chacha::ChaCha8Rng;
 use crate::error::{AntError, Result};
 use crate::store::checksum::hex;
 
-/// Samples in row-major f32, each sample of shape `sample_shape` (e.g. `[1,28,28]` for
-/// images C,H,W, or `[21]` for tabular rows).
+/// Samples' values, row-major: f32 values, or bytes that stand for `byte / 255` (the
+/// pixels of IDX, CIFAR-10, image files and `uint8` arrays): MNIST's training images
+/// are 47 MB so, not 188 MB.
+#[derive(Clone, Debug, PartialEq)]
+pub(crate) enum Values {
+    F32(Vec<f32>),
+    Bytes(Vec<u8>),
+}
+
+/// The value a pixel's byte stands for.
+#[inline]
+pub(crate) fn byte_value(b: u8) -> f32 {
+    f32::from(b) / 255.0
+}
+
+impl Values {
+    fn len(&self) -> usize {
+        match self {
+            Values::F32(v) => v.len(),
+            Values::Bytes(b) => b.len(),
+        }
+    }
+
+    /// Values `range`, as f32 (bytes turned into values: a copy).
+    pub(crate) fn f32s(&self, range: std::ops::Range<usize>) -> Cow<'_, [f32]> {
+        match self {
+            Values::F32(v) => Cow::Borrowed(&v[range]),
+            Values::Bytes(b) => Cow::Owned(b[range].iter().map(|&b| byte_value(b)).collect()),
+        }
+    }
+
+    /// Every value as f32.
+    pub(crate) fn all_f32(&self) -> Cow<'_, [f32]> {
+        self.f32s(0..self.len())
+    }
+
+    /// The values as an f32 buffer of their own (bytes turned into values).
+    pub(crate) fn into_f32(self) -> Vec<f32> {
+        match self {
+            Values::F32(v) => v,
+            Values::Bytes(b) => b.into_iter().map(byte_value).collect(),
+        }
+    }
+
+    fn keep_rows(&mut self, width: usize, rows: &[usize]) {
+        match self {
+            Values::F32(v) => keep_rows(v, width, rows),
+            Values::Bytes(b) => keep_rows(b, width, rows),
+        }
+    }
+
+    fn gather_rows(&self, width: usize, indices: &[usize]) -> Values {
+        match self {
+            Values::F32(v) => Values::F32(gather_rows(v, width, indices)),
+            Values::Bytes(b) => Values::Bytes(gather_rows(b, width, indices)),
+        }
+    }
+
+    /// These values, then `more`'s (f32 unless both are bytes).
+    fn append(self, more: Values) -> Values {
+        match (self, more) {
+            (Values::Bytes(mut a), Values::Bytes(b)) => {
+                a.extend_from_slice(&b);
+                Values::Bytes(a)
+            }
+            (a, b) => {
+                let mut a = a.into_f32();
+                a.extend_from_slice(&b.all_f32());
+                Values::F32(a)
+            }
+        }
+    }
+}
+
+/// Samples in a row-major buffer, each sample of shape `sample_shape` (e.g. `[1,28,28]`
+/// for images C,H,W, or `[21]` for tabular rows).
 #[derive(Clone, Debug)]
 pub struct Dataset {
-    pub(crate) x: Vec<f32>,
+    pub(crate) x: Values,
     pub(crate) sample_shape: Vec<usize>,
     pub(crate) targets: Targets,
     /// The classes' labels, by class index, when known (a table's, Python's): what
@@ -107,6 +183,23 @@ impl Dataset {
     /// Builds a data set, checking that `x` holds a whole number of samples and that
     /// the targets describe the same number of samples.
     pub fn new(x: Vec<f32>, sample_shape: Vec<usize>, targets: Targets) -> Result<Dataset> {
+        Dataset::of_values(Values::F32(x), sample_shape, targets)
+    }
+
+    /// [`Dataset::new`] of images' bytes (each standing for `byte / 255`).
+    pub(crate) fn of_bytes(
+        x: Vec<u8>,
+        sample_shape: Vec<usize>,
+        targets: Targets,
+    ) -> Result<Dataset> {
+        Dataset::of_values(Values::Bytes(x), sample_shape, targets)
+    }
+
+    pub(crate) fn of_values(
+        x: Values,
+        sample_shape: Vec<usize>,
+        targets: Targets,
+    ) -> Result<Dataset> {
         let sample_len: usize = sample_shape.iter().product();
         let n = targets.len();
         if n.checked_mul(sample_len) != Some(x.len()) {
@@ -147,7 +240,8 @@ impl Dataset {
                 if self.sample_shape == valid.sample_shape =>
             {
                 labels.extend_from_slice(&more);
-                self.x.extend_from_slice(&valid.x);
+                let x = std::mem::replace(&mut self.x, Values::F32(vec![]));
+                self.x = x.append(valid.x);
             }
             _ => {
                 let msg = format!(
@@ -201,9 +295,25 @@ impl Dataset {
         }
     }
 
-    /// The features, row-major: `len() * sample_shape().iter().product()` values.
-    pub fn x(&self) -> &[f32] {
-        &self.x
+    /// The features, row-major: `len() * sample_shape().iter().product()` values
+    /// (a copy where they are held as bytes).
+    pub fn x(&self) -> Cow<'_, [f32]> {
+        self.x.all_f32()
+    }
+
+    /// The samples' values as f32, `per` samples at a time (a copy of so many where
+    /// they are held as bytes, never of them all).
+    pub(crate) fn sample_chunks(&self, per: usize) -> impl Iterator<Item = Cow<'_, [f32]>> {
+        let w = self.sample_len();
+        let step = per.max(1) * w.max(1);
+        (0..self.x.len())
+            .step_by(step)
+            .map(move |s| self.x.f32s(s..(s + step).min(self.x.len())))
+    }
+
+    /// Whether the samples are held as bytes (images), four times smaller than f32.
+    pub fn holds_bytes(&self) -> bool {
+        matches!(self.x, Values::Bytes(_))
     }
 
     /// The shape of one sample (`[C, H, W]` for images, `[D]` for rows of a table).
@@ -230,9 +340,9 @@ impl Dataset {
     }
 
     /// The values of sample `i`. Panics if `i >= len()`.
-    pub fn sample(&self, i: usize) -> &[f32] {
+    pub fn sample(&self, i: usize) -> Cow<'_, [f32]> {
         let w = self.sample_len();
-        &self.x[i * w..(i + 1) * w]
+        self.x.f32s(i * w..(i + 1) * w)
     }
 
     /// Number of classes for a classification set, `None` for regression.
@@ -250,7 +360,7 @@ impl Dataset {
         // Rows moved: the last ones may be validation samples no more.
         self.own_validation = None;
         let width = self.sample_len();
-        keep_rows(&mut self.x, width, kept);
+        self.x.keep_rows(width, kept);
         match &mut self.targets {
             Targets::Classes { labels, .. } => keep_rows(labels, 1, kept),
             Targets::Values { values, dim } => keep_rows(values, *dim, kept),
@@ -262,7 +372,7 @@ impl Dataset {
     /// out of range.
     pub(crate) fn subset(&self, indices: &[usize]) -> Dataset {
         Dataset {
-            x: gather_rows(&self.x, self.sample_len(), indices),
+            x: self.x.gather_rows(self.sample_len(), indices),
             sample_shape: self.sample_shape.clone(),
             targets: self.targets.subset(indices),
             class_names: self.class_names.clone(),
@@ -410,7 +520,10 @@ impl Dataset {
             h.update(&buf);
         };
         put(&mut self.sample_shape.iter().map(|&d| (d as u32).to_le_bytes()));
-        put(&mut self.x.iter().map(|v| v.to_le_bytes()));
+        match &self.x {
+            Values::F32(v) => put(&mut v.iter().map(|v| v.to_le_bytes())),
+            Values::Bytes(b) => put(&mut b.iter().map(|&b| byte_value(b).to_le_bytes())),
+        }
         match &self.targets {
             Targets::Classes { labels, n_classes } => {
                 put(&mut [0u32, *n_classes as u32].into_iter().map(u32::to_le_bytes));
@@ -444,12 +557,15 @@ impl Dataset {
     /// The error names `path` and the 0-based row and column of the first bad value.
     pub fn check_finite(&self, path: &Path) -> Result<()> {
         let w = self.sample_len();
-        if let Some(i) = self.x.iter().position(|v| !v.is_finite()) {
+        let Values::F32(x) = &self.x else {
+            return Ok(()); // bytes are finite, and so are regression targets beside them
+        };
+        if let Some(i) = x.iter().position(|v| !v.is_finite()) {
             return Err(AntError::data(
                 path,
                 format!(
                     "non-finite input value {} at row {}, column {}",
-                    self.x[i],
+                    x[i],
                     i / w.max(1),
                     i % w.max(1)
                 ),

@@ -6,7 +6,7 @@
 
 use std::path::{Path, PathBuf};
 
-use super::{Dataset, Targets, read_maybe_gz};
+use super::{Dataset, Targets, Values, read_maybe_gz};
 use crate::error::{AntError, Result};
 
 /// Element type code for unsigned bytes, the only one this reader returns.
@@ -263,11 +263,7 @@ pub fn load_idx_test(dir: &Path) -> Result<Dataset> {
 
 fn to_dataset(s: Split, n_classes: usize) -> Dataset {
     Dataset {
-        x: s.images
-            .data
-            .iter()
-            .map(|&b| f32::from(b) / 255.0)
-            .collect(),
+        x: Values::Bytes(s.images.data),
         sample_shape: vec![1, s.images.dims[1], s.images.dims[2]],
         targets: Targets::Classes {
             labels: s.labels,
@@ -407,8 +403,8 @@ mod tests {
             assert_eq!(train.len(), 5);
             assert_eq!(test.len(), 3);
             assert_eq!(train.sample_shape, vec![1, 2, 3]);
-            assert_eq!(train.x.len(), 30);
-            assert_eq!(train.x[1], 1.0 / 255.0);
+            assert_eq!(train.x().len(), 30);
+            assert_eq!(train.x()[1], 1.0 / 255.0);
             assert_eq!(train.n_classes(), Some(4));
             assert_eq!(test.n_classes(), Some(4));
             assert_eq!(
@@ -433,7 +429,7 @@ mod tests {
         write("t10k-images-idx3-ubyte", &[1, 1, 1], &[0]);
         write("t10k-labels-idx1-ubyte", &[1], &[1]);
         let (train, _) = load_idx_dir(d).unwrap();
-        assert_eq!(train.x, vec![1.0, 0.0]);
+        assert_eq!(train.x(), vec![1.0, 0.0]);
         assert_eq!(train.n_classes(), Some(2));
         // A test label the training set does not have.
         write("t10k-labels-idx1-ubyte", &[1], &[2]);
@@ -545,8 +541,8 @@ mod tests {
             panic!("MNIST targets are classes")
         };
         assert_eq!(labels[0], 5);
-        let mean = train.x.iter().map(|&v| f64::from(v)).sum::<f64>() / train.x.len() as f64;
+        let mean = train.x().iter().map(|&v| f64::from(v)).sum::<f64>() / train.x().len() as f64;
         assert!((mean - 0.1307).abs() < 1e-3, "pixel mean {mean}");
-        assert!(train.x.iter().all(|v| (0.0..=1.0).contains(v)));
+        assert!(train.x().iter().all(|v| (0.0..=1.0).contains(v)));
     }
 }

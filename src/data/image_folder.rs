@@ -98,15 +98,16 @@ pub fn load(dir: &Path, size: Option<ImageSize>) -> Result<Folder> {
         let msg = format!("holds {which}: classification needs at least 2 (one folder per class)");
         return Err(AntError::data(&root, msg));
     }
-    let (mut train, mut md5) = read_classes(&root, &classes, &classes, size)?;
+    let said = Said::default();
+    let (mut train, mut md5) = read_classes(&root, &classes, &classes, (size, &said))?;
     if let Some(v) = valid_dir.filter(|_| split) {
-        let (valid, valid_md5) = read_split(&v, &classes, size)?;
+        let (valid, valid_md5) = read_split(&v, &classes, (size, &said))?;
         train = train.followed_by_validation(valid)?;
         md5 = crate::store::checksum::md5_hex(format!("{md5} {valid_md5}").as_bytes());
     }
     let test_dir = dir.join(TEST);
     let test = match split && test_dir.is_dir() {
-        true => Some(read_split(&test_dir, &classes, size)?.0),
+        true => Some(read_split(&test_dir, &classes, (size, &said))?.0),
         false => None,
     };
     Ok(Folder {
@@ -148,13 +149,17 @@ pub fn load_test(
     };
     let own = class_folders(&root)?;
     let classes = classes.map_or(own, <[String]>::to_vec);
-    let (data, md5) = read_split(&root, &classes, size)?;
+    let (data, md5) = read_split(&root, &classes, (size, &Said::default()))?;
     Ok((data, (root == dir).then_some(md5)))
 }
 
 /// The images of the class folders of `root`, labelled by their class's place in
 /// `classes` (a class folder `classes` lacks is refused).
-fn read_split(root: &Path, classes: &[String], size: Option<ImageSize>) -> Result<(Dataset, String)> {
+fn read_split(
+    root: &Path,
+    classes: &[String],
+    (size, said): (Option<ImageSize>, &Said),
+) -> Result<(Dataset, String)> {
     let own = class_folders(root)?;
     if let Some(c) = own.iter().find(|c| !classes.contains(c)) {
         let msg = format!(
@@ -163,7 +168,7 @@ fn read_split(root: &Path, classes: &[String], size: Option<ImageSize>) -> Resul
         );
         return Err(AntError::data(root.join(c), msg));
     }
-    read_classes(root, &own, classes, size)
+    read_classes(root, &own, classes, (size, said))
 }
 
 /// The class folders of `root` (not hidden), in sorted order; a file beside them is
@@ -188,7 +193,7 @@ fn read_classes(
     root: &Path,
     own: &[String],
     classes: &[String],
-    size: Option<ImageSize>,
+    (size, said): (Option<ImageSize>, &Said),
 ) -> Result<(Dataset, String)> {
     let mut files: Vec<(PathBuf, u32)> = vec![];
     for name in own {
@@ -210,12 +215,11 @@ fn read_classes(
         Some(s) => (s.width, s.height),
         None => one_size(&heads, &files)?,
     };
-    // Decoded, an image holds at most 4 bytes a pixel (RGBA), and its values 3 floats.
     let pixels = (files.len() as u64).saturating_mul(u64::from(w) * u64::from(h));
-    crate::os::check_file_fits(pixels.saturating_mul(4 + 12), root, "its images decoded")?;
+    check_decoding_fits(&heads, &paths, pixels, root)?;
     let images = decode_all(&paths, size)?;
     let colours: Vec<Colours> = images.iter().map(|(_, c, _)| *c).collect();
-    let channels = channels(&colours, root);
+    let channels = channels(&colours, root, said);
     let md5 = folder_md5(root, &paths, &images);
     let (h, w) = (h as usize, w as usize);
     let x = planes(images, channels, pixels as usize * channels);
@@ -224,7 +228,7 @@ fn read_classes(
         labels,
         n_classes: classes.len(),
     };
-    let data = Dataset::new(x, vec![channels, h, w], targets)?.with_class_names(classes);
+    let data = Dataset::of_bytes(x, vec![channels, h, w], targets)?.with_class_names(classes);
     Ok((data, md5))
 }
 
@@ -274,6 +278,17 @@ fn utf8_name(path: &Path) -> Result<String> {
             path,
             "has a name that is not UTF-8: rename it",
         )),
+    }
+}
+
+/// The warnings a data set's folders have said (`train/` and `test/` say each once).
+#[derive(Default)]
+struct Said(std::cell::RefCell<BTreeSet<&'static str>>);
+
+impl Said {
+    /// Whether `what` is said for the first time.
+    fn first(&self, what: &'static str) -> bool {
+        self.0.borrow_mut().insert(what)
     }
 }
 
@@ -360,15 +375,15 @@ fn colours(image: &DynamicImage) -> Colours {
 
 /// The channels of a data set of images whose pixels are `colours`: 3 when any image
 /// is in colour (said when some are grey), else 1. Transparency is dropped, and said.
-fn channels(colours: &[Colours], root: &Path) -> usize {
+fn channels(colours: &[Colours], root: &Path, said: &Said) -> usize {
     let colour = colours.iter().filter(|c| !c.grey).count();
-    if colours.iter().any(|c| c.alpha) {
+    if colours.iter().any(|c| c.alpha) && said.first("alpha") {
         tracing::warn!(
             "{}: some images have an alpha channel (transparency), which is dropped",
             root.display()
         );
     }
-    if colour > 0 && colour < colours.len() {
+    if colour > 0 && colour < colours.len() && said.first("mixed") {
         tracing::warn!(
             "{}: {} greyscale and {colour} colour images: all are read as colour (a grey image in all three channels)",
             root.display(),
@@ -396,6 +411,29 @@ fn one_size(heads: &[Head], files: &[(PathBuf, u32)]) -> Result<(u32, u32)> {
             Err(AntError::data(&files[i].0, msg))
         }
     }
+}
+
+/// Refuses images (`heads` of `files`) whose decoding into `pixels` kept pixels would not
+/// fit in memory, naming `at` and the largest file: each image kept holds at most 4
+/// bytes a pixel (RGBA) and its values 3 floats, and every core may be decoding one of
+/// the largest at full size (a header claiming 65,500 x 65,500 is refused here, whatever
+/// size it would be resized to).
+fn check_decoding_fits(heads: &[Head], files: &[PathBuf], pixels: u64, at: &Path) -> Result<()> {
+    let area = |h: &Head| u64::from(h.width) * u64::from(h.height);
+    let Some(big) = (0..heads.len()).max_by_key(|&i| area(&heads[i])) else {
+        return Ok(());
+    };
+    let cores = rayon::current_num_threads() as u64;
+    let need = pixels
+        .saturating_mul(4 + 12)
+        .saturating_add(area(&heads[big]).saturating_mul(4 * 2).saturating_mul(cores));
+    let what = format!(
+        "decoding its images (the largest, {}, is {}x{})",
+        files[big].display(),
+        heads[big].width,
+        heads[big].height
+    );
+    crate::os::check_file_fits(need, at, &what)
 }
 
 /// The image file `path` decoded (resized to `size`), and the MD5 of its bytes.
@@ -429,12 +467,12 @@ fn decode_all(
 }
 
 /// Interleaved (HWC) pixels of each image, as `channels` channels, to planes (CHW) of
-/// values in 0..1, as the modules read them.
+/// bytes, as the modules read them (each standing for `byte / 255`).
 fn planes(
     images: Vec<(DynamicImage, Colours, [u8; 16])>,
     channels: usize,
     values: usize,
-) -> Vec<f32> {
+) -> Vec<u8> {
     let mut x = Vec::with_capacity(values);
     for (image, _, _) in images {
         let p = match channels {
@@ -442,12 +480,7 @@ fn planes(
             _ => image.into_rgb8().into_raw(),
         };
         for c in 0..channels {
-            x.extend(
-                p.iter()
-                    .skip(c)
-                    .step_by(channels)
-                    .map(|&b| f32::from(b) / 255.0),
-            );
+            x.extend(p.iter().skip(c).step_by(channels));
         }
     }
     x
@@ -481,7 +514,7 @@ pub fn load_files(
     paths: &[PathBuf],
     (c, h, w): (usize, usize, usize),
     resize: bool,
-) -> Result<(Vec<PathBuf>, Vec<f32>)> {
+) -> Result<(Vec<PathBuf>, Vec<u8>)> {
     let mut files = vec![];
     for p in paths {
         match p.is_dir() {
@@ -509,11 +542,7 @@ pub fn load_files(
         width: w as u32,
     });
     let pixels = (files.len() as u64).saturating_mul((h * w) as u64);
-    crate::os::check_file_fits(
-        pixels.saturating_mul(4 + 12),
-        &files[0],
-        "the images decoded",
-    )?;
+    check_decoding_fits(&heads, &files, pixels, &files[0])?;
     let images = decode_all(&files, size)?;
     if c == 1 && images.iter().any(|(_, colours, _)| !colours.grey) {
         tracing::warn!("colour images are read as greyscale: the model reads one channel");

@@ -28,6 +28,8 @@ internal_mods! {
     numpy;
     /// Parquet tables.
     parquet;
+    /// A table of text cells.
+    table;
     /// SARCOS in its .mat or .csv form.
     sarcos;
     /// Validation and test rows, and ensemble members' rows.
@@ -50,7 +52,7 @@ pub(crate) use f32_columns::check_standardisation;
 pub use f32_columns::{ColumnMagnitudes, to_f32};
 // The root re-exports `Dataset` and `Targets`: their one public path is `ant::Dataset`.
 pub(crate) mod dataset;
-pub(crate) use dataset::{Dataset, Targets};
+pub(crate) use dataset::{Dataset, Targets, Values};
 
 use std::io::Read;
 use std::path::Path;
@@ -297,7 +299,7 @@ mod tests {
     fn subset_gathers_in_order() {
         let d = toy(6);
         let s = d.subset(&[4, 1, 4]);
-        assert_eq!(s.x, vec![4.0, 40.0, 1.0, 10.0, 4.0, 40.0]);
+        assert_eq!(s.x(), vec![4.0, 40.0, 1.0, 10.0, 4.0, 40.0]);
         assert_eq!(
             s.targets,
             Targets::Classes {
@@ -306,7 +308,7 @@ mod tests {
             }
         );
         assert_eq!(s.sample_shape, vec![2]);
-        assert_eq!(d.take_first(2).x, vec![0.0, 0.0, 1.0, 10.0]);
+        assert_eq!(d.take_first(2).x(), vec![0.0, 0.0, 1.0, 10.0]);
         assert_eq!(d.take_first(100).len(), 6);
     }
 
@@ -335,8 +337,8 @@ mod tests {
         let (r2, h2, i2) = d.seeded_split(0.2, 7);
         let (_, _, i3) = d.seeded_split(0.2, 8);
         assert_eq!(i1, i2);
-        assert_eq!(h1.x, h2.x);
-        assert_eq!(r1.x, r2.x);
+        assert_eq!(h1.x(), h2.x());
+        assert_eq!(r1.x(), r2.x());
         assert_ne!(i1, i3, "another seed should give another split");
         assert_eq!(h1.len(), 20);
         assert_eq!(r1.len(), 80);
@@ -382,10 +384,10 @@ mod tests {
         assert!(first_inputs(&valid).windows(2).all(|w| w[0] < w[1]));
         all.sort_unstable();
         assert_eq!(all, (0..90).collect::<Vec<_>>());
-        assert_eq!(d.validation_split(0.1, 4, true).1.x, valid.x);
-        assert_ne!(d.validation_split(0.1, 5, true).1.x, valid.x);
+        assert_eq!(d.validation_split(0.1, 4, true).1.x(), valid.x());
+        assert_ne!(d.validation_split(0.1, 5, true).1.x(), valid.x());
         // Not the test split's draw for the same seed.
-        assert_ne!(d.seeded_split(0.1, 4).1.x, valid.x);
+        assert_ne!(d.seeded_split(0.1, 4).1.x(), valid.x());
         // A class of one sample stays in training; one of two gives one of each.
         let t = Targets::Classes {
             labels: vec![0, 1, 1, 0, 0, 0],
@@ -419,7 +421,9 @@ mod tests {
         assert_eq!(d.checksum(), toy(10).checksum());
         assert_eq!(d.checksum().len(), 32);
         let mut other = toy(10);
-        other.x[7] = 0.5;
+        if let crate::data::Values::F32(v) = &mut other.x {
+            v[7] = 0.5;
+        }
         assert_ne!(other.checksum(), d.checksum());
         assert_ne!(toy(9).checksum(), d.checksum());
         let relabelled = d.subset(&(0..10).collect::<Vec<_>>());
@@ -443,7 +447,9 @@ mod tests {
         let p = Path::new("/some/file.csv");
         let mut d = toy(4);
         assert!(d.check_finite(p).is_ok());
-        d.x[2 * 2 + 1] = f32::NAN;
+        if let crate::data::Values::F32(v) = &mut d.x {
+            v[2 * 2 + 1] = f32::NAN;
+        }
         let msg = d.check_finite(p).unwrap_err().to_string();
         assert!(msg.contains("/some/file.csv"), "{msg}");
         assert!(msg.contains("row 2, column 1"), "{msg}");

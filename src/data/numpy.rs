@@ -26,7 +26,7 @@ use std::path::Path;
 
 use npyz::{DType, NpyFile, Order, TypeChar};
 
-use super::{Dataset, Targets};
+use super::{Dataset, Targets, Values};
 use crate::error::{AntError, Result};
 
 /// Whether `bytes` are an `.npy` file.
@@ -102,7 +102,11 @@ fn parse(bytes: &[u8], path: &Path, what: &str) -> Result<Array> {
     let DType::Plain(t) = npy.dtype() else {
         return Err(err("a structured array (named fields): save a plain numeric array"));
     };
-    let n: u64 = npy.shape().iter().product();
+    // A header may claim any shape: a product past u64 is refused, not wrapped.
+    let n = npy.shape().iter().try_fold(1u64, |a, &d| a.checked_mul(d));
+    let Some(n) = n else {
+        return Err(err(&format!("its shape {shape:?} holds more values than memory can")));
+    };
     crate::os::check_file_fits(n.saturating_mul(8), path, "its values as numbers")?;
     let Some(read) = values_of(npy, &t) else {
         return Err(err(&format!("of dtype {t}, which is not a number ant reads (bool, integers, float32, float64)")));
@@ -220,8 +224,15 @@ pub fn load_labelled(bytes: &[u8], path: &Path) -> Result<NumpyData> {
     let train = dataset(&x, &y, classes.as_deref(), path)?;
     let test = match (x_test, y_test) {
         (Some(x), Some(y)) => Some(dataset(&x, &y, classes.as_deref(), path)?),
-        _ => None,
+        (None, None) => None,
+        (Some((n, _)), None) | (None, Some((n, _))) => {
+            let msg = format!("holds {n} without its partner (x_test and y_test go together)");
+            return Err(AntError::data(path, msg));
+        }
     };
+    if let Some(test) = &test {
+        check_test_fits(&train, test, path)?;
+    }
     let class_names = classes.map(|c| c.iter().map(|v| number_text(*v)).collect());
     Ok(NumpyData {
         train,
@@ -254,7 +265,7 @@ pub fn load_samples(bytes: &[u8], path: &Path) -> Result<Dataset> {
         values: vec![0.0; n],
         dim: 1,
     };
-    Dataset::new(values, shape, targets)
+    Dataset::of_values(values, shape, targets)
 }
 
 /// The sorted distinct values of integer labels, when the labels are integers.
@@ -284,7 +295,8 @@ fn dataset(
     path: &Path,
 ) -> Result<Dataset> {
     let n = x.shape.first().copied().unwrap_or(0);
-    if y.shape.first().copied().unwrap_or(0) != n || y.shape.len() > 2 {
+    let classes_of_columns = classes.is_some() && y.shape.len() == 2 && y.shape[1] != 1;
+    if y.shape.first().copied().unwrap_or(0) != n || y.shape.len() > 2 || classes_of_columns {
         let msg = format!(
             "{yn} has shape {:?}, but {xn} holds {n} samples: the labels must be one per sample, shape ({n},)",
             y.shape
@@ -306,20 +318,51 @@ fn dataset(
             dim: y.shape.get(1).copied().unwrap_or(1),
         },
     };
-    Dataset::new(values, shape, targets)
+    Dataset::of_values(values, shape, targets)
 }
 
-/// The samples of `x` as values in the modules' layout (images channels first), and
-/// their shape.
-fn samples(x: &Array, path: &Path, name: &str) -> Result<(Vec<f32>, Vec<usize>)> {
-    let scale = if x.kind == Kind::Bytes && x.shape.len() > 2 {
-        1.0 / 255.0
-    } else {
-        1.0
-    };
-    let v = |f: f64| (f * scale) as f32;
+/// Refuses Keras-style test arrays that do not fit the training ones: samples of
+/// another shape, or classes no training sample has.
+fn check_test_fits(train: &Dataset, test: &Dataset, path: &Path) -> Result<()> {
+    if test.sample_shape != train.sample_shape {
+        let msg = format!(
+            "x_test's samples are of shape {:?}, but x_train's are {:?}",
+            test.sample_shape, train.sample_shape
+        );
+        return Err(AntError::data(path, msg));
+    }
+    match (&train.targets, &test.targets) {
+        (Targets::Classes { labels: a, .. }, Targets::Classes { labels: b, .. }) => {
+            super::check_test_classes(a, b, path)
+        }
+        _ => Ok(()),
+    }
+}
+
+/// The samples of `x` in the modules' layout (images channels first), and their shape:
+/// images of bytes as bytes, everything else as f32 values.
+fn samples(x: &Array, path: &Path, name: &str) -> Result<(Values, Vec<usize>)> {
+    if x.shape.len() > 1 && x.shape[1..].contains(&0) {
+        let msg = format!("{name} has shape {:?}: its samples hold no values", x.shape);
+        return Err(AntError::data(path, msg));
+    }
+    if x.kind == Kind::Bytes && x.shape.len() > 2 {
+        let (v, shape) = laid_out(x, path, name, |f| f as u8)?;
+        return Ok((Values::Bytes(v), shape));
+    }
+    let (v, shape) = laid_out(x, path, name, |f| f as f32)?;
+    Ok((Values::F32(v), shape))
+}
+
+/// [`samples`]' layout, each value made by `v`.
+fn laid_out<T>(
+    x: &Array,
+    path: &Path,
+    name: &str,
+    v: impl Fn(f64) -> T,
+) -> Result<(Vec<T>, Vec<usize>)> {
     match x.shape[..] {
-        [_, d] => Ok((x.values.iter().map(|&f| f as f32).collect(), vec![d])),
+        [_, d] => Ok((x.values.iter().map(|&f| v(f)).collect(), vec![d])),
         [_, h, w] => Ok((x.values.iter().map(|&f| v(f)).collect(), vec![1, h, w])),
         [_, c, h, w] if ![1, 3, 4].contains(&w) && [1, 3].contains(&c) => {
             Ok((x.values.iter().map(|&f| v(f)).collect(), vec![c, h, w]))

@@ -5,15 +5,16 @@
 //! Each value becomes the text that reads back as it: integers and floats as Rust
 //! prints them (the shortest text that parses to the same value), booleans as `0` and
 //! `1`, strings as they are, dates and times as ISO text (labels, not features).
-//! A null is refused naming its row and column, as a CSV's empty cell is. pandas'
-//! stored index (`__index_level_0__`) is not a column, as `pd.read_parquet` reads it.
+//! A null is refused naming its row and column, as a CSV's empty cell is. The index
+//! pandas stores beside the columns (`__index_level_0__`, or a named index, as the
+//! file's `pandas` metadata lists it) is not a column, as `pd.read_parquet` reads it.
 
 use std::path::Path;
 
 use parquet::file::reader::{FileReader, SerializedFileReader};
 use parquet::record::Field;
 
-use super::csv::Table;
+use super::table::Table;
 use crate::error::{AntError, Result, quoted};
 
 /// Whether `bytes` start as a Parquet file does (`PAR1`; a file cut short is named by
@@ -23,8 +24,13 @@ pub(crate) fn is_parquet(bytes: &[u8]) -> bool {
 }
 
 /// Reads a Parquet file's (gunzipped) bytes as a table whose first row is the column
-/// names; `path` names the file in errors.
-pub(crate) fn read_table(bytes: &[u8], path: &Path) -> Result<Table> {
+/// names; `path` names the file in errors. `skip`: the user asked to skip lines, which
+/// a Parquet file has none of.
+pub(crate) fn read_table(bytes: &[u8], path: &Path, skip: bool) -> Result<Table> {
+    if skip {
+        let msg = "is a Parquet file, which has no lines for --skip-rows to drop";
+        return Err(AntError::data(path, msg));
+    }
     let bad = |e: parquet::errors::ParquetError| {
         AntError::data(path, format!("is not a Parquet file that can be read ({e})"))
     };
@@ -32,8 +38,9 @@ pub(crate) fn read_table(bytes: &[u8], path: &Path) -> Result<Table> {
     let schema = reader.metadata().file_metadata().schema_descr_ptr();
     let fields = schema.root_schema().get_fields();
     let names: Vec<String> = fields.iter().map(|f| f.name().to_string()).collect();
+    let index = pandas_index_columns(reader.metadata().file_metadata().key_value_metadata());
     let kept: Vec<usize> = (0..names.len())
-        .filter(|&j| !is_pandas_index(&names[j]))
+        .filter(|&j| !is_pandas_index(&names[j]) && !index.contains(&names[j]))
         .collect();
     if kept.is_empty() {
         return Err(AntError::data(path, "has no columns"));
@@ -56,6 +63,25 @@ pub(crate) fn read_table(bytes: &[u8], path: &Path) -> Result<Table> {
         return Err(AntError::data(path, "contains no rows"));
     }
     Ok(table)
+}
+
+/// The columns pandas' metadata names as the DataFrame's index (a `RangeIndex` is
+/// stored as a description, not a column).
+fn pandas_index_columns(kv: Option<&Vec<parquet::file::metadata::KeyValue>>) -> Vec<String> {
+    let Some(json) = kv
+        .into_iter()
+        .flatten()
+        .find(|k| k.key == "pandas")
+        .and_then(|k| k.value.as_deref())
+    else {
+        return vec![];
+    };
+    let meta: serde_json::Value = serde_json::from_str(json).unwrap_or_default();
+    let columns = meta["index_columns"].as_array().cloned().unwrap_or_default();
+    columns
+        .iter()
+        .filter_map(|c| c.as_str().map(str::to_string))
+        .collect()
 }
 
 /// The column pandas writes for a DataFrame's index (not a `RangeIndex`).

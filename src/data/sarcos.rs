@@ -6,7 +6,7 @@ use std::path::Path;
 
 use super::csv::{CsvOptions, parse_bytes, parse_f64};
 use super::mat::{MatClass, is_mat, looks_like_v4, parse_mat};
-use super::{Dataset, Targets, read_maybe_gz};
+use super::{Dataset, Targets, Values, read_maybe_gz};
 use crate::error::{AntError, Result};
 
 pub const SARCOS_INPUTS: usize = 21;
@@ -102,7 +102,7 @@ pub fn parse_sarcos(bytes: &[u8], path: &Path, training: bool) -> Result<Dataset
         }
     }
     let ds = Dataset {
-        x,
+        x: Values::F32(x),
         sample_shape: vec![SARCOS_INPUTS],
         targets: Targets::Values {
             values,
@@ -284,9 +284,9 @@ mod tests {
         let ds = load_sarcos(&p).unwrap();
         assert_eq!(ds.len(), 4449);
         assert_eq!(ds.sample_shape, vec![21]);
-        assert_eq!(ds.x.len(), 4449 * 21);
+        assert_eq!(ds.x().len(), 4449 * 21);
         // First value of the file (column-major first element, row 0 col 0).
-        assert!((f64::from(ds.x[0]) - ms[0].data[0]).abs() < 1e-6);
+        assert!((f64::from(ds.x()[0]) - ms[0].data[0]).abs() < 1e-6);
         let Targets::Values { values, dim } = &ds.targets else {
             panic!("regression targets")
         };

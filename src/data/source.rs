@@ -5,7 +5,7 @@ use std::path::{Path, PathBuf};
 use super::detect::{DirFormat, FileFormat, Input, detect};
 use super::image_size::ImageSize;
 use super::tabular::{TargetSpec, parse_labelled};
-use super::{Dataset, Targets, cifar, idx, image_folder, numpy, sarcos};
+use super::{Dataset, Targets, Values, cifar, idx, image_folder, numpy, sarcos};
 use crate::data::split::TestSplit;
 use crate::error::{AntError, Result};
 use crate::spec::Shape;
@@ -447,13 +447,16 @@ pub fn load_unlabelled(
         }
     }
     let (files, x) = image_folder::load_files(paths, (c, h, w), resize)?;
-    Ok((unlabelled(x, vec![c, h, w])?, Some(files)))
+    Ok((unlabelled(Values::Bytes(x), vec![c, h, w])?, Some(files)))
 }
 
 /// Samples `x` of `sample_shape`, with placeholder targets.
-fn unlabelled(x: Vec<f32>, sample_shape: Vec<usize>) -> Result<Dataset> {
-    let n = x.len() / sample_shape.iter().product::<usize>().max(1);
-    Dataset::new(
+fn unlabelled(x: Values, sample_shape: Vec<usize>) -> Result<Dataset> {
+    let n = match &x {
+        Values::F32(v) => v.len(),
+        Values::Bytes(b) => b.len(),
+    } / sample_shape.iter().product::<usize>().max(1);
+    Dataset::of_values(
         x,
         sample_shape,
         Targets::Values {
@@ -473,7 +476,7 @@ fn load_one_unlabelled(
     let (format, bytes) = match (detect(path)?, input) {
         (Input::File(FileFormat::Image, ..) | Input::Dir(_), Shape::Image { c, h, w }) => {
             let (files, x) = image_folder::load_files(&[path.to_path_buf()], (c, h, w), resize)?;
-            return Ok((unlabelled(x, vec![c, h, w])?, Some(files)));
+            return Ok((unlabelled(Values::Bytes(x), vec![c, h, w])?, Some(files)));
         }
         (Input::Dir(_), _) => {
             let msg =
@@ -507,12 +510,11 @@ fn load_one_unlabelled(
                     ),
                 ));
             };
-            let x = a.data.iter().map(|&b| f32::from(b) / 255.0).collect();
-            unlabelled(x, vec![1, h, w])?
+            unlabelled(Values::Bytes(a.data), vec![1, h, w])?
         }
         (FileFormat::CifarBatch, _) => {
             let (x, _) = cifar::parse_batch(&bytes, path)?;
-            unlabelled(x, cifar::CIFAR_SHAPE.to_vec())?
+            unlabelled(Values::Bytes(x), cifar::CIFAR_SHAPE.to_vec())?
         }
         (FileFormat::Text | FileFormat::Parquet, Shape::Flat { d }) => {
             super::tabular::parse_features(&bytes, path, spec, d, outputs)?

@@ -11,9 +11,10 @@ use std::path::Path;
 use serde::{Deserialize, Serialize};
 
 pub use super::csv::Separator;
-use super::csv::{CsvOptions, HeaderMode, Table, parse_bytes};
+use super::csv::{CsvOptions, HeaderMode, parse_bytes};
 use super::f32_columns::check_magnitudes;
 use super::header::{first_row_is_header, header_of_column_numbers};
+use super::table::Table;
 use super::target_column::{Reading, TargetColumn, warn_of_a_header_read_as_a_row};
 use super::{Dataset, Targets};
 use crate::error::{AntError, Result, list, quoted};
@@ -186,11 +187,8 @@ pub struct Tabular {
 /// delimited text. An empty one is an error.
 fn table(bytes: &[u8], path: &Path, spec: &TargetSpec) -> Result<Table> {
     if super::parquet::is_parquet(bytes) {
-        if spec.skip_rows > 0 && (spec.index.is_none() || spec.skip_given) {
-            let msg = "is a Parquet file, which has no lines for --skip-rows to drop";
-            return Err(AntError::data(path, msg));
-        }
-        return super::parquet::read_table(bytes, path);
+        let skip = spec.skip_rows > 0 && (spec.index.is_none() || spec.skip_given);
+        return super::parquet::read_table(bytes, path, skip);
     }
     let t = parse_bytes(bytes, path, &spec.options())?;
     warn_of_skipped_values(bytes, &t, spec, path);
@@ -598,21 +596,12 @@ mod tests {
     use super::*;
     use crate::data::read_maybe_gz;
 
-    fn load_labelled(
-        path: &Path,
-        spec: &TargetSpec,
-        classes: Option<&[String]>,
-    ) -> Result<Tabular> {
-        parse_labelled(&read_maybe_gz(path)?, path, spec, classes)
+    fn load_labelled(p: &Path, spec: &TargetSpec, names: Option<&[String]>) -> Result<Tabular> {
+        parse_labelled(&read_maybe_gz(p)?, p, spec, names)
     }
 
-    fn load_features(
-        path: &Path,
-        spec: Option<&TargetSpec>,
-        n: usize,
-        k: usize,
-    ) -> Result<Dataset> {
-        parse_features(&read_maybe_gz(path)?, path, spec, n, k)
+    fn load_features(p: &Path, spec: Option<&TargetSpec>, n: usize, k: usize) -> Result<Dataset> {
+        parse_features(&read_maybe_gz(p)?, p, spec, n, k)
     }
 
     fn write(dir: &Path, name: &str, text: &str) -> std::path::PathBuf {
@@ -648,7 +637,7 @@ mod tests {
                     t.class_names,
                     Some(vec!["setosa".to_string(), "virginica".into()])
                 );
-                assert_eq!(t.data.x, vec![1.0, 2.0, 3.0, 4.0, 5.0, 6.0], "{text:?}");
+                assert_eq!(t.data.x(), vec![1.0, 2.0, 3.0, 4.0, 5.0, 6.0], "{text:?}");
                 assert_eq!(labels(&t.data), vec![0, 1, 0]);
             }
         }
@@ -676,7 +665,7 @@ mod tests {
             t.class_names,
             Some(vec!["Iris\nsetosa".to_string(), "virginica".into()])
         );
-        assert_eq!(t.data.x, vec![1.0, 2.0]);
+        assert_eq!(t.data.x(), vec![1.0, 2.0]);
     }
 
     #[test]
@@ -714,7 +703,7 @@ mod tests {
         let p = d.path().join("r.csv.gz");
         std::fs::write(&p, enc.finish().unwrap()).unwrap();
         let t = load_labelled(&p, &TargetSpec::new("y", TaskKind::Regression), None).unwrap();
-        assert_eq!(t.data.x, vec![1.0, 2.0, 3.0, 4.0]);
+        assert_eq!(t.data.x(), vec![1.0, 2.0, 3.0, 4.0]);
         assert_eq!(
             t.data.targets,
             Targets::Values {
@@ -790,13 +779,13 @@ mod tests {
         ] {
             let p = write(d.path(), "f.csv", text);
             let ds = load_features(&p, Some(&spec), 2, 3).unwrap();
-            assert_eq!(ds.x, vec![1.0, 2.0, 3.0, 4.0], "{text:?}");
+            assert_eq!(ds.x(), vec![1.0, 2.0, 3.0, 4.0], "{text:?}");
             assert_eq!(ds.sample_shape, vec![2]);
         }
         // Without a spec: trailing targets (SARCOS layout) are dropped.
         let p = write(d.path(), "s.csv", "1,2,9,9\n3,4,9,9\n");
         assert_eq!(
-            load_features(&p, None, 2, 2).unwrap().x,
+            load_features(&p, None, 2, 2).unwrap().x(),
             vec![1.0, 2.0, 3.0, 4.0]
         );
         let e = load_features(&p, Some(&spec), 5, 1)

@@ -4,8 +4,8 @@
 use std::path::Path;
 
 use super::Targets;
-use super::csv::Table;
 use super::f32_columns::check_magnitudes;
+use super::table::Table;
 use crate::error::{AntError, Result, list, quoted};
 
 /// What reading a table is for: training judges whole columns too (one f32 would

@@ -383,16 +383,16 @@ mod tests {
         };
         let d = Dataset::new(x, vec![1], targets).unwrap();
         let (a, b) = (m(0).rows(&d), m(1).rows(&d));
-        assert_ne!(a.x, b.x);
-        assert_eq!(a.x, m(0).rows(&d).x);
+        assert_ne!(a.x(), b.x());
+        assert_eq!(a.x(), m(0).rows(&d).x());
         // The same rows, with their own labels.
-        let mut sorted = a.x.clone();
+        let mut sorted = a.x().into_owned();
         sorted.sort_by(f32::total_cmp);
-        assert_eq!(sorted, d.x);
+        assert_eq!(d.x(), sorted);
         let Targets::Classes { labels, .. } = &a.targets else {
             unreachable!()
         };
-        assert!(a.x.iter().zip(labels).all(|(x, l)| *x as u32 % 2 == *l));
+        assert!(a.x().iter().zip(labels).all(|(x, l)| *x as u32 % 2 == *l));
     }
 
     #[test]

@@ -323,10 +323,10 @@ impl Ant {
     }
 
     fn normalised_inputs(&self, data: &Dataset, input: Shape) -> Repr {
-        self.meta
-            .normalisation
-            .warn_of_another_scale(&data.x, input, &self.scale_said);
-        let x = self.meta.normalisation.apply_x(&data.x, input);
+        let mut x = data.x().into_owned();
+        let norm = &self.meta.normalisation;
+        norm.warn_of_another_scale(&x, input, &self.scale_said);
+        norm.apply_x_in_place(&mut x, input);
         Repr::from_vec(x, data.len(), input, &self.device)
     }
 }

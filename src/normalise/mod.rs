@@ -34,6 +34,9 @@ pub struct Normalisation {
     pub x_range: Vec<[f32; 2]>,
 }
 
+/// Samples whose values are read at once where they are held as bytes.
+const SAMPLES_AT_ONCE: usize = 4096;
+
 impl Normalisation {
     /// Statistics of `data` for inputs of shape `shape`, images scaled as `images` says.
     pub fn from_data(data: &Dataset, shape: Shape, images: ImageNorm) -> Normalisation {
@@ -42,11 +45,13 @@ impl Normalisation {
             Shape::Image { c, h, w } => {
                 let hw = h * w;
                 let (mut sum, mut sq) = (vec![0f64; c], vec![0f64; c]);
-                for s in data.x.chunks(c * hw) {
-                    for (ch, plane) in s.chunks(hw).enumerate() {
-                        for &v in plane {
-                            sum[ch] += v as f64;
-                            sq[ch] += (v as f64) * (v as f64);
+                for part in data.sample_chunks(SAMPLES_AT_ONCE) {
+                    for s in part.chunks(c * hw) {
+                        for (ch, plane) in s.chunks(hw).enumerate() {
+                            for &v in plane {
+                                sum[ch] += v as f64;
+                                sq[ch] += (v as f64) * (v as f64);
+                            }
                         }
                     }
                 }
@@ -63,7 +68,7 @@ impl Normalisation {
                 (mean.iter().map(|&m| m as f32).collect(), std, spread)
             }
             Shape::Flat { d } => {
-                let (mean, spread) = column_moments(&data.x, d);
+                let (mean, spread) = column_moments(&data.x(), d);
                 let std = spread
                     .iter()
                     .zip(&mean)
@@ -77,7 +82,11 @@ impl Normalisation {
             Targets::Values { values, dim } => column_stats(values, *dim),
             Targets::Classes { .. } => (vec![], vec![]),
         };
-        let x_range = extremes(&data.x, shape);
+        let x_range = data
+            .sample_chunks(SAMPLES_AT_ONCE)
+            .map(|part| extremes(&part, shape))
+            .reduce(|a, b| a.iter().zip(&b).map(|(a, b)| [a[0].min(b[0]), a[1].max(b[1])]).collect())
+            .unwrap_or_else(|| extremes(&[], shape));
         Normalisation {
             x_mean,
             x_std,
@@ -267,7 +276,7 @@ mod tests {
             })
             .collect();
         let data = Dataset {
-            x,
+            x: crate::data::Values::F32(x),
             sample_shape: vec![c, h, w],
             targets: Targets::Classes {
                 labels: vec![0, 1, 0, 1],
@@ -277,9 +286,9 @@ mod tests {
             own_validation: None,
         };
         let shape = Shape::Image { c, h, w };
-        let raw = channel_stats(&data.x, c, h * w);
+        let raw = channel_stats(&data.x(), c, h * w);
         let mean = Normalisation::from_data(&data, shape, ImageNorm::Mean);
-        for ((m, s), (_, s0)) in channel_stats(&mean.apply_x(&data.x, shape), c, h * w)
+        for ((m, s), (_, s0)) in channel_stats(&mean.apply_x(&data.x(), shape), c, h * w)
             .into_iter()
             .zip(&raw)
         {
@@ -287,7 +296,7 @@ mod tests {
             assert!((s - s0).abs() < 1e-5, "spread kept: {s} vs {s0}");
         }
         let std = Normalisation::from_data(&data, shape, ImageNorm::MeanStd);
-        for (m, s) in channel_stats(&std.apply_x(&data.x, shape), c, h * w) {
+        for (m, s) in channel_stats(&std.apply_x(&data.x(), shape), c, h * w) {
             assert!(
                 m.abs() < 1e-5 && (s - 1.0).abs() < 1e-4,
                 "standardised: {m} {s}"

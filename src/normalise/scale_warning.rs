@@ -254,7 +254,7 @@ mod tests {
         };
         let n = x.len() / shape.numel();
         let data = Dataset {
-            x: x.to_vec(),
+            x: crate::data::Values::F32(x.to_vec()),
             sample_shape,
             targets: Targets::Classes {
                 labels: vec![0; n],

@@ -68,6 +68,11 @@ impl Augmenter {
         self.rng.lock().expect("augmenter lock").set_word_pos(pos);
     }
 
+    /// The images' shape `[c, h, w]`.
+    pub fn shape(&self) -> [usize; 3] {
+        [self.c, self.h, self.w]
+    }
+
     /// Pixels of padding on each side.
     pub fn pad(&self) -> usize {
         self.pad

@@ -39,7 +39,7 @@ impl LeafCache {
     /// The cache for the root of an empty tree: the raw inputs, nothing else.
     pub fn for_root(set: &DeviceSet) -> LeafCache {
         LeafCache {
-            h: set.x.clone(),
+            h: set.x.all(set.n),
             log_reach: None,
             rest_ll: None,
             rest_pred: None,

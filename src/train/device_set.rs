@@ -1,17 +1,20 @@
 //! Samples on the training device: normalised inputs and targets, batched (and, for
 //! images with augmentation, augmented) per step. On a GPU the images are augmented on
 //! the device from draws uploaded once an epoch; on the CPU (`cpu`, `torch`) on the host,
-//! which measured faster there. Both give the same pixels for the same draws.
+//! which measured faster there. Both give the same pixels for the same draws. On the
+//! CPU, images held as bytes stay bytes until a batch needs them ([`Inputs`]).
 
 use std::sync::Arc;
 
 use burn::prelude::*;
 
 use super::augment::Augmenter;
+pub use super::inputs::Inputs;
+use super::inputs::HostImages;
 use super::optimise::{Batch, EpochOnDevice};
 use crate::device::is_gpu;
 use crate::loss::Target;
-use crate::data::{Dataset, Targets};
+use crate::data::{Dataset, Targets, Values};
 use crate::modules::{Repr, index_tensor};
 use crate::normalise::{Normalisation, standardise};
 use crate::spec::Shape;
@@ -19,7 +22,7 @@ use crate::spec::Shape;
 /// Samples on a device: inputs (normalised) and targets.
 #[derive(Clone, Debug)]
 pub struct DeviceSet {
-    pub x: Repr,
+    pub x: Inputs,
     pub y: Target,
     pub n: usize,
     /// When set, training batches are augmented copies drawn from here.
@@ -28,6 +31,10 @@ pub struct DeviceSet {
 
 impl DeviceSet {
     pub fn new(x: Repr, y: Target, n: usize) -> Self {
+        DeviceSet::of_inputs(Inputs::Device(x), y, n)
+    }
+
+    fn of_inputs(x: Inputs, y: Target, n: usize) -> Self {
         DeviceSet {
             x,
             y,
@@ -43,7 +50,7 @@ impl DeviceSet {
     pub fn upload_epoch(&self, order: &[usize]) -> EpochOnDevice {
         let device = self.y.device();
         let shifts = match (&self.augment, &self.x) {
-            (Some(a), Repr::Image(_)) if is_gpu(&device) => {
+            (Some(a), Inputs::Device(Repr::Image(_))) if is_gpu(&device) => {
                 let v: Vec<i64> = a
                     .draw(order.len())
                     .iter()
@@ -64,32 +71,40 @@ impl DeviceSet {
     pub fn batch(&self, batch: &Batch) -> DeviceSet {
         let (rows, i) = (batch.rows, batch.on_device.clone());
         let x = match (&self.augment, &self.x, &batch.shifts) {
-            (Some(a), Repr::Image(t), Some(s)) => Repr::Image(crop(
+            (Some(a), Inputs::Device(Repr::Image(t)), Some(s)) => Repr::Image(crop(
                 t.clone().select(0, i.clone()),
                 s.clone(),
                 a.pad(),
                 a.fill(),
             )),
-            (Some(a), Repr::Image(t), None) => {
-                let [_, c, h, w] = t.dims();
+            (Some(a), _, None) => {
+                let [c, h, w] = a.shape();
                 Repr::Image(Tensor::from_data(
                     TensorData::new(a.batch(rows), [rows.len(), c, h, w]),
                     &self.y.device(),
                 ))
             }
-            _ => self.x.select(i.clone()),
+            _ => self.x.select(rows, i.clone()),
         };
         DeviceSet::new(x, self.y.select(i), rows.len())
     }
 }
 
 /// Normalise `data` and put it on `device` (its samples normalised where they are and
-/// handed over: no copy on the CPU).
+/// handed over: no copy on the CPU). Images held as bytes stay bytes on the host but on
+/// a GPU, where a batch's upload would wait for the device at every step.
 pub fn to_device(data: Dataset, norm: &Normalisation, input: Shape, device: &Device) -> DeviceSet {
     let n = data.len();
-    let mut x = data.x;
-    norm.apply_x_in_place(&mut x, input);
-    let x = Repr::from_vec(x, n, input, device);
+    let x = match (data.x, input) {
+        (Values::Bytes(bytes), Shape::Image { c, h, w }) if !is_gpu(device) => {
+            Inputs::HostBytes(Arc::new(HostImages::new(bytes, [c, h, w], norm, device)))
+        }
+        (values, _) => {
+            let mut x = values.into_f32();
+            norm.apply_x_in_place(&mut x, input);
+            Inputs::Device(Repr::from_vec(x, n, input, device))
+        }
+    };
     let y = match &data.targets {
         Targets::Classes { labels, .. } => {
             let v: Vec<i64> = labels.iter().map(|&l| l as i64).collect();
@@ -100,7 +115,7 @@ pub fn to_device(data: Dataset, norm: &Normalisation, input: Shape, device: &Dev
             Target::Values(Tensor::from_data(TensorData::new(v, [n, *dim]), device))
         }
     };
-    DeviceSet::new(x, y, n)
+    DeviceSet::of_inputs(x, y, n)
 }
 
 /// `x` (`[B,C,H,W]`) padded by `pad` pixels of `fill[channel]` and cropped back to

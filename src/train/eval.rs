@@ -133,7 +133,7 @@ impl Objective<TreeModules> for TreeObjective<'_> {
             topology: self.topology,
             modules: model,
         };
-        let (leaves, _) = tree.forward_leaves(b.x, None);
+        let (leaves, _) = tree.forward_leaves(b.x.all(b.n), None);
         mixture_nll(&leaves, &b.y)
     }
     fn validate(&self, model: &TreeModules) -> (f64, f64) {

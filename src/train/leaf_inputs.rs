@@ -12,7 +12,7 @@ use std::cell::OnceCell;
 use burn::prelude::*;
 
 use super::candidate::{Candidate, LeafCache, validate_cached};
-use super::device_set::DeviceSet;
+use super::device_set::{DeviceSet, Inputs};
 use super::eval::MetricCtx;
 use super::optimise::{Batch, EpochOnDevice, Objective};
 use crate::modules::{Repr, index_tensor};
@@ -87,6 +87,9 @@ impl<'a> LeafInputs<'a> {
     ) -> Self {
         let cached = match (frozen, &set.augment) {
             (_, Some(_)) => 0,
+            // Images kept as bytes are made into values per batch: a cache of them would
+            // hold the values of every row, which keeping bytes spares.
+            (None, None) if matches!(set.x, Inputs::HostBytes(_)) => 0,
             // The data itself: caching it costs nothing.
             (None, None) => set.n,
             (Some(tree), None) => {

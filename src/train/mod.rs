@@ -10,6 +10,7 @@ mod device_set;
 mod eval;
 mod optimise;
 mod growth;
+mod inputs;
 mod leaf_inputs;
 mod pretrained;
 mod refine;

@@ -143,7 +143,7 @@ fn training_set(
 ) -> DeviceSet {
     let augmenter = match (cfg.augment().crop(), input) {
         (Some(crop), Shape::Image { c, h, w }) => {
-            let x = norm.apply_x(&train.x, input);
+            let x = norm.apply_x(&train.x(), input);
             // black padding, normalised: the authors' code pads the raw image
             let fill = (0..c).map(|ch| -norm.x_mean[ch] / norm.x_std[ch]).collect();
             Some(Augmenter::new(x, [c, h, w], crop, fill, cfg.seed ^ 0xA5A5))
