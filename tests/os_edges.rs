@@ -335,3 +335,40 @@ fn tables_beyond_the_memory_the_process_may_use_are_refused_not_an_abort() {
         "{e}"
     );
 }
+
+/// Every kind of path that leads nowhere, as `--data` and as `--out`, is said for what
+/// it is: a loop of links, a link to nothing, a file where a folder belongs (with or
+/// without a trailing slash), never as "no such file" or "File exists (os error 17)".
+#[test]
+fn paths_that_lead_nowhere_are_said_for_what_they_are() {
+    let t = tempfile::tempdir().unwrap();
+    let d = t.path();
+    let data = common::cls_csv(d);
+    std::fs::write(d.join("afile"), "mine").unwrap();
+    std::os::unix::fs::symlink(d.join("loop-b"), d.join("loop-a")).unwrap();
+    std::os::unix::fs::symlink(d.join("loop-a"), d.join("loop-b")).unwrap();
+    std::os::unix::fs::symlink(d.join("gone"), d.join("dangling")).unwrap();
+    let train = |data: &Path, out: &Path| common::train_cls(data, out, &[]);
+    let fresh = d.join("m");
+    for (name, said) in [
+        ("loop-a", "loop of symbolic links"),
+        ("dangling", "which does not exist"),
+        ("missing.csv", "no such file or directory"),
+    ] {
+        let o = train(&d.join(name), &fresh);
+        common::assert_clean_error(&o, &[name, said]);
+        assert!(!fresh.exists());
+    }
+    for (out, said) in [
+        ("afile", "afile"),
+        ("afile/", "a file, not a folder"),
+        ("afile/sub", "a file, not a folder"),
+        ("loop-a", "leads to nothing"),
+        ("dangling", "leads to nothing"),
+    ] {
+        let o = train(&data, &d.join(out));
+        common::assert_clean_error(&o, &[said]);
+        assert!(!stderr(&o).contains("os error 17"), "{}", stderr(&o));
+    }
+    assert_eq!(std::fs::read_to_string(d.join("afile")).unwrap(), "mine");
+}

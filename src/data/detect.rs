@@ -69,6 +69,21 @@ impl FileFormat {
     }
 }
 
+/// Why `path`, which leads to no file or folder, is missing: a loop of symbolic links, a
+/// link to nowhere, or nothing there.
+fn missing(path: &Path) -> String {
+    let Ok(target) = std::fs::read_link(path) else {
+        return "no such file or directory".to_string();
+    };
+    match std::fs::metadata(path) {
+        Err(e) if e.raw_os_error() == Some(40) => format!(
+            "is a loop of symbolic links (it points to {}, which leads back to it)",
+            target.display()
+        ),
+        _ => format!("is a link to {}, which does not exist", target.display()),
+    }
+}
+
 /// A data path and what it holds.
 #[derive(Clone, Debug, PartialEq, Eq)]
 pub enum Input {
@@ -82,7 +97,7 @@ pub enum Input {
 /// stream are errors naming the path.
 pub fn detect(path: &Path) -> Result<Input> {
     if !path.exists() {
-        return Err(AntError::data(path, "no such file or directory"));
+        return Err(AntError::data(path, missing(path)));
     }
     if path.is_dir() {
         return Ok(Input::Dir(if cifar::batches_dir(path).is_some() {

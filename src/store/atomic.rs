@@ -32,6 +32,8 @@ pub(crate) fn create_dir_all(dir: &Path) -> Result<()> {
 /// loop of links), or a file (not said as "File exists", "Not a directory", or as a
 /// target to create in the wrong folder).
 fn what_blocks(dir: &Path) -> Option<(PathBuf, String)> {
+    // `afile/` is `afile`: its trailing slash would make every check of it fail.
+    let dir: PathBuf = dir.components().collect();
     dir.ancestors().filter(|a| !a.as_os_str().is_empty()).find_map(|a| {
         let meta = std::fs::symlink_metadata(a).ok()?;
         let link = meta.file_type().is_symlink();
