@@ -202,3 +202,52 @@ fn warnings_stay_when_the_log_filter_names_other_crates() {
         "RUST_LOG=ant=error hides them"
     );
 }
+
+/// A run whose data comes from a pipe cannot read it again to resume: it says so at the
+/// start, rather than promising `--resume`; a run of a file promises it.
+#[test]
+fn a_run_fed_from_a_pipe_says_it_cannot_be_resumed() {
+    use std::io::Write;
+    let t = tempfile::tempdir().unwrap();
+    let data = cls_csv(t.path());
+    let out = t.path().join("piped");
+    let mut child = std::process::Command::new(env!("CARGO_BIN_EXE_ant"))
+        .args([
+            "train",
+            "--preset",
+            "tabular",
+            "--data",
+            "/dev/stdin",
+            "--target",
+            "y",
+        ])
+        .args([
+            "--task",
+            "classification",
+            "--epochs-node",
+            "1",
+            "--refine-epochs",
+            "1",
+        ])
+        .args(["--max-depth", "1", "--out", s(&out)])
+        .stdin(std::process::Stdio::piped())
+        .stdout(std::process::Stdio::piped())
+        .stderr(std::process::Stdio::piped())
+        .spawn()
+        .unwrap();
+    let rows = std::fs::read(&data).unwrap();
+    child.stdin.take().unwrap().write_all(&rows).unwrap();
+    let piped = child.wait_with_output().unwrap();
+    let e = stderr(&piped);
+    assert!(piped.status.success(), "{e}");
+    assert!(
+        e.contains("cannot be resumed") && !e.contains("--resume"),
+        "{e}"
+    );
+    let o = train_cls(&data, &t.path().join("file"), &[]);
+    assert!(
+        stderr(&o).contains("continue with `ant train --resume"),
+        "{}",
+        stderr(&o)
+    );
+}

@@ -80,14 +80,36 @@ pub(crate) fn train(a: TrainArgs) -> Result<()> {
         }
         (None, None) => {
             let (out, spec) = run_spec(a)?;
+            let piped = read_once(&spec.data).map(Path::to_path_buf);
             let run = Run::start(&out, spec, existing)?;
-            note!(
-                "checkpoints every epoch: if stopped, continue with `ant train --resume {}`",
-                out.display()
-            );
+            match piped {
+                Some(p) => note!(
+                    "checkpoints every epoch, but {} is a pipe, which cannot be read again: a stopped run cannot be resumed (give a file to resume from)",
+                    p.display()
+                ),
+                None => note!(
+                    "checkpoints every epoch: if stopped, continue with `ant train --resume {}`",
+                    out.display()
+                ),
+            }
             train_run(run, &device, choice)
         }
     }
+}
+
+/// The data path of `data` that can be read only once (a pipe, `<(...)`, a device), if
+/// any: a resumed run reads its data again.
+fn read_once(data: &DataSpec) -> Option<&Path> {
+    use std::os::unix::fs::FileTypeExt;
+    let once = |p: &Path| {
+        std::fs::metadata(p).is_ok_and(|m| {
+            let t = m.file_type();
+            t.is_fifo() || t.is_char_device() || t.is_socket()
+        })
+    };
+    std::iter::once(data.path.as_path())
+        .chain(data.test_data.as_deref())
+        .find(|p| once(p))
 }
 
 /// Trains members of an ensemble of `n` into `out`: all of them, or only `member`.
