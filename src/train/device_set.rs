@@ -31,10 +31,11 @@ pub struct DeviceSet {
 
 impl DeviceSet {
     pub fn new(x: Repr, y: Target, n: usize) -> Self {
-        DeviceSet::of_inputs(Inputs::Device(x), y, n)
+        DeviceSet::of_inputs(Inputs::Device(Box::new(x)), y, n)
     }
 
-    fn of_inputs(x: Inputs, y: Target, n: usize) -> Self {
+    /// A set of the first `n` rows of `x` and `y` (`y` holds those rows).
+    pub fn of_inputs(x: Inputs, y: Target, n: usize) -> Self {
         DeviceSet {
             x,
             y,
@@ -50,7 +51,7 @@ impl DeviceSet {
     pub fn upload_epoch(&self, order: &[usize]) -> EpochOnDevice {
         let device = self.y.device();
         let shifts = match (&self.augment, &self.x) {
-            (Some(a), Inputs::Device(Repr::Image(_))) if is_gpu(&device) => {
+            (Some(a), Inputs::Device(r)) if is_gpu(&device) && matches!(**r, Repr::Image(_)) => {
                 let v: Vec<i64> = a
                     .draw(order.len())
                     .iter()
@@ -71,12 +72,10 @@ impl DeviceSet {
     pub fn batch(&self, batch: &Batch) -> DeviceSet {
         let (rows, i) = (batch.rows, batch.on_device.clone());
         let x = match (&self.augment, &self.x, &batch.shifts) {
-            (Some(a), Inputs::Device(Repr::Image(t)), Some(s)) => Repr::Image(crop(
-                t.clone().select(0, i.clone()),
-                s.clone(),
-                a.pad(),
-                a.fill(),
-            )),
+            (Some(a), Inputs::Device(r), Some(s)) if matches!(**r, Repr::Image(_)) => {
+                let Repr::Image(t) = &**r else { unreachable!("an image, as matched") };
+                Repr::Image(crop(t.clone().select(0, i.clone()), s.clone(), a.pad(), a.fill()))
+            }
             (Some(a), _, None) => {
                 let [c, h, w] = a.shape();
                 Repr::Image(Tensor::from_data(
@@ -102,7 +101,7 @@ pub fn to_device(data: Dataset, norm: &Normalisation, input: Shape, device: &Dev
         (values, _) => {
             let mut x = values.into_f32();
             norm.apply_x_in_place(&mut x, input);
-            Inputs::Device(Repr::from_vec(x, n, input, device))
+            Inputs::Device(Box::new(Repr::from_vec(x, n, input, device)))
         }
     };
     let y = match &data.targets {

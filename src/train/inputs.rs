@@ -18,8 +18,8 @@ use crate::spec::Shape;
 /// Where a set's inputs are.
 #[derive(Clone, Debug)]
 pub enum Inputs {
-    /// Normalised, on the device.
-    Device(Repr),
+    /// Normalised, on the device (boxed: a tensor's handle is large beside an `Arc`).
+    Device(Box<Repr>),
     /// Bytes on the host, normalised when rows are asked for.
     HostBytes(Arc<HostImages>),
 }
@@ -82,7 +82,7 @@ impl Inputs {
     /// Every row (of `n`).
     pub fn all(&self, n: usize) -> Repr {
         match self {
-            Inputs::Device(r) => r.clone(),
+            Inputs::Device(r) => (**r).clone(),
             Inputs::HostBytes(h) => h.rows(0..n),
         }
     }
@@ -111,7 +111,7 @@ mod tests {
         norm.apply_x_in_place(&mut all, shape);
         let device = Device::flex();
         let host = Inputs::HostBytes(Arc::new(HostImages::new(bytes, [c, h, w], &norm, &device)));
-        let whole = Inputs::Device(Repr::from_vec(all, n, shape, &device));
+        let whole = Inputs::Device(Box::new(Repr::from_vec(all, n, shape, &device)));
         let flat = |r: Repr| match r {
             Repr::Image(t) => to_vec(t),
             Repr::Flat(t) => to_vec(t),

@@ -139,7 +139,9 @@ impl<'a> LeafInputs<'a> {
     fn cache(&self) -> &LeafCache {
         self.cache.get_or_init(|| {
             let k = self.cached;
-            self.run(&DeviceSet::new(self.set.x.narrow(0, k), self.set.y.narrow(0, k), k))
+            // The first k rows, read chunk by chunk: images kept as bytes are not made
+            // into values all at once.
+            self.run(&DeviceSet::of_inputs(self.set.x.clone(), self.set.y.narrow(0, k), k))
         })
     }
 
