@@ -429,16 +429,15 @@ pub fn load_unlabelled(
     outputs: usize,
     resize: bool,
 ) -> Result<(Dataset, Option<Vec<PathBuf>>)> {
-    if paths.len() == 1 || matches!(input, Shape::Flat { .. }) {
-        if paths.len() > 1 {
+    let (c, h, w) = match (paths, input) {
+        ([], _) => return Err(AntError::invalid("input", "no input path given")),
+        ([path], _) => return load_one_unlabelled(path, input, spec, (outputs, resize)),
+        (_, Shape::Flat { .. }) => {
             let msg =
                 "is one of several inputs, which are image files or folders: give one table file";
             return Err(AntError::data(&paths[1], msg));
         }
-        return load_one_unlabelled(&paths[0], input, spec, (outputs, resize));
-    }
-    let Shape::Image { c, h, w } = input else {
-        unreachable!("a flat model's input is read above")
+        (_, Shape::Image { c, h, w }) => (c, h, w),
     };
     for p in paths {
         if !p.is_dir() && !matches!(detect(p)?, Input::File(FileFormat::Image, ..)) {

@@ -72,10 +72,12 @@ impl DeviceSet {
     pub fn batch(&self, batch: &Batch) -> DeviceSet {
         let (rows, i) = (batch.rows, batch.on_device.clone());
         let x = match (&self.augment, &self.x, &batch.shifts) {
-            (Some(a), Inputs::Device(r), Some(s)) if matches!(**r, Repr::Image(_)) => {
-                let Repr::Image(t) = &**r else { unreachable!("an image, as matched") };
-                Repr::Image(crop(t.clone().select(0, i.clone()), s.clone(), a.pad(), a.fill()))
-            }
+            (Some(a), Inputs::Device(r), Some(s)) => match &**r {
+                Repr::Image(t) => {
+                    Repr::Image(crop(t.clone().select(0, i.clone()), s.clone(), a.pad(), a.fill()))
+                }
+                flat => flat.select(i.clone()),
+            },
             (Some(a), _, None) => {
                 let [c, h, w] = a.shape();
                 Repr::Image(Tensor::from_data(
