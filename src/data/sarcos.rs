@@ -34,6 +34,49 @@ pub fn load_sarcos(path: &Path) -> Result<Dataset> {
 /// `training`: a column f32 would flatten or blur is refused (rows scored or predicted
 /// on are the model's inputs as they are).
 pub fn parse_sarcos(bytes: &[u8], path: &Path, training: bool) -> Result<Dataset> {
+    let rows = sarcos_rows(bytes, path, training)?;
+    let mut x = Vec::with_capacity(rows.len() * SARCOS_INPUTS);
+    let mut values = Vec::with_capacity(rows.len() * SARCOS_OUTPUTS);
+    let mut seen = super::ColumnMagnitudes::new(SARCOS_COLS);
+    for (r, row) in rows.iter().enumerate() {
+        for (c, &v) in row.iter().enumerate() {
+            seen.see(c, v);
+            let v = super::to_f32(v).map_err(|why| {
+                AntError::data(path, format!("row {r}, {}: the value {why}", column_name(c)))
+            })?;
+            match c < SARCOS_INPUTS {
+                true => x.push(v),
+                false => values.push(v),
+            }
+        }
+    }
+    if training {
+        for (c, why) in seen.flattened() {
+            tracing::warn!("{}: {}: {why}", path.display(), column_name(c));
+        }
+        if let Some((c, why)) = seen.too_small() {
+            return Err(AntError::data(path, format!("{}: {why}", column_name(c))));
+        }
+    }
+    let targets = Targets::Values {
+        values,
+        dim: SARCOS_OUTPUTS,
+    };
+    let ds = Dataset::of_values(Values::F32(x), vec![SARCOS_INPUTS], targets)?;
+    ds.check_finite(path)?;
+    Ok(ds)
+}
+
+/// Column `c` of a SARCOS row as messages name it: an input column, or a target column.
+fn column_name(c: usize) -> String {
+    match c.checked_sub(SARCOS_INPUTS) {
+        Some(t) => format!("target column {t}"),
+        None => format!("column {c}"),
+    }
+}
+
+/// The rows of a SARCOS file (MAT or text), each of its 28 columns; none is an error.
+fn sarcos_rows(bytes: &[u8], path: &Path, training: bool) -> Result<Vec<Vec<f64>>> {
     let rows: Vec<Vec<f64>> = if is_mat(bytes) || looks_like_v4(bytes) {
         let m = pick_matrix(parse_mat(bytes, path)?, path)?;
         if m.cols != SARCOS_COLS {
@@ -69,50 +112,7 @@ pub fn parse_sarcos(bytes: &[u8], path: &Path, training: bool) -> Result<Dataset
     if rows.is_empty() {
         return Err(AntError::data(path, "contains no data rows"));
     }
-
-    let mut x = Vec::with_capacity(rows.len() * SARCOS_INPUTS);
-    let mut values = Vec::with_capacity(rows.len() * SARCOS_OUTPUTS);
-    let mut seen = super::ColumnMagnitudes::new(SARCOS_COLS);
-    for (r, row) in rows.iter().enumerate() {
-        for (c, &v) in row.iter().enumerate() {
-            seen.see(c, v);
-            let v = super::to_f32(v).map_err(|why| {
-                let at = match c.checked_sub(SARCOS_INPUTS) {
-                    Some(t) => format!("target column {t}"),
-                    None => format!("column {c}"),
-                };
-                AntError::data(path, format!("row {r}, {at}: the value {why}"))
-            })?;
-            match c < SARCOS_INPUTS {
-                true => x.push(v),
-                false => values.push(v),
-            }
-        }
-    }
-    let at = |c: usize| match c.checked_sub(SARCOS_INPUTS) {
-        Some(t) => format!("target column {t}"),
-        None => format!("column {c}"),
-    };
-    if training {
-        for (c, why) in seen.flattened() {
-            tracing::warn!("{}: {}: {why}", path.display(), at(c));
-        }
-        if let Some((c, why)) = seen.too_small() {
-            return Err(AntError::data(path, format!("{}: {why}", at(c))));
-        }
-    }
-    let ds = Dataset {
-        x: Values::F32(x),
-        sample_shape: vec![SARCOS_INPUTS],
-        targets: Targets::Values {
-            values,
-            dim: SARCOS_OUTPUTS,
-        },
-        class_names: None,
-        own_validation: None,
-    };
-    ds.check_finite(path)?;
-    Ok(ds)
+    Ok(rows)
 }
 
 /// `sarcos_inv` / `sarcos_inv_test` if present, else the only double matrix with
