@@ -262,6 +262,15 @@ impl Dataset {
         self.keeping_own_validation(&first)
     }
 
+    /// [`Dataset::first_for_training`]'s rows copied out (the set itself is kept).
+    pub(crate) fn first_for_training_copied(&self, n: usize) -> Dataset {
+        let cut = self.len() - self.own_validation.unwrap_or(0);
+        let rows: Vec<usize> = (0..n.min(cut)).chain(cut..self.len()).collect();
+        let mut d = self.subset(&rows);
+        d.own_validation = self.own_validation;
+        d
+    }
+
     /// The samples `rows` (ascending, all before the data's own validation samples)
     /// where they are, then those validation samples: `rows` as the training samples of
     /// data that keeps its validation samples.

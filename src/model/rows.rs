@@ -61,7 +61,7 @@ impl Ant {
         let sum = p.train_checksum.as_ref()?;
         let mut rows = std::borrow::Cow::Borrowed(train);
         if let Some(n) = p.train_limit {
-            rows = std::borrow::Cow::Owned(rows.into_owned().first_for_training(n));
+            rows = std::borrow::Cow::Owned(rows.first_for_training_copied(n));
         }
         if let Some(m) = p.member {
             rows = std::borrow::Cow::Owned(m.rows(&rows));
