@@ -65,23 +65,6 @@ pub enum AntError {
 
 pub type Result<T> = std::result::Result<T, AntError>;
 
-/// A number as a message prints it: as Rust writes it between 1e-4 and 1e6, else in
-/// scientific notation (1e-320 is not written with 320 digits).
-pub(crate) fn number(v: f64) -> String {
-    match v == 0.0 || (1e-4..1e6).contains(&v.abs()) {
-        true => v.to_string(),
-        false => format!("{v:e}"),
-    }
-}
-
-/// [`number`] for an `f32`, with f32's own shortest digits (0.1, not 0.10000000149).
-pub(crate) fn number32(v: f32) -> String {
-    match v == 0.0 || (1e-4..1e6).contains(&v.abs()) {
-        true => v.to_string(),
-        false => format!("{v:e}"),
-    }
-}
-
 /// `text` for an error message, quoted: whole when short, else its first characters
 /// and its length, so that a huge field from a file never floods the terminal.
 pub(crate) fn quoted(text: &str) -> String {

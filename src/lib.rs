@@ -105,6 +105,7 @@ macro_rules! internal_use {
 }
 
 pub mod data;
+pub mod digits;
 pub mod ensemble;
 pub mod env;
 pub mod export;

@@ -3,6 +3,8 @@
 
 use serde::{Deserialize, Serialize};
 
+use crate::digits::decimals;
+
 /// The two phases of training.
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize, Deserialize)]
 #[serde(rename_all = "lowercase")]
@@ -172,11 +174,11 @@ impl std::fmt::Display for Decision {
     fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
         write!(
             f,
-            "node {}: {} (valid NLL {:.4} -> {:.4}",
+            "node {}: {} (valid NLL {} -> {}",
             self.node,
             self.action.as_str(),
-            self.valid_before,
-            self.valid_after
+            decimals(self.valid_before, 4),
+            decimals(self.valid_after, 4)
         )?;
         let others: Vec<String> = [
             ("split", self.split),
@@ -187,7 +189,7 @@ impl std::fmt::Display for Decision {
         .filter(|(n, _)| *n != self.action.as_str())
         .filter_map(|(n, v)| {
             v.map(|v| match v.is_finite() {
-                true => format!("{n} {v:.4}"),
+                true => format!("{n} {}", decimals(v, 4)),
                 // Refused whatever the rule: its training went beyond f32.
                 false => format!("{n} diverged, refused (validation NLL {v})"),
             })
@@ -202,7 +204,7 @@ impl std::fmt::Display for Decision {
             Action::Keep => None,
         };
         if let Some(z) = z {
-            write!(f, "; gain {z:.1} SE")?;
+            write!(f, "; gain {} SE", decimals(z, 1))?;
         }
         write!(f, ")")
     }

@@ -384,7 +384,7 @@ impl AntParams {
         check_floats(c)?;
         check_uses(c)?;
         if !(c.valid_fraction > 0.0 && c.valid_fraction < 1.0) {
-            let reason = format!("must be in (0, 1), got {}", crate::error::number(c.valid_fraction));
+            let reason = format!("must be in (0, 1), got {}", crate::digits::number(c.valid_fraction));
             return Err(AntError::invalid("valid_fraction", reason));
         }
         // The parsers bound these; a struct built in code is checked here.
@@ -419,7 +419,7 @@ fn check_floats(c: &AntParams) -> crate::error::Result<()> {
             "must be a positive number that f32 holds ({:e} to {:e}), got {}",
             f32::MIN_POSITIVE,
             f32::MAX,
-            crate::error::number(c.lr)
+            crate::digits::number(c.lr)
         );
         return Err(AntError::invalid("lr", reason));
     }
@@ -431,7 +431,7 @@ fn check_floats(c: &AntParams) -> crate::error::Result<()> {
             let reason = format!(
                 "must be a number >= 0 that f32 holds (at most {:e}), got {}",
                 f32::MAX,
-                crate::error::number(w)
+                crate::digits::number(w)
             );
             return Err(AntError::invalid(name, reason));
         }

@@ -8,6 +8,7 @@ use std::path::{Path, PathBuf};
 
 use crate::data::Dataset;
 use crate::data::source::load_unlabelled;
+use crate::digits::number32;
 use crate::ensemble::{Ensemble, EnsemblePredictions};
 use crate::error::{AntError, Result};
 use crate::model::{Ant, Predictions};
@@ -307,10 +308,10 @@ impl Table<'_> {
         if self.classification {
             f.push(csv_field(&self.names[self.classes[i]]));
         }
-        f.extend(row.iter().map(|v| v.to_string()));
+        f.extend(row.iter().map(|&v| number32(v)));
         f.extend(self.rows.leaves.csv(i));
         if let Some(r) = self.rows.reach {
-            f.extend(r.row(i).iter().map(|v| v.to_string()));
+            f.extend(r.row(i).iter().map(|&v| number32(v)));
         }
         f.join(",")
     }

@@ -7,7 +7,7 @@
 //!
 //! From the command line: a column in units f32 cannot hold (every value below its
 //! normal range, or a spread finer than its steps) is refused with the factor or offset
-//! that rescues it; targets near 1e20 train, a test MSE of 1e-9 prints as it is, and a
+//! that rescues it; targets of 1e-30 to 1e30 train and every number shown keeps its digits, a test MSE of 1e-9 prints as it is, and a
 //! model file's normalisation that no division can use is refused when it loads.
 
 use std::path::{Path, PathBuf};
@@ -307,34 +307,96 @@ fn a_small_test_mse_is_printed_as_it_is() {
     );
 }
 
-/// Targets around 1e20 train; their MSE is finite (f64 holds it).
+/// Targets of 1e-30 to 1e30 train (their MSE, 1e-60 to 1e60, is an f64), and every
+/// number `ant` then prints, writes or draws keeps its significant digits: the summary's
+/// MSE reads back as the report's to four digits, and no output writes a number out
+/// without its exponent (Rust's `{}` writes 1e58 with 58 digits, `{:.4}` writes 1e-60
+/// as 0.0000).
 #[test]
-fn huge_regression_targets_train() {
+fn numbers_keep_their_digits_at_every_scale() {
     let t = tempfile::tempdir().unwrap();
-    let r = t.path().join("r.csv");
-    let rows: String = uniform(200, 2, 4)
-        .chunks(2)
-        // Targets of about 1e20 whose squares (1e40) f32 cannot hold.
-        .map(|p| {
-            format!(
-                "{},{},{}\n",
-                p[0],
-                p[1],
-                (3.0 + p[0] * p[1].sin()) as f64 * 1e20
-            )
-        })
-        .collect();
-    std::fs::write(&r, format!("a,b,y\n{rows}")).unwrap();
-    let out = t.path().join("x");
-    let o = ant_with(
-        "train --preset tabular --target y --task regression --epochs-node 2 --refine-epochs 1 --max-depth 1",
-        &["--data", s(&r), "--out", s(&out)],
-    );
-    assert!(o.status.success(), "{}", stderr(&o));
-    let report: serde_json::Value =
-        serde_json::from_slice(&std::fs::read(out.join("report.json")).unwrap()).unwrap();
-    let mse = report["multi_path_mse"].as_f64().unwrap();
-    assert!(mse.is_finite() && mse > 0.0, "{report}");
+    // A number written without its exponent: 13 or more digits before the point, or
+    // six zeros after `0.` before its first digit.
+    let long_number = |text: &str| {
+        text.split(|c: char| !(c.is_ascii_digit() || c == '.'))
+            .any(|n| {
+                let (whole, fraction) = n.split_once('.').unwrap_or((n, ""));
+                let zeros = fraction.len() - fraction.trim_start_matches('0').len();
+                whole.len() >= 13
+                    || (whole.trim_matches('0').is_empty() && zeros >= 6 && zeros < fraction.len())
+            })
+    };
+    for (k, scale) in [1e-30, 1.0, 1e20, 1e30].into_iter().enumerate() {
+        let r = t.path().join(format!("r{k}.csv"));
+        let rows: String = uniform(200, 2, 4)
+            .chunks(2)
+            .map(|p| {
+                format!(
+                    "{},{},{:e}\n",
+                    p[0],
+                    p[1],
+                    (3.0 + p[0] * p[1].sin()) as f64 * scale
+                )
+            })
+            .collect();
+        std::fs::write(&r, format!("a,b,y\n{rows}")).unwrap();
+        let m = t.path().join(format!("m{k}"));
+        let o = ant_with(
+            "train --preset tabular --target y --task regression --epochs-node 2 --refine-epochs 1 --max-depth 1",
+            &["--data", s(&r), "--out", s(&m)],
+        );
+        let said = stderr(&o);
+        assert!(o.status.success(), "{said}");
+        let report: serde_json::Value =
+            serde_json::from_slice(&std::fs::read(m.join("report.json")).unwrap()).unwrap();
+        let mse = report["multi_path_mse"].as_f64().unwrap();
+        assert!(mse.is_finite() && mse > 0.0, "{report}");
+        let summary = said
+            .lines()
+            .find(|l| l.starts_with("test: "))
+            .expect("a summary");
+        let shown: f64 = summary["test: multi-path ".len()..]
+            .split(' ')
+            .next()
+            .unwrap()
+            .parse()
+            .unwrap();
+        assert!(
+            ((shown - mse) / mse).abs() < 5e-4,
+            "x{scale:e}: {summary} vs {mse:e}"
+        );
+        let eval = ant(&["eval", "--model", s(&m), "--data", s(&r)]);
+        let p = t.path().join(format!("p{k}.csv"));
+        let predict = ant(&[
+            "predict",
+            "--model",
+            s(&m),
+            "--input",
+            s(&r),
+            "--output",
+            s(&p),
+        ]);
+        let mut outputs = vec![
+            said.clone(),
+            String::from_utf8_lossy(&eval.stdout).into_owned(),
+        ];
+        for (o, what) in [(&eval, "eval"), (&predict, "predict")] {
+            assert!(o.status.success(), "{what}: {}", stderr(o));
+        }
+        for pic in ["t.svg", "t.dot", "c.svg"] {
+            let out = m.join(pic);
+            let o = match pic {
+                "c.svg" => ant(&["curves", "--run", s(&m), "--out", s(&out)]),
+                _ => ant(&["plot", "--model", s(&m), "--data", s(&r), "--out", s(&out)]),
+            };
+            assert!(o.status.success(), "{pic}: {}", stderr(&o));
+            outputs.push(std::fs::read_to_string(&out).unwrap());
+        }
+        outputs.push(std::fs::read_to_string(&p).unwrap());
+        for text in &outputs {
+            assert!(!long_number(text), "x{scale:e}: a long number in\n{text}");
+        }
+    }
 }
 
 /// A normalisation no division can use is refused when the model loads.

@@ -3,6 +3,7 @@
 
 use indicatif::{ProgressBar, ProgressStyle};
 
+use ant::digits::g4;
 use ant::fetch::{FetchProgress, Step};
 use ant::observe::{Decision, EpochRecord, Observer, Stage};
 
@@ -79,8 +80,10 @@ impl Observer for ProgressBars {
         if let Some(b) = &self.bar {
             b.inc(1);
             b.set_message(format!(
-                "train {:.4} valid {:.4} ({:.2})",
-                r.train_loss, r.valid_loss, r.valid_metric
+                "train {} valid {} ({})",
+                g4(r.train_loss),
+                g4(r.valid_loss),
+                g4(r.valid_metric)
             ));
         }
     }

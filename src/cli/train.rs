@@ -165,7 +165,7 @@ fn train_run(run: Run, device: &Device, choice: ComputeDevice) -> Result<()> {
     }
     let score = |v: f64| match model.task().is_classification() {
         true => format!("{v:.4}% error"),
-        false => format!("{} MSE", significant(v)),
+        false => format!("{} MSE", ant::digits::decimals(v, 4)),
     };
     note!(
         "test: multi-path {}, single-path {} on {} samples; {} params; {:.1} s; saved to {}",
@@ -177,14 +177,4 @@ fn train_run(run: Run, device: &Device, choice: ComputeDevice) -> Result<()> {
         out.display()
     );
     Ok(())
-}
-
-/// `v` as before with 4 decimals, or in scientific notation below 0.001: a test MSE of
-/// 9.1e-10 (targets in small units) is no `0.0000`.
-fn significant(v: f64) -> String {
-    match v.abs() {
-        0.0 => "0.0000".to_string(),
-        a if a >= 1e-3 => format!("{v:.4}"),
-        _ => format!("{v:.3e}"),
-    }
 }

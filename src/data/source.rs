@@ -234,7 +234,7 @@ pub fn load_source(
     if !(test_fraction > 0.0 && test_fraction < 1.0) {
         let reason = format!(
             "must be in (0, 1), got {}",
-            crate::error::number(test_fraction)
+            crate::digits::number(test_fraction)
         );
         return Err(AntError::invalid("test_fraction", reason));
     }
@@ -279,7 +279,7 @@ pub fn load_source(
     if test.is_empty() {
         let reason = format!(
             "{} holds out none of the {} samples of {}: give a larger fraction",
-            crate::error::number(test_fraction),
+            crate::digits::number(test_fraction),
             all.len(),
             path.display()
         );

@@ -19,7 +19,7 @@
 use std::sync::atomic::{AtomicBool, Ordering};
 
 use super::{Normalisation, column_moments, extremes};
-use crate::error::number32;
+use crate::digits::{decimals, number32};
 use crate::spec::Shape;
 
 /// Inputs whose spread is this many times smaller than the training inputs' are on
@@ -147,8 +147,8 @@ impl Normalisation {
                 let smaller = away_from_zero && size[j] < 1.0 / OTHER_SCALE;
                 (span > 0.0 && shrunk && (outside > span || smaller)).then(|| {
                     format!(
-                        "{what} {j} varies {:.3} times less than in training and lies at {}..{}, away from its training range {}..{}",
-                        f64::from(t) / b,
+                        "{what} {j} varies {} times less than in training and lies at {}..{}, away from its training range {}..{}",
+                        decimals(f64::from(t) / b, 3),
                         number32(b_lo),
                         number32(b_hi),
                         number32(lo),
@@ -206,8 +206,8 @@ impl Normalisation {
             .is_some_and(|&r| r < 1.0 / OTHER_SCALE);
         (median < 1.0 / OTHER_SCALE && smaller).then(|| {
             format!(
-                "they vary {:.3} times less than in training (the median over the {what}s that vary)",
-                1.0 / median
+                "they vary {} times less than in training (the median over the {what}s that vary)",
+                decimals(1.0 / median, 3)
             )
         })
     }

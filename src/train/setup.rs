@@ -34,7 +34,7 @@ fn warn_of_a_constant_target(data: &Dataset) {
             return;
         }
         *said = Some(key);
-        let shown: Vec<String> = values[..*dim].iter().map(|&v| crate::error::number32(v)).collect();
+        let shown: Vec<String> = values[..*dim].iter().map(|&v| crate::digits::number32(v)).collect();
         tracing::warn!(
             "the training targets are all one value ({}): the model can only learn to predict it",
             shown.join(", ")
@@ -120,7 +120,7 @@ fn check_split_sizes(cfg: &TrainConfig, data: &Dataset) -> Result<()> {
          {need_train} and validation {need_valid} ({unit}): use more data or another \
          --valid-fraction",
         data.len(),
-        crate::error::number(cfg.valid_fraction),
+        crate::digits::number(cfg.valid_fraction),
         cfg.valid_rows,
     );
     Err(AntError::param(msg))

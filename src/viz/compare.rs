@@ -6,7 +6,7 @@
 use plotters::prelude::*;
 use serde_json::Value;
 
-use super::curves::robust_range;
+use super::curves::{axis_label, robust_range};
 use crate::error::{AntError, Result};
 use crate::observe::{EpochRecord, Phase};
 
@@ -144,6 +144,7 @@ fn draw(
         .x_desc(if bottom { "epoch (growth, then refinement)" } else { "" })
         .y_desc(y_desc)
         .x_label_formatter(&|x| format!("{x:.0}"))
+        .y_label_formatter(&axis_label)
         .label_style((FONT, f * 0.85))
         .axis_desc_style((FONT, f))
         .draw()

@@ -9,10 +9,12 @@
 use std::path::Path;
 
 use plotters::coord::Shift;
+use plotters::coord::ranged1d::ValueFormatter;
 use plotters::coord::types::RangedCoordf64;
 use plotters::prelude::*;
 use plotters::style::text_anchor::{HPos, Pos, VPos};
 
+use crate::digits::g4;
 use crate::error::{AntError, Result};
 use crate::observe::{CandidateKind, Decision, EpochRecord, Phase};
 
@@ -307,10 +309,20 @@ fn draw_mesh(chart: &mut Chart, panel: &Panel, f: f64) -> Result<()> {
         .x_desc(x_desc)
         .y_desc(panel.y_desc)
         .x_label_formatter(&|x| format!("{x:.0}"))
+        .y_label_formatter(&axis_label)
         .label_style((FONT, f * 0.85))
         .axis_desc_style((FONT, f))
         .draw()
         .map_err(err)
+}
+
+/// A value axis's label: plotters' own (`1.0`, `0.25`) where it writes few digits,
+/// `%.4g` beyond (its own writes 1e58 with 58 digits and 1e-9 as `0.0`).
+pub(super) fn axis_label(y: &f64) -> String {
+    match *y == 0.0 || (1e-4..1e6).contains(&y.abs()) {
+        true => <RangedCoordf64 as ValueFormatter<f64>>::format(y),
+        false => g4(*y),
+    }
 }
 
 /// Each series as one line per segment (not joined across segments: each is a

@@ -5,6 +5,7 @@
 //! feeding the root.
 
 use super::stats::NodeStats;
+use crate::digits::decimals;
 use crate::tree::Topology;
 
 /// Escape a string for a double-quoted DOT label (newlines become `\n`).
@@ -103,7 +104,7 @@ fn data_lines(x: &NodeStats, root_mass: f64, class_names: Option<&[String]>) -> 
         lines.push(format!("top: {}", top.join(", ")));
     }
     if let (Some(mu), Some(sd)) = (&x.target_mean, &x.target_std) {
-        lines.push(format!("y0 {:.3} +- {:.3}", mu[0], sd[0]));
+        lines.push(format!("y0 {} +- {}", decimals(mu[0], 3), decimals(sd[0], 3)));
     }
     if let Some(share) = x.single_path_share {
         lines.push(format!("single path {:.1}%", 100.0 * share));

@@ -18,6 +18,7 @@ use svg::node::element::{Circle, Group, Line, Rectangle, Text, Title};
 use super::placement::{BoxRows, Layout, NodeBox, layout};
 use super::stats::NodeStats;
 use super::thousands;
+use crate::digits::{decimals, significant};
 use crate::tree::Topology;
 
 const RED: &str = "#d62728";
@@ -121,17 +122,19 @@ fn panel(a: Area) -> Rectangle {
         .set("stroke-width", 0.5)
 }
 
-/// A number with about 3 significant digits.
+/// A number with about 3 significant digits (as `%.3g` far from 1).
 fn short(v: f64) -> String {
     let a = v.abs();
-    if a >= 100.0 || a == 0.0 {
+    if a == 0.0 || (100.0..1e6).contains(&a) {
         format!("{v:.0}")
-    } else if a >= 10.0 {
+    } else if a >= 10.0 && a < 100.0 {
         format!("{v:.1}")
-    } else if a >= 1.0 {
+    } else if a >= 1.0 && a < 10.0 {
         format!("{v:.2}")
-    } else {
+    } else if a >= 0.01 && a < 1.0 {
         format!("{v:.3}")
+    } else {
+        significant(v, 3)
     }
 }
 
@@ -161,7 +164,7 @@ fn bars(values: &[f64], reference: Option<&[f64]>, a: Area, fill: &str, class: &
         g = g.add(
             rect(left + bw * 0.1, a.y + a.h - bh, bw * 0.8, bh, fill)
                 .set("class", "bar")
-                .set("data-weight", format!("{v:.6}")),
+                .set("data-weight", decimals(v, 6)),
         );
         if let Some(rv) = refs.as_ref().and_then(|r| r.get(j))
             && max > 0.0
@@ -435,8 +438,8 @@ impl NodePainter<'_> {
                     .set("cy", r(scale.y(z)))
                     .set("r", r(0.3 * f))
                     .set("fill", RED)
-                    .set("data-mean", format!("{:.6}", mean[j]))
-                    .set("data-std", format!("{:.6}", std[j])),
+                    .set("data-mean", decimals(mean[j], 6))
+                    .set("data-std", decimals(std[j], 6)),
             );
         }
         wg
@@ -476,7 +479,7 @@ impl NodePainter<'_> {
         self.add(
             rect(x, top, w * share, SHARE_H * f, MUTED)
                 .set("class", "single-path-share")
-                .set("data-share", format!("{share:.6}")),
+                .set("data-share", decimals(share, 6)),
         );
         let l = format!(
             "single path: {:.1}% ({} sample{})",
