@@ -6,7 +6,7 @@ use serde::{Deserialize, Serialize};
 use crate::digits::decimals;
 
 /// The two phases of training.
-#[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize, Deserialize)]
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash, Serialize, Deserialize)]
 #[serde(rename_all = "lowercase")]
 pub enum Phase {
     Growth,
@@ -14,7 +14,7 @@ pub enum Phase {
 }
 
 /// What a growth optimisation trains at a leaf.
-#[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize, Deserialize)]
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash, Serialize, Deserialize)]
 #[serde(rename_all = "lowercase")]
 pub enum CandidateKind {
     /// The first transformer and solver of the tree.

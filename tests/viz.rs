@@ -474,6 +474,40 @@ fn curve_segments_follow_the_records() {
     assert!(lo <= 1.0 && hi >= 3.0);
 }
 
+/// Runs of any length draw in shapes a picture holds: 280,000 one-epoch candidates, or
+/// a refinement of 280,000 epochs, make an SVG of a few thousand elements that the PNG
+/// renderer parses (one shape per segment once made a million and more, beyond its
+/// limit); a short run is still drawn segment by segment, each labelled.
+#[test]
+fn curves_of_any_length_draw_in_shapes_a_picture_holds() {
+    let many: Vec<EpochRecord> = (0..280_000)
+        .map(|k| rec("growth", Some(k / 2), Some(["split", "deepen"][k % 2]), 1))
+        .collect();
+    let long: Vec<EpochRecord> = (0..280_000).map(|e| rec("refine", None, None, e)).collect();
+    let short: Vec<EpochRecord> = (0..6)
+        .map(|k| rec("growth", Some(k / 2), Some(["split", "deepen"][k % 2]), 1))
+        .collect();
+    for (records, labels) in [(many, None), (long, Some(1)), (short, Some(6))] {
+        let svg = curves::curves_svg(&records, &[], "valid MSE", "t", 1600, 900).unwrap();
+        let doc = roxmltree::Document::parse(&svg).unwrap();
+        let elements = doc.descendants().filter(|n| n.is_element()).count();
+        assert!(
+            elements < 5_000,
+            "{} records: {elements} elements",
+            records.len()
+        );
+        let drawn = texts(doc.root_element());
+        if let Some(k) = labels {
+            let named = drawn
+                .iter()
+                .filter(|t| t.starts_with('n') || *t == "refine");
+            assert_eq!(named.count(), k, "{drawn:?}");
+        }
+        let png = raster::svg_to_png(&svg, Some(400)).unwrap();
+        assert!(png.starts_with(b"\x89PNG"));
+    }
+}
+
 #[test]
 fn curves_of_a_fitted_run_render() {
     let (m, obs) = fitted();

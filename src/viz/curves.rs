@@ -6,6 +6,8 @@
 //! validation metric; segments are shaded alternately and labelled, the candidate kept
 //! by growth is starred, and the start of refinement is marked in red.
 
+use std::collections::HashMap;
+use std::ops::Range;
 use std::path::Path;
 
 use plotters::coord::Shift;
@@ -58,6 +60,10 @@ pub fn read_records(path: &Path) -> Result<Vec<EpochRecord>> {
 /// (from `tree.json`) mark the kept candidates.
 pub fn segments(records: &[EpochRecord], decisions: &[Decision]) -> Vec<Segment> {
     let mut out: Vec<Segment> = vec![];
+    // Segments so far per (phase, node, candidate): counted as they come, so that a
+    // run of many candidates takes time linear in its records.
+    let mut attempts: HashMap<(Phase, Option<usize>, Option<CandidateKind>), usize> =
+        HashMap::new();
     for (j, r) in records.iter().enumerate() {
         let same = out.last().is_some_and(|s| {
             s.phase == r.phase
@@ -70,10 +76,9 @@ pub fn segments(records: &[EpochRecord], decisions: &[Decision]) -> Vec<Segment>
             continue;
         }
         // the k-th training of a candidate at a node belongs to the node's k-th decision
-        let attempt = out
-            .iter()
-            .filter(|s| s.phase == r.phase && s.node == r.node && s.candidate == r.candidate)
-            .count();
+        let seen = attempts.entry((r.phase, r.node, r.candidate)).or_default();
+        let attempt = *seen;
+        *seen += 1;
         let decision = match (&r.node, &r.candidate) {
             (Some(n), Some(c)) if r.phase == Phase::Growth && *c != CandidateKind::Root => {
                 decisions.iter().filter(|d| d.node == *n).nth(attempt)
@@ -253,12 +258,14 @@ fn draw_panel(
         .y_label_area_size(f * 4.5)
         .build_cartesian_2d(0.5f64..n + 0.5, lo..hi)
         .map_err(err)?;
-    shade_segments(&mut chart, segs, (lo, hi))?;
+    let px = chart.plotting_area().dim_in_pixel().0 as f64 / n;
+    let bands = bands(segs, px);
+    shade_segments(&mut chart, segs, &bands, (lo, hi))?;
     draw_mesh(&mut chart, panel, f)?;
-    draw_curves(&mut chart, &panel.series, segs, (lo, hi))?;
-    draw_boundaries(&mut chart, segs, (lo, hi))?;
+    draw_curves(&mut chart, &panel.series, (segs, &bands), px, (lo, hi))?;
+    draw_boundaries(&mut chart, segs, &bands, (lo, hi))?;
     if panel.upper {
-        label_segments(&mut chart, segs, (lo, hi), f)?;
+        label_segments(&mut chart, segs, (&bands, px), (lo, hi), f)?;
     }
     let legend_at = if panel.upper {
         SeriesLabelPosition::MiddleRight
@@ -275,19 +282,52 @@ fn draw_panel(
         .map_err(err)
 }
 
-/// Alternate shading per segment over the y range `(lo, hi)`, refinement tinted.
-fn shade_segments(chart: &mut Chart, segs: &[Segment], (lo, hi): (f64, f64)) -> Result<()> {
+/// The narrowest band of the picture, in pixels: segments narrower are drawn together.
+const MIN_BAND_PX: f64 = 3.0;
+
+/// The segments as bands of the picture (ranges of `segs`), at `px` pixels per epoch:
+/// a segment at least [`MIN_BAND_PX`] wide is its own band; narrower ones are joined
+/// until the band is that wide, never across the start of refinement. A run of
+/// 280,000 one-epoch candidates is then a few hundred shapes, not a million, and a
+/// picture of a usual run is drawn segment by segment as it always was.
+fn bands(segs: &[Segment], px: f64) -> Vec<Range<usize>> {
+    let mut out = vec![];
+    let mut from = 0;
+    for (j, s) in segs.iter().enumerate() {
+        let wide = (s.end - segs[from].start) as f64 * px >= MIN_BAND_PX;
+        let phase_ends = segs.get(j + 1).is_none_or(|n| n.is_refine() != s.is_refine());
+        if wide || phase_ends {
+            out.push(from..j + 1);
+            from = j + 1;
+        }
+    }
+    out
+}
+
+/// The records `start..end` a band covers.
+fn band_records(segs: &[Segment], band: &Range<usize>) -> Range<usize> {
+    segs[band.start].start..segs[band.end - 1].end
+}
+
+/// Alternate shading per band over the y range `(lo, hi)`, refinement tinted.
+fn shade_segments(
+    chart: &mut Chart,
+    segs: &[Segment],
+    bands: &[Range<usize>],
+    (lo, hi): (f64, f64),
+) -> Result<()> {
     chart
-        .draw_series(segs.iter().enumerate().map(|(j, s)| {
-            let c = if s.is_refine() {
+        .draw_series(bands.iter().enumerate().map(|(j, band)| {
+            let c = if segs[band.start].is_refine() {
                 SHADE_REFINE
             } else if j % 2 == 0 {
                 SHADE_EVEN
             } else {
                 SHADE_ODD
             };
+            let r = band_records(segs, band);
             Rectangle::new(
-                [(s.start as f64 + 0.5, lo), (s.end as f64 + 0.5, hi)],
+                [(r.start as f64 + 0.5, lo), (r.end as f64 + 0.5, hi)],
                 c.filled(),
             )
         }))
@@ -325,20 +365,22 @@ pub(super) fn axis_label(y: &f64) -> String {
     }
 }
 
-/// Each series as one line per segment (not joined across segments: each is a
-/// separate optimisation), clipped to `(lo, hi)`; the first segment's line carries the
-/// legend entry.
+/// Each series as one line per band (a segment is a separate optimisation: lines are
+/// not joined across segments, but within a band of segments too narrow to tell
+/// apart), clipped to `(lo, hi)` and at most two points per pixel column; the first
+/// band's line carries the legend entry.
 fn draw_curves(
     chart: &mut Chart,
     series: &[Series],
-    segs: &[Segment],
+    (segs, bands): (&[Segment], &[Range<usize>]),
+    px: f64,
     (lo, hi): (f64, f64),
 ) -> Result<()> {
     for s in series {
-        for (j, seg) in segs.iter().enumerate() {
-            let pts: Vec<(f64, f64)> = (seg.start..seg.end)
+        for (j, band) in bands.iter().enumerate() {
+            let pts = column_extremes(&s.values, band_records(segs, band), px)
                 .map(|i| ((i + 1) as f64, s.values[i].clamp(lo, hi)))
-                .collect();
+                .collect::<Vec<_>>();
             let style = ShapeStyle::from(&s.color).stroke_width(2);
             let drawn = chart
                 .draw_series(LineSeries::new(pts, style))
@@ -354,10 +396,40 @@ fn draw_curves(
     Ok(())
 }
 
-/// A thin grey line before every segment, a thick red one where refinement starts.
-fn draw_boundaries(chart: &mut Chart, segs: &[Segment], (lo, hi): (f64, f64)) -> Result<()> {
+/// The records of `range` to draw at `px` pixels per epoch: all where each has a pixel
+/// column of its own, else per column its lowest and highest value, in order.
+fn column_extremes(values: &[f64], range: Range<usize>, px: f64) -> impl Iterator<Item = usize> {
+    let column = move |i: usize| ((i + 1) as f64 * px).floor() as i64;
+    let mut kept = vec![];
+    let mut i = range.start;
+    while i < range.end {
+        let c = column(i);
+        let same = (i..range.end).take_while(|&k| column(k) == c);
+        let (lo, hi) = same.fold((i, i), |(a, b), k| {
+            let a = if values[k] < values[a] { k } else { a };
+            let b = if values[k] > values[b] { k } else { b };
+            (a, b)
+        });
+        let last = (i..range.end).take_while(|&k| column(k) == c).last().unwrap_or(i);
+        kept.extend(match lo == hi {
+            true => vec![lo],
+            false => vec![lo.min(hi), lo.max(hi)],
+        });
+        i = last + 1;
+    }
+    kept.into_iter()
+}
+
+/// A thin grey line before every band, a thick red one where refinement starts.
+fn draw_boundaries(
+    chart: &mut Chart,
+    segs: &[Segment],
+    bands: &[Range<usize>],
+    (lo, hi): (f64, f64),
+) -> Result<()> {
     let refine_start = segs.iter().find(|s| s.is_refine()).map(|s| s.start);
-    for s in segs {
+    for band in bands {
+        let s = &segs[band.start];
         let x = s.start as f64 + 0.5;
         let style = if s.is_refine() && refine_start == Some(s.start) {
             RED.stroke_width(3)
@@ -375,18 +447,31 @@ fn draw_boundaries(chart: &mut Chart, segs: &[Segment], (lo, hi): (f64, f64)) ->
 }
 
 /// Each segment's label, rotated, at the top of its middle; kept candidates starred,
-/// refinement in red.
-fn label_segments(chart: &mut Chart, segs: &[Segment], (lo, hi): (f64, f64), f: f64) -> Result<()> {
+/// refinement in red. A band of several segments has none, nor a label closer than a
+/// line's height to the last one drawn (labels at one pixel apart are ink, not text).
+fn label_segments(
+    chart: &mut Chart,
+    segs: &[Segment],
+    (bands, px): (&[Range<usize>], f64),
+    (lo, hi): (f64, f64),
+    f: f64,
+) -> Result<()> {
     let font = (FONT, f * 0.8)
         .into_font()
         .transform(FontTransform::Rotate90);
-    for s in segs {
+    let mut last_px = f64::NEG_INFINITY;
+    for band in bands.iter().filter(|b| b.len() == 1) {
+        let s = &segs[band.start];
+        let x = (s.start + s.end) as f64 / 2.0 + 0.5;
+        if (x - last_px) * px < f * 0.8 {
+            continue;
+        }
+        last_px = x;
         let label = if s.kept {
             format!("{} *", s.label)
         } else {
             s.label.clone()
         };
-        let x = (s.start + s.end) as f64 / 2.0 + 0.5;
         let color = if s.is_refine() { RED } else { BLACK };
         let style = font
             .clone()
