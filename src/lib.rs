@@ -149,6 +149,8 @@ internal_mods! {
     pool;
     /// The module presets of Table 2.
     preset;
+    /// Paths in JSON files: text, or a non-Unicode path's bytes.
+    path_json;
     /// Pruning subtrees that few validation rows reach.
     prune;
     /// Seeds derived from the run's seed.

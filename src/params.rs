@@ -6,6 +6,7 @@
 //! (through serde), and the record in `tree.json` and `run.json`.
 
 use std::ops::Deref;
+use std::path::{Path, PathBuf};
 
 use burn::config::Config;
 use serde::{Deserialize, Deserializer, Serialize, Serializer};
@@ -23,6 +24,18 @@ pub(crate) const MAX_WIDTH: usize = 16_384;
 /// The most epochs a growth candidate or refinement may run (the paper's longest
 /// schedule is a few hundred).
 pub(crate) const MAX_EPOCHS: usize = 100_000;
+
+/// A model directory a parameter names (`--init-from`): any path the system takes,
+/// written in JSON as text, or as its bytes where it is not Unicode.
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
+#[serde(transparent)]
+pub struct ModelDir(#[serde(with = "crate::path_json")] pub PathBuf);
+
+impl<P: Into<PathBuf>> From<P> for ModelDir {
+    fn from(p: P) -> ModelDir {
+        ModelDir(p.into())
+    }
+}
 
 /// The defaults `--help` shows (those that depend on the preset are options left unset).
 #[cfg(feature = "cli")]
@@ -148,8 +161,8 @@ pub struct AntParams {
     /// `--baseline cnn` or `--ablation no-router` of the same preset on the same data.
     /// The transformer growth adds at depth k starts from the CNN's k-th, a solver on the
     /// CNN head's input from its head, a router from the CNN's next convolution.
-    #[cfg_attr(feature = "cli", arg(long, value_name = "DIR"))]
-    pub(crate) init_from: Option<String>,
+    #[cfg_attr(feature = "cli", arg(long, value_name = "DIR", value_parser = clap::builder::TypedValueParser::map(clap::builder::PathBufValueParser::new(), ModelDir)))]
+    pub(crate) init_from: Option<ModelDir>,
 }
 
 /// Read access to each parameter, named as its field and its `ant train` option (set
@@ -244,8 +257,8 @@ impl AntParams {
         self.accept
     }
 
-    pub fn init_from(&self) -> Option<&str> {
-        self.init_from.as_deref()
+    pub fn init_from(&self) -> Option<&Path> {
+        self.init_from.as_ref().map(|d| d.0.as_path())
     }
 }
 

@@ -63,7 +63,7 @@ fn a_one_path_tree_as_deep_as_the_cnn_starts_as_the_cnn() {
         .with_refine_epochs(Some(0))
         .with_lr(1e-30)
         .with_accept(Accept::Paper)
-        .with_init_from(Some(dir.to_str().unwrap().to_string()));
+        .with_init_from(Some(dir.clone().into()));
     let ant = Ant::fit(p, &train, &Device::flex(), &mut ant::observe::Silent).unwrap();
     assert_eq!(
         ant.topology(),
@@ -72,7 +72,7 @@ fn a_one_path_tree_as_deep_as_the_cnn_starts_as_the_cnn() {
     );
     assert_eq!(probabilities(&ant, &test), probabilities(&cnn, &test));
     // The saved model records what it started from.
-    assert_eq!(ant.meta().config.init_from(), dir.to_str());
+    assert_eq!(ant.meta().config.init_from(), Some(dir.as_path()));
 
     // Fresh modules give other predictions (the start is what made them equal).
     let fresh = quick()
@@ -96,7 +96,7 @@ fn a_split_starts_its_router_from_the_cnn_and_trains_as_usual() {
         .with_epochs_node(3)
         .with_refine_epochs(Some(2))
         .with_accept(Accept::Paper)
-        .with_init_from(Some(dir.to_str().unwrap().to_string()));
+        .with_init_from(Some(dir.clone().into()));
     let ant = Ant::fit(p, &train, &Device::flex(), &mut ant::observe::Silent).unwrap();
     // Trained from the CNN's start it is at least about as good on these rows as the
     // CNN (a sanity bound: 100 test images).
@@ -312,8 +312,12 @@ fn wrong_starts_are_one_clear_error() {
 fn a_run_resumes_only_from_the_same_start() {
     let tmp = tempfile::tempdir().unwrap();
     let (train, _) = mnist();
-    let dir = tmp.path().join("cnn");
+    // A start whose path is not UTF-8: taken as --data and --out are, and recorded in
+    // run.json as its bytes.
+    use std::os::unix::ffi::OsStrExt;
+    let dir = tmp.path().join(std::ffi::OsStr::from_bytes(b"cn\xffn"));
     cnn(&dir, &train);
+    let shown = dir.display().to_string();
     let data = Path::new(env!("CARGO_MANIFEST_DIR")).join("data/mnist");
     let out = tmp.path().join("run");
     let o = std::process::Command::new(env!("CARGO_BIN_EXE_ant"))
@@ -336,7 +340,8 @@ fn a_run_resumes_only_from_the_same_start() {
             "--batch-size",
             "64",
         ])
-        .args(["--data", s(&data), "--init-from", s(&dir), "--out", s(&out)])
+        .args(["--data", s(&data), "--out", s(&out), "--init-from"])
+        .arg(&dir)
         .env("ANT_FAULT_AFTER_WRITES", "4")
         .output()
         .unwrap();
@@ -351,7 +356,7 @@ fn a_run_resumes_only_from_the_same_start() {
     text.push(b'\n');
     std::fs::write(&tree, &text).unwrap();
     let o = ant(&["train", "--resume", s(&out)]);
-    assert_clean_error(&o, &[s(&dir), "changed since the run started from it"]);
+    assert_clean_error(&o, &[&shown, "changed since the run started from it"]);
     // Put back, the run goes on.
     text.pop();
     std::fs::write(&tree, &text).unwrap();

@@ -20,9 +20,9 @@ fn run_spec(a: TrainArgs) -> Result<(PathBuf, RunSpec)> {
     };
     // Recorded as an absolute path: a resumed run or an ensemble member may start
     // elsewhere.
-    if let Some(dir) = params.init_from().map(str::to_string) {
-        let absolute = std::path::absolute(&dir).map_or(dir, |p| p.display().to_string());
-        params = params.with_init_from(Some(absolute));
+    if let Some(dir) = params.init_from().map(Path::to_path_buf) {
+        let absolute = std::path::absolute(&dir).unwrap_or(dir);
+        params = params.with_init_from(Some(absolute.into()));
     }
     let target = match (a.target, a.task) {
         (Some(column), Some(task)) => {

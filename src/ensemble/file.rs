@@ -60,7 +60,7 @@ pub struct EnsembleFile {
     /// The ensemble's run: data, parameters, and in `params.seed` the run's seed.
     pub spec: RunSpec,
     /// The directory the spec's relative paths start from.
-    #[serde(with = "crate::run::os_path")]
+    #[serde(with = "crate::path_json")]
     pub cwd: PathBuf,
     /// Member K's seed, derived from the run's seed and K.
     pub(crate) member_seeds: Vec<u64>,

@@ -57,7 +57,7 @@ pub(crate) fn start_model(
     params: &AntParams,
     device: &Device,
 ) -> Result<Option<crate::train::StartModel>> {
-    let Some(dir) = params.init_from.as_deref().map(std::path::Path::new) else {
+    let Some(dir) = params.init_from() else {
         return Ok(None);
     };
     let bad = |msg: &str| crate::error::AntError::data(dir, format!("--init-from: {msg}"));

@@ -40,7 +40,6 @@ use crate::data::row_checks::{
     check_read_as_sarcos, check_two_classes, warn_of_test_classes_not_trained,
     warn_of_test_rows_trained_on,
 };
-pub(crate) use file::os_path;
 internal_use!(file::{DataChecksums, RunFile});
 
 pub(crate) use crate::store::file_names::{
@@ -67,10 +66,10 @@ pub enum Existing {
 #[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
 pub struct DataSpec {
     /// A data file or directory (see [`crate::data::source`]).
-    #[serde(with = "os_path")]
+    #[serde(with = "crate::path_json")]
     pub path: PathBuf,
     /// A separate test file (else the data's own test files, else `test_fraction`).
-    #[serde(with = "os_path::option", default)]
+    #[serde(with = "crate::path_json::option", default)]
     pub test_data: Option<PathBuf>,
     /// Seeded fraction of the file held out as the test set when it has none.
     pub test_fraction: f64,
