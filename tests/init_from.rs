@@ -363,3 +363,78 @@ fn a_run_resumes_only_from_the_same_start() {
     let o = ant(&["train", "--resume", s(&out)]);
     assert!(o.status.success(), "{}", stderr(&o));
 }
+
+/// The route the ensemble error names works: each member's CNN trained as that member
+/// (`--baseline cnn --ensemble 2 --member K`), then each member from its own
+/// (`--ensemble 2 --member K --init-from`). `ensemble.json` names no start; a member
+/// trained with another option is refused naming it; `--resume` does not train a
+/// missing member from new modules.
+#[test]
+fn ensemble_members_start_each_from_their_own_cnn() {
+    let tmp = tempfile::tempdir().unwrap();
+    let data = Path::new(env!("CARGO_MANIFEST_DIR")).join("data/mnist");
+    let train = |out: &Path, member: &str, extra: &[&str]| {
+        let mut args = vec![
+            "train",
+            "--preset",
+            "mnist-c",
+            "--data",
+            s(&data),
+            "--train-limit",
+            "300",
+            "--seed",
+            "5",
+            "--refine-epochs",
+            "1",
+            "--batch-size",
+            "64",
+            "--ensemble",
+            "2",
+            "--member",
+            member,
+            "--out",
+            s(out),
+        ];
+        if !extra.contains(&"--baseline") {
+            args.extend(["--epochs-node", "1", "--max-depth", "1"]);
+        }
+        args.extend_from_slice(extra);
+        ant(&args)
+    };
+    let cnns = tmp.path().join("cnns");
+    for k in ["0", "1"] {
+        ok(&train(&cnns, k, &["--baseline", "cnn"]));
+    }
+    let ens = tmp.path().join("ens");
+    let start = |k: usize| cnns.join(format!("member-{k}"));
+    ok(&train(&ens, "0", &["--init-from", s(&start(0))]));
+    // Member 1 from member 0's CNN: that CNN trained on member 1's validation rows.
+    let o = train(&ens, "1", &["--init-from", s(&start(0))]);
+    assert_clean_error(&o, &["--init-from for member 1", "other validation rows"]);
+    // Another option than member 0's is named.
+    let o = train(&ens, "1", &["--init-from", s(&start(1)), "--lr", "0.01"]);
+    assert_clean_error(&o, &["ensemble.json", "--lr 0.001, not 0.01"]);
+    // Without a start: the ensemble's members each have one.
+    let o = train(&ens, "1", &[]);
+    assert_clean_error(&o, &["started from a CNN of its own"]);
+    // --resume has no start for member 1 to train from.
+    let o = ant(&["train", "--resume", s(&ens)]);
+    assert_clean_error(
+        &o,
+        &[
+            "member 1 starts from a CNN of its own",
+            "--member 1 --init-from",
+        ],
+    );
+    ok(&train(&ens, "1", &["--init-from", s(&start(1))]));
+    let file = std::fs::read_to_string(ens.join("ensemble.json")).unwrap();
+    assert!(
+        file.contains("\"member_starts\": true") && !file.contains("cnns"),
+        "{file}"
+    );
+    for k in 0..2 {
+        let m = Ant::load(&ens.join(format!("member-{k}")), &Device::flex()).unwrap();
+        assert_eq!(m.meta().config.init_from(), Some(start(k).as_path()));
+    }
+    ok(&ant(&["eval", "--model", s(&ens), "--data", s(&data)]));
+}

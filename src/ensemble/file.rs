@@ -64,6 +64,12 @@ pub struct EnsembleFile {
     pub cwd: PathBuf,
     /// Member K's seed, derived from the run's seed and K.
     pub(crate) member_seeds: Vec<u64>,
+    /// Whether each member starts from a CNN of its own (`--ensemble N --member K
+    /// --init-from DIR`, the CNN trained as member K): `spec` then names no start
+    /// (each member's run and model name theirs), and `spec.params.init_from` is, in
+    /// memory, the start of the member this command trains.
+    #[serde(default)]
+    pub(crate) member_starts: bool,
 }
 
 impl EnsembleFile {
@@ -92,6 +98,7 @@ impl EnsembleFile {
             member_seeds: (0..size)
                 .map(|k| crate::seed::member_seed(seed, k))
                 .collect(),
+            member_starts: spec.params.init_from.is_some(),
             spec: RunSpec {
                 member: None,
                 ..spec
@@ -105,8 +112,13 @@ impl EnsembleFile {
         let path = dir.join(ENSEMBLE_FILE);
         let text = crate::store::atomic::read_bounded(&path, MAX_FILE_BYTES)
             .map_err(|e| AntError::io(&path, e))?;
-        let file: EnsembleFile = serde_json::from_slice(&text)
+        let mut file: EnsembleFile = serde_json::from_slice(&text)
             .map_err(|e| AntError::data(&path, format!("not an ensemble file: {e}")))?;
+        // A file that names a start (written when a member started from one) is a file
+        // of members that start each from their own.
+        if file.spec.params.init_from.take().is_some() {
+            file.member_starts = true;
+        }
         if file.format != FORMAT {
             let msg = format!("unknown format {:?}", file.format);
             return Err(AntError::data(&path, msg));
@@ -135,7 +147,9 @@ impl EnsembleFile {
 
     /// Write `ensemble.json` into `dir` (atomically).
     pub fn save(&self, dir: &Path) -> Result<()> {
-        let json = serde_json::to_vec_pretty(self).map_err(|e| AntError::model(e.to_string()))?;
+        let mut file = self.clone();
+        file.spec.params.init_from = None;
+        let json = serde_json::to_vec_pretty(&file).map_err(|e| AntError::model(e.to_string()))?;
         crate::store::manifest::write(dir, ENSEMBLE_FILE, &json)
     }
 
@@ -155,6 +169,14 @@ impl EnsembleFile {
                 "{k} is not a member of an ensemble of {} (members are numbered 0 to {})",
                 self.size,
                 self.size - 1
+            );
+            return Err(AntError::invalid("member", reason));
+        }
+        if self.member_starts && self.spec.params.init_from.is_none() {
+            let reason = format!(
+                "member {k} starts from a CNN of its own, which ensemble.json does not name \
+                 (--init-from): train it with --ensemble {} --member {k} --init-from DIR",
+                self.size
             );
             return Err(AntError::invalid("member", reason));
         }
@@ -198,9 +220,48 @@ impl EnsembleFile {
             let (a, b) = (md5(&there.data_md5), md5(&self.data_md5));
             return differs(format!("data of MD5 {a}, this data's is {b}"));
         }
-        if there.spec != self.spec {
-            return differs("other data options or training parameters".into());
+        if there.member_starts != self.member_starts {
+            return differs(match there.member_starts {
+                true => "members each started from a CNN of its own (--init-from)".into(),
+                false => "members trained from new modules (no --init-from)".into(),
+            });
+        }
+        if let Some(what) = first_difference(&there.spec, &self.spec) {
+            return differs(what);
         }
         Ok(true)
     }
+}
+
+/// The first option in which `there` (an ensemble's spec) and `here` differ, as
+/// `--lr 0.001, not 0.01`; `None` when they agree. The start (`init_from`) is each
+/// member's own and is not compared.
+fn first_difference(there: &RunSpec, here: &RunSpec) -> Option<String> {
+    let fields = |s: &RunSpec| {
+        let mut s = s.clone();
+        s.params.init_from = None;
+        let v = serde_json::to_value(&s).unwrap_or_default();
+        let part = |k: &str| match v.get(k) {
+            Some(serde_json::Value::Object(m)) => m.clone().into_iter().collect::<Vec<_>>(),
+            _ => vec![],
+        };
+        [part("data"), part("params")].concat()
+    };
+    let (a, b) = (fields(there), fields(here));
+    let shown = |v: Option<&serde_json::Value>| match v {
+        None | Some(serde_json::Value::Null) => "none".to_string(),
+        Some(serde_json::Value::String(s)) => s.clone(),
+        Some(v) => v.to_string(),
+    };
+    let keys: std::collections::BTreeSet<&String> = a.iter().chain(&b).map(|(k, _)| k).collect();
+    let value = |f: &[(String, serde_json::Value)], k: &str| {
+        f.iter().find(|(n, _)| n == k).map(|(_, v)| v.clone())
+    };
+    keys.into_iter()
+        .find(|k| value(&a, k) != value(&b, k))
+        .map(|k| {
+            let flag = format!("--{}", k.replace('_', "-"));
+            let (x, y) = (value(&a, k), value(&b, k));
+            format!("{flag} {}, not {}", shown(x.as_ref()), shown(y.as_ref()))
+        })
 }
