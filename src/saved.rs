@@ -84,37 +84,71 @@ impl SavedModel {
     }
 }
 
-/// `ant prune`: the model in `model` (trained on `data`) without the subtrees that
-/// fewer than `min_reach` of its validation rows reach, saved into `out` with a
-/// `prune.json` per tree (an ensemble: each member into `out/member-K`). `out` is
-/// checked first (`force`: replace a model there) and locked while written. Returns
-/// the summary: nodes and parameters removed, scores before and after.
+/// What `ant prune` prunes: the model in `model`, trained on `data` (tested on
+/// `test_data` when given, else on what it records), without the subtrees that fewer
+/// than `min_reach` of its validation rows reach, into `out` (`force`: replace a model
+/// there).
+pub struct PruneJob<'a> {
+    pub model: &'a Path,
+    pub data: &'a Path,
+    pub test_data: Option<&'a Path>,
+    pub min_reach: f64,
+    pub out: &'a Path,
+    pub force: bool,
+}
+
+/// `ant prune`: the pruned model saved into `job.out` with a `prune.json` per tree (an
+/// ensemble: each member into `out/member-K`). `out` is checked first and locked while
+/// written. Returns the summary (nodes and parameters removed, scores before and after)
+/// and a warning when the test rows could not be read (their scores are then null).
 pub fn prune(
-    model: &Path,
-    data: &Path,
-    min_reach: f64,
-    out: &Path,
-    force: bool,
+    job: &PruneJob,
     device: &Device,
     reading: FileReading,
-) -> Result<serde_json::Value> {
-    crate::store::outputs::check_prune_out(model, data, out, force)?;
+) -> Result<(serde_json::Value, Option<String>)> {
+    let inputs: Vec<&Path> = std::iter::once(job.data).chain(job.test_data).collect();
+    crate::store::outputs::check_prune_out(job.model, &inputs, job.out, job.force)?;
     // Held while the pruned model is written: two prunes into one directory would mix
     // one's tree.json with the other's weights.
-    let _lock = crate::run::DirLock::take(out, false)?;
-    crate::store::outputs::check_prune_out(model, data, out, force)?;
-    match SavedModel::load_reading(model, device, reading)? {
-        SavedModel::Single(m) => prune_tree(&m, data, min_reach, out),
+    let _lock = crate::run::DirLock::take(job.out, false)?;
+    crate::store::outputs::check_prune_out(job.model, &inputs, job.out, job.force)?;
+    match SavedModel::load_reading(job.model, device, reading)? {
+        SavedModel::Single(m) => prune_tree(&m, job, job.out),
         SavedModel::Ensemble(ens) => {
-            let mut members = Vec::new();
-            for (k, m) in ens.members().iter().enumerate() {
-                let mut summary = prune_tree(m, data, min_reach, &member_dir(out, k))?;
-                summary["member"] = serde_json::json!(k);
-                members.push(summary);
+            let pruned = prune_members(&ens, job);
+            if pruned.is_err() {
+                take_back_ensemble(job.out, ens.members().len());
             }
-            ens.file().save(out)?;
-            Ok(serde_json::json!({ "min_reach": min_reach, "members": members }))
+            pruned
         }
+    }
+}
+
+/// Each member of `ens` pruned into `out/member-K`, then `ensemble.json`.
+fn prune_members(ens: &Ensemble, job: &PruneJob) -> Result<(serde_json::Value, Option<String>)> {
+    let (mut members, mut warning) = (Vec::new(), None);
+    for (k, m) in ens.members().iter().enumerate() {
+        let (mut summary, w) = prune_tree(m, job, &member_dir(job.out, k))?;
+        summary["member"] = serde_json::json!(k);
+        members.push(summary);
+        // The members share their test rows: one warning says it for all.
+        warning = warning.or(w);
+    }
+    ens.file().save(job.out)?;
+    let summary = serde_json::json!({ "min_reach": job.min_reach, "members": members });
+    Ok((summary, warning))
+}
+
+/// Takes back a pruned ensemble whose saving failed: its `ensemble.json` first (then no
+/// ensemble is there), then its members. An ensemble is never written over another,
+/// so nothing of the user's was there; plain removals, which a full disk allows.
+fn take_back_ensemble(out: &Path, members: usize) {
+    use crate::store::file_names::ENSEMBLE_FILE;
+    if std::fs::remove_file(out.join(ENSEMBLE_FILE)).is_ok() || !out.join(ENSEMBLE_FILE).exists() {
+        for k in 0..members {
+            let _ = crate::store::atomic::remove_dir_atomic(&member_dir(out, k));
+        }
+        let _ = crate::store::manifest::remove(out, ENSEMBLE_FILE);
     }
 }
 
@@ -133,18 +167,25 @@ pub fn save(model: &Ant, dir: &Path, overwrite: bool) -> Result<()> {
 }
 
 /// Prunes `model` (trained on `data`) into `out` with its `prune.json`; returns it.
-fn prune_tree(model: &Ant, data: &Path, min_reach: f64, out: &Path) -> Result<serde_json::Value> {
-    let (valid, test) = model.recorded_rows(data)?;
-    let (pruned, report) = model.pruned(&valid, min_reach)?;
-    crate::model::save_model(&pruned, None, out, crate::store::outputs::Records::Old)?;
-    let (v0, v1) = (model.evaluate(&valid)?, pruned.evaluate(&valid)?);
-    // A model fitted through the library has no test rows: those scores are null.
-    let scores = |m: &Ant| test.as_ref().map(|t| m.evaluate(t)).transpose();
+/// One tree of `job` pruned into `out`. Its summary is made before anything is saved,
+/// and written with the model: a save that fails after the model's switch takes the
+/// model back, so that `out` never holds a pruned model without its `prune.json`.
+fn prune_tree(
+    model: &Ant,
+    job: &PruneJob,
+    out: &Path,
+) -> Result<(serde_json::Value, Option<String>)> {
+    let rows = model.recorded_rows(job.data, job.test_data)?;
+    let (pruned, report) = model.pruned(&rows.valid, job.min_reach)?;
+    let (v0, v1) = (model.evaluate(&rows.valid)?, pruned.evaluate(&rows.valid)?);
+    // Without test rows (a model fitted through the library, a test file that cannot
+    // be read) those scores are null.
+    let scores = |m: &Ant| rows.test.as_ref().map(|t| m.evaluate(t)).transpose();
     let (t0, t1) = (scores(model)?, scores(&pruned)?);
     let multi = |e: &Option<crate::model::Evaluation>| e.as_ref().map(|e| e.multi_path);
     let single = |e: &Option<crate::model::Evaluation>| e.as_ref().map(|e| e.single_path);
     let summary = serde_json::json!({
-        "min_reach": min_reach,
+        "min_reach": job.min_reach,
         "removed": report.removed,
         "nodes_removed": report.nodes_removed,
         "params_removed": report.params_removed,
@@ -156,8 +197,19 @@ fn prune_tree(model: &Ant, data: &Path, min_reach: f64, out: &Path) -> Result<se
     });
     let json =
         serde_json::to_string_pretty(&summary).map_err(|e| AntError::model(e.to_string()))?;
-    crate::store::manifest::write(out, crate::store::file_names::PRUNE_FILE, json.as_bytes())?;
-    Ok(summary)
+    let saved = crate::model::save_model(&pruned, None, out, crate::store::outputs::Records::Old)
+        .and_then(|()| {
+            crate::store::manifest::write(
+                out,
+                crate::store::file_names::PRUNE_FILE,
+                json.as_bytes(),
+            )
+        });
+    if let Err(e) = saved {
+        crate::model::take_back_save(&pruned, out, &[crate::store::file_names::PRUNE_FILE]);
+        return Err(e);
+    }
+    Ok((summary, rows.warning))
 }
 
 /// `ant inspect`: the tree in `dir`, one line per node; or the ensemble's spec and

@@ -134,6 +134,8 @@ struct Fixture {
     data: String,
     rows: String,
     model: String,
+    /// A model tested on a file of its own (`train --test-data`).
+    tested: String,
 }
 
 fn fixture(dir: &Path) -> Fixture {
@@ -159,10 +161,17 @@ fn fixture(dir: &Path) -> Fixture {
     let s = |p: &Path| p.to_str().unwrap().to_string();
     let o = train(&s(&data), &s(&model));
     assert!(o.status.success(), "{}", String::from_utf8_lossy(&o.stderr));
+    let tested = dir.join("tested");
+    let o = common::ant_with(
+        "train --preset tabular --target species --task classification --epochs-node 2 --refine-epochs 1 --max-depth 2",
+        &["--data", &s(&data), "--test-data", &s(&data), "--out", &s(&tested)],
+    );
+    assert!(o.status.success(), "{}", String::from_utf8_lossy(&o.stderr));
     Fixture {
         data: s(&data),
         rows: s(&input),
         model: s(&model),
+        tested: s(&tested),
     }
 }
 
@@ -331,6 +340,19 @@ fn input_recipe(cmd: &str, flag: &str, f: &Fixture, path: &str, out: &str) -> Op
             "--model",
             m,
             "--data",
+            path,
+            "--min-reach",
+            "0.2",
+            "--out",
+            out,
+        ]),
+        ("prune", "--test-data") => v(&[
+            "prune",
+            "--model",
+            &f.tested,
+            "--data",
+            &f.data,
+            "--test-data",
             path,
             "--min-reach",
             "0.2",

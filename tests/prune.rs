@@ -212,3 +212,201 @@ fn a_failed_prune_leaves_no_empty_directory() {
     );
     assert!(!p.exists(), "an empty {} is left", p.display());
 }
+
+/// The N-th file write of a prune fails as on a full disk, for every N: the prune exits
+/// 2, and the directory holds no model (it was empty before), or the pruned model with
+/// its `prune.json`; a second prune then needs no `--force`. The same for an ensemble,
+/// member by member.
+#[test]
+fn a_prune_that_fails_at_any_write_leaves_no_half_model() {
+    let t = tempfile::tempdir().unwrap();
+    let data = cls_csv(t.path());
+    let single = t.path().join("m");
+    ok(&train_cls(&data, &single, &[]));
+    let ens = t.path().join("e");
+    ok(&train_cls(&data, &ens, &["--ensemble", "2"]));
+    for (model, trees) in [
+        (&single, vec![String::new()]),
+        (&ens, vec!["member-0/".into(), "member-1/".into()]),
+    ] {
+        let mut failed = 0;
+        for n in 1.. {
+            let out = t.path().join(format!(
+                "p{n}-{}",
+                model.file_name().unwrap().to_str().unwrap()
+            ));
+            let o = std::process::Command::new(env!("CARGO_BIN_EXE_ant"))
+                .args(["prune", "--model", s(model), "--data", s(&data)])
+                .args(["--min-reach", "0.2", "--out", s(&out)])
+                .env("ANT_FAULT_FAIL_WRITE", n.to_string())
+                .output()
+                .unwrap();
+            for tree in &trees {
+                let (model_there, summary) = (
+                    out.join(format!("{tree}tree.json")).exists(),
+                    out.join(format!("{tree}prune.json")).exists(),
+                );
+                assert_eq!(model_there, summary, "write {n}, {tree}: {}", stderr(&o));
+            }
+            if o.status.success() {
+                assert!(failed >= 5, "only {failed} writes");
+                break;
+            }
+            failed += 1;
+            assert_clean_error(&o, &["No space left on device"]);
+            // A whole tree left where one failed to save is a member of a prune that
+            // failed: the rerun replaces it (prune's own files) without --force.
+            let again = ant_with(
+                "prune --min-reach 0.2",
+                &["--model", s(model), "--data", s(&data), "--out", s(&out)],
+            );
+            if !again.status.success() {
+                assert_clean_error(&again, &["--force"]);
+                ok(&ant_with(
+                    "prune --min-reach 0.2 --force",
+                    &["--model", s(model), "--data", s(&data), "--out", s(&out)],
+                ));
+            }
+        }
+    }
+}
+
+/// A model tested on a file of its own (`train --test-data`) is pruned from any
+/// directory (the file is recorded by its absolute path); when the file moved, or was a
+/// pipe of the training command, the prune warns and leaves the test scores null, and
+/// `prune --test-data` scores them on the file given.
+#[test]
+fn a_model_with_its_own_test_file_is_pruned_from_anywhere() {
+    let t = tempfile::tempdir().unwrap();
+    let data = cls_csv(t.path());
+    let test = t.path().join("test.csv");
+    std::fs::copy(&data, &test).unwrap();
+    let m = t.path().join("m");
+    // Given relative to the training directory.
+    let o = std::process::Command::new(env!("CARGO_BIN_EXE_ant"))
+        .current_dir(t.path())
+        .args([
+            "train",
+            "--preset",
+            "tabular",
+            "--data",
+            "cls.csv",
+            "--test-data",
+            "test.csv",
+        ])
+        .args([
+            "--target",
+            "y",
+            "--task",
+            "classification",
+            "--epochs-node",
+            "2",
+        ])
+        .args(["--refine-epochs", "1", "--max-depth", "2", "--out", "m"])
+        .output()
+        .unwrap();
+    ok(&o);
+    let elsewhere = t.path().join("elsewhere");
+    std::fs::create_dir(&elsewhere).unwrap();
+    let prune = |out: &str, extra: &[&str]| {
+        std::process::Command::new(env!("CARGO_BIN_EXE_ant"))
+            .current_dir(&elsewhere)
+            .args([
+                "prune",
+                "--model",
+                s(&m),
+                "--data",
+                s(&data),
+                "--min-reach",
+                "0.1",
+            ])
+            .args(["--out", out])
+            .args(extra)
+            .output()
+            .unwrap()
+    };
+    let scored = |o: &std::process::Output| json_of(o)["test_multi_path_before"].as_f64();
+    let o = prune("p1", &[]);
+    ok(&o);
+    let first = scored(&o).expect("test scores");
+    std::fs::rename(&test, t.path().join("moved.csv")).unwrap();
+    let o = prune("p2", &[]);
+    ok(&o);
+    assert_eq!(scored(&o), None);
+    let e = stderr(&o);
+    assert!(
+        e.contains("warning: ") && e.contains("test.csv") && e.contains("--test-data"),
+        "{e}"
+    );
+    let o = prune("p3", &["--test-data", "../moved.csv"]);
+    ok(&o);
+    assert_eq!(scored(&o), Some(first));
+    // A model tested on a held-out fraction has no test file to give.
+    let f = t.path().join("f");
+    ok(&train_cls(&data, &f, &[]));
+    let o = ant(&[
+        "prune",
+        "--model",
+        s(&f),
+        "--data",
+        s(&data),
+        "--min-reach",
+        "0.1",
+    ]
+    .into_iter()
+    .chain(["--out", s(&t.path().join("p4")), "--test-data", s(&data)])
+    .collect::<Vec<_>>());
+    assert_clean_error(&o, &["--test-data", "a held-out fraction of --data"]);
+    // A pipe as the test file: gone once training ends.
+    let piped = t.path().join("piped");
+    let mut child = std::process::Command::new(env!("CARGO_BIN_EXE_ant"))
+        .args([
+            "train",
+            "--preset",
+            "tabular",
+            "--data",
+            s(&data),
+            "--test-data",
+            "/dev/stdin",
+        ])
+        .args([
+            "--target",
+            "y",
+            "--task",
+            "classification",
+            "--epochs-node",
+            "2",
+        ])
+        .args([
+            "--refine-epochs",
+            "1",
+            "--max-depth",
+            "2",
+            "--out",
+            s(&piped),
+        ])
+        .stdin(std::process::Stdio::piped())
+        .stderr(std::process::Stdio::piped())
+        .spawn()
+        .unwrap();
+    use std::io::Write;
+    let rows = std::fs::read(&data).unwrap();
+    child.stdin.take().unwrap().write_all(&rows).unwrap();
+    ok(&child.wait_with_output().unwrap());
+    let o = std::process::Command::new(env!("CARGO_BIN_EXE_ant"))
+        .args([
+            "prune",
+            "--model",
+            s(&piped),
+            "--data",
+            s(&data),
+            "--min-reach",
+            "0.1",
+        ])
+        .args(["--out", s(&t.path().join("p5"))])
+        .stdin(std::process::Stdio::null())
+        .output()
+        .unwrap();
+    ok(&o);
+    assert_eq!(scored(&o), None, "{}", stderr(&o));
+}

@@ -76,6 +76,10 @@ pub(crate) struct PruneArgs {
     /// The data the model was trained on (its recorded validation rows are used).
     #[arg(long)]
     pub(crate) data: PathBuf,
+    /// The test file to score the pruned model on (default: the one the model was
+    /// tested on, when it was given one with `train --test-data`).
+    #[arg(long)]
+    pub(crate) test_data: Option<PathBuf>,
     /// Remove subtrees whose mean reach probability over validation is below this.
     #[arg(long)]
     pub(crate) min_reach: f64,

@@ -112,15 +112,16 @@ fn of_file(file: &Path) -> impl Fn(AntError) -> AntError + '_ {
 fn prune(a: PruneArgs) -> Result<()> {
     let device = a.device.burn()?;
     let (reading, force) = (a.table.reading(), a.force);
-    let summary = ant::saved::prune(
-        &a.model,
-        &a.data,
-        a.min_reach,
-        &a.out,
+    let job = ant::saved::PruneJob {
+        model: &a.model,
+        data: &a.data,
+        test_data: a.test_data.as_deref(),
+        min_reach: a.min_reach,
+        out: &a.out,
         force,
-        &device,
-        reading,
-    )?;
+    };
+    let (summary, warning) = ant::saved::prune(&job, &device, reading)?;
+    warn(warning);
     print_json(&summary)
 }
 

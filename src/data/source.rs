@@ -220,6 +220,16 @@ fn load_file(
     }
 }
 
+/// The training rows of `path` alone, as [`load_source`] reads them when the test rows
+/// come from another file (that file is then not read).
+pub(crate) fn load_training_rows(
+    path: &Path,
+    target: Option<&TargetSpec>,
+    size: Option<ImageSize>,
+) -> Result<Dataset> {
+    Ok(load_any(path, target, None, true, size)?.all)
+}
+
 /// Resolve the test set: the data's own test files, else `test_data`, else a seeded
 /// `test_fraction` of the file (recorded by checksum so `eval` picks the same rows).
 /// With `target`, files are tables with that target column.

@@ -374,3 +374,26 @@ pub(crate) fn save_model(
     }
     model.save(out)
 }
+
+/// Takes back a save of `model` into `dir` that failed after its switch (`tree.json`
+/// is `model`'s): `tree.json` goes first, so that no model is there, then its weights.
+/// Plain removals, which a full disk allows (the manifest's rewrite may fail: its
+/// entries then name files that are gone, which no check minds). A save that failed
+/// before the switch left the old model, which stays, with the files that describe it:
+/// `described_by` (written for the new model) goes only with the new model.
+pub(crate) fn take_back_save(model: &super::Ant, dir: &Path, described_by: &[&str]) {
+    let Ok((json, weights)) = model.to_bytes() else {
+        return;
+    };
+    let tree = dir.join(TREE_FILE);
+    let switched = read_bounded(&tree, MAX_TREE_BYTES).is_ok_and(|t| t == json);
+    if switched && std::fs::remove_file(&tree).is_ok() {
+        let weights = WeightsRef::of(&weights).file;
+        for name in [weights.as_str()].iter().chain(described_by) {
+            let _ = std::fs::remove_file(dir.join(name));
+        }
+        for name in [TREE_FILE, weights.as_str()].iter().chain(described_by) {
+            let _ = crate::store::manifest::remove(dir, name);
+        }
+    }
+}

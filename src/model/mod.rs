@@ -31,7 +31,7 @@ pub(crate) use evaluate::score;
 pub(crate) use files::FORMAT;
 pub(crate) use files::TREE_FILE;
 pub(crate) use files::check_is_a_folder;
-pub(crate) use files::save_model;
+pub(crate) use files::{save_model, take_back_save};
 pub(crate) use inference::argmax_rows;
 pub use inference::{Inference, Predictions};
 pub use meta::{EstimatorRecord, LabelKind, ModelMeta};

@@ -5,7 +5,7 @@ use std::path::Path;
 
 use super::Ant;
 use crate::data::Dataset;
-use crate::data::source::{load_source, load_test_rows};
+use crate::data::source::{load_source, load_test_rows, load_training_rows};
 use crate::data::split::TestSplit;
 use crate::error::{AntError, Result};
 
@@ -151,25 +151,47 @@ impl Ant {
 
     /// The validation and test rows this model was trained with, rebuilt from its
     /// provenance and the data at `path`; an error when that is not the data it was
-    /// trained on (its checksum or row counts differ).
-    /// A model fitted through the library has no test rows: `None`.
-    pub fn recorded_rows(&self, path: &Path) -> Result<(Dataset, Option<Dataset>)> {
+    /// trained on (its checksum or row counts differ). A model tested on a file of its
+    /// own is tested on `test_data` when given, else on the file it records; when that
+    /// cannot be read (moved, or a pipe of the training command), there are no test
+    /// rows and the warning says so. A model fitted through the library has none either.
+    pub fn recorded_rows(&self, path: &Path, test_data: Option<&Path>) -> Result<RecordedRows> {
         let prov = &self.meta().provenance;
         let target = prov.target.as_ref();
         let size = prov.image_size;
-        let src = match &prov.test_split {
-            TestSplit::Fraction { fraction, seed, .. } => {
-                load_source(path, None, *fraction, *seed, target, size)?
+        let mut warning = None;
+        let both = |s: crate::data::source::Source| (s.train, Some(s.test));
+        let (mut train, test) = match (&prov.test_split, test_data) {
+            (TestSplit::File { path: recorded }, given) => {
+                let test = given.unwrap_or(Path::new(recorded));
+                match unreadable(test).filter(|_| given.is_none()) {
+                    None => both(load_source(path, Some(test), 0.2, 0, target, size)?),
+                    Some(why) => {
+                        warning = Some(format!(
+                            "{}: the model's test file {why}: no test scores; give --test-data to score it",
+                            test.display()
+                        ));
+                        (load_training_rows(path, target, size)?, None)
+                    }
+                }
             }
-            TestSplit::File { path: test } => {
-                load_source(path, Some(Path::new(test)), 0.2, 0, target, size)?
+            (split, Some(given)) => return Err(not_its_test_file(split, given)),
+            (TestSplit::Fraction { fraction, seed, .. }, None) => {
+                both(load_source(path, None, *fraction, *seed, target, size)?)
             }
-            TestSplit::Files => {
-                load_source(path, None, 0.2, self.meta().config.seed, target, size)?
+            (TestSplit::Files, None) => {
+                let seed = self.meta().config.seed;
+                both(load_source(path, None, 0.2, seed, target, size)?)
             }
-            TestSplit::Unknown => return self.library_rows(path).map(|valid| (valid, None)),
+            (TestSplit::Unknown, None) => {
+                let valid = self.library_rows(path)?;
+                return Ok(RecordedRows {
+                    valid,
+                    test: None,
+                    warning,
+                });
+            }
         };
-        let mut train = src.train;
         if let Some(n) = prov.train_limit {
             train = train.first_for_training(n);
         }
@@ -177,10 +199,14 @@ impl Ant {
             // An ensemble member validated on rows taken in its own order.
             train = m.rows(&train);
         }
+        // The test rows came from the same read (a pipe can be read once): the training
+        // rows' checksum shows the data is the model's, so its split is the model's.
         let valid = self.valid_rows_of(&train, path)?;
-        // The test rows from the same read (a pipe can be read once): the training rows'
-        // checksum has shown the data is the model's, so its split is the model's.
-        Ok((valid, Some(src.test)))
+        Ok(RecordedRows {
+            valid,
+            test,
+            warning,
+        })
     }
 
     /// The validation rows of a model fitted through the library (Python): `path` must
@@ -239,4 +265,33 @@ impl Ant {
         }
         Ok(valid)
     }
+}
+
+/// The rows [`Ant::recorded_rows`] rebuilds: validation rows, and test rows where they
+/// can be read (`warning` says why not, when a test file could not be).
+pub struct RecordedRows {
+    pub valid: Dataset,
+    pub test: Option<Dataset>,
+    pub warning: Option<String>,
+}
+
+/// Why a recorded test file cannot be read now: missing, or not a file nor a folder (a
+/// pipe such as `/dev/fd/62` lives as long as the command that made it).
+fn unreadable(path: &Path) -> Option<String> {
+    match std::fs::metadata(path) {
+        Err(e) => Some(format!("cannot be read ({e})")),
+        Ok(m) if m.is_file() || m.is_dir() => None,
+        Ok(_) => Some("is no file nor folder (a pipe of the training command?)".into()),
+    }
+}
+
+/// `--test-data` for a model whose test rows are not a file of their own.
+fn not_its_test_file(split: &TestSplit, given: &Path) -> AntError {
+    let rows = match split {
+        TestSplit::Fraction { .. } => "a held-out fraction of --data",
+        TestSplit::Files => "the data's own test files",
+        _ => "none (it was fitted through the library)",
+    };
+    let msg = format!("--test-data: this model's test rows are {rows}: leave it out");
+    AntError::data(given, msg)
 }

@@ -533,9 +533,10 @@ fn load(spec: &RunSpec, cwd: &Path) -> Result<(TestSide, Dataset)> {
         d.image_size,
     )?
     .into_parts();
-    // Provenance names the test file as it was given.
+    // Provenance names the test file by its absolute path (not made canonical: a
+    // link stays the link given), so that `ant prune` finds it from any directory.
     if let (TestSplit::File { path }, Some(given)) = (&mut source.split, &d.test_data) {
-        *path = given.display().to_string();
+        *path = cwd.join(given).display().to_string();
     }
     let train = match d.train_limit {
         // The first rows kept where they are: a data set is not copied to limit it.

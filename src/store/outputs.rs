@@ -435,7 +435,7 @@ fn trained_on(model: &Path) -> Option<PathBuf> {
 
 /// `ant prune --model M --data D --out OUT [--force]`: OUT as [`check_model_dir`]
 /// allows, for a model or an ensemble as M holds.
-pub(crate) fn check_prune_out(model: &Path, data: &Path, out: &Path, force: bool) -> Result<()> {
+pub(crate) fn check_prune_out(model: &Path, data: &[&Path], out: &Path, force: bool) -> Result<()> {
     let saved = match model
         .join(crate::store::file_names::ENSEMBLE_FILE)
         .is_file()
@@ -443,7 +443,7 @@ pub(crate) fn check_prune_out(model: &Path, data: &Path, out: &Path, force: bool
         true => Saved::Ensemble,
         false => Saved::Model,
     };
-    check_model_dir(out, saved, force, &inputs(model, &[data]))
+    check_model_dir(out, saved, force, &inputs(model, data))
 }
 
 /// `ant export --format web --out DIR`: DIR is no input (the model directory, a data
