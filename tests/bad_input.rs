@@ -1129,11 +1129,19 @@ fn a_model_that_could_not_load_is_never_trained_and_settings_that_conflict_are_r
     let t = tempfile::tempdir().unwrap();
     let data = t.path().join("huge.csv");
     let rows: String = (0..60)
-        .map(|i| format!("{},{}e36\n", i % 7, 1 + i % 3))
+        .map(|i| format!("{},3.{}e38\n", i % 7, i % 3))
         .collect();
     std::fs::write(&data, format!("a,y\n{rows}")).unwrap();
     let o = train_y(&data, "regression", &[]);
-    assert_clean_error(&o, &[s(&data), "cannot be standardised in f32", "y_mean"]);
+    assert_clean_error(
+        &o,
+        &[
+            s(&data),
+            "cannot be standardised in f32",
+            "y_mean",
+            "multiply the column by 1e-3",
+        ],
+    );
     let m = tiny_model();
     let d = m.parent().unwrap().join("train.csv");
     // Written in the test's own folder: an earlier version wrote `b.svg` in the

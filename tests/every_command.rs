@@ -164,7 +164,14 @@ fn fixture(dir: &Path) -> Fixture {
     let tested = dir.join("tested");
     let o = common::ant_with(
         "train --preset tabular --target species --task classification --epochs-node 2 --refine-epochs 1 --max-depth 2",
-        &["--data", &s(&data), "--test-data", &s(&data), "--out", &s(&tested)],
+        &[
+            "--data",
+            &s(&data),
+            "--test-data",
+            &s(&data),
+            "--out",
+            &s(&tested),
+        ],
     );
     assert!(o.status.success(), "{}", String::from_utf8_lossy(&o.stderr));
     Fixture {

@@ -50,10 +50,6 @@ impl Floats<'_> {
             if let Some((j, why)) = seen.too_small() {
                 return Err(PyValueError::new_err(format!("{what}: column {j}: {why}")));
             }
-            // As a table's column: trained as a constant, and said (`warnings.rs`).
-            for (j, why) in seen.flattened() {
-                tracing::warn!("{what}: column {j}: {why}");
-            }
         }
         Ok(values)
     }

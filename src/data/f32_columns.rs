@@ -11,12 +11,12 @@
 //! | A value that is not finite is refused, with its line | no fit computes on it | `nan`, `inf` |
 //! | A value below f32's smallest normal magnitude among larger ones is kept | it becomes 0, or nearly, like any tiny value beside others | a p-value of `1e-300` among `0.5`s |
 //! | A column whose every non-zero value lies below f32's smallest normal magnitude (1.2e-38) is refused | f32 keeps few digits of it or none (`1e-50` becomes 0): multiplying it rescues it | `1e-50`, `3e-45` |
-//! | A column whose spread is finer than f32's 7 digits hold at its size, where narrowing moves a value by more than [`MAX_NARROWING_SHARE`] (5%) of the spread, and the values stay more than one in f32, is refused | timestamps or identifiers with a large offset become a handful of values 128 apart: subtracting the offset rescues them | `1.7e9 + 7i` |
-//! | ... whose values all narrow to one f32 value is trained as a constant, and said in a warning | that variation may be data f32 cannot hold | `1.7e9 + i` for 50 `i`; `0.3` beside its f32 value `0.30000001192092896` |
-//! | A spread below [`NOISE_SHARE`] (1e-10) of the values' size is f64 rounding noise: a constant, without a word | it is no data | `0.1 + 0.2` beside `0.3` |
+//! | A column whose spread is finer than f32's 7 digits hold at its size, where narrowing moves a value by more than [`MAX_NARROWING_SHARE`] (5%) of the spread, is refused, at every offset and whether its values narrow to several f32 values or to one, features and targets alike | timestamps or identifiers with a large offset become a handful of values 128 apart, or one: subtracting the offset rescues them (trained as a constant, a target would be scored on nothing) | `1.7e9 + 7i`, `1.7e9 + i`, `1e8 + i`, `0.3 + 1e-9 i` |
+//! | ... except one f32 value written at both widths: a constant, without a word | it is one number, exported by f32 and by f64 code | `0.3` beside its f32 value `0.30000001192092896` |
+//! | A spread below [`NOISE_SHARE`] (1e-13) of the values' size is f64 rounding noise: a constant, without a word | it is no data | `0.1 + 0.2` beside `0.3` |
 //! | Columns at any scale whose spread f32 holds are kept | features and targets in tiny or huge units are as real as any | prices, coordinates, times days apart, values around `1e-30` |
 //! | A standard deviation below f32's smallest normal magnitude ([`MIN_STD`]) is refused | training never divides by less, so it was edited in | `x_std` of `1e-40` |
-//! | A mean or standard deviation beyond ±[`MAX_SCALE`] (1e36) is refused | the values it scales would overflow f32 | `y_mean` of `1e37` |
+//! | A column whose mean plus [`HEADROOM`] (16) standard deviations exceeds f32's largest value (3.4e38) is refused, with the power of ten that rescues it | standardised values, and outputs scaled back, would overflow f32 | targets of mean `2e38` |
 //! | An input mean beyond [`MAX_OFFSET`] (1e30) standard deviations is refused | normalised inputs that large overflow the network's f32 | `x_mean` `1e31` with `x_std` `1` |
 
 use std::path::Path;
@@ -48,16 +48,18 @@ pub fn to_f32(v: f64) -> std::result::Result<f32, String> {
 ///   becomes a handful of values 128 apart), found as narrowing changing its values by
 ///   more than 5% of their spread.
 ///
-/// A spread below 1e-10 of the values' size is f64 rounding noise (0.1 + 0.2 against
-/// 0.3), not data: such a column is constant to training, as before. So is one whose
-/// values all narrow to one f32 value (`0.3` beside its f32 value
-/// `0.30000001192092896`, as exports of both widths mix), which is said in a warning
-/// ([`ColumnMagnitudes::flattened`]): it may be data f32 cannot hold.
+/// The second rule holds at every offset, whether narrowing leaves several values or
+/// one (1.7e9 plus a few units is one f32 value: as a constant target it would be
+/// scored on nothing). A spread below 1e-13 of the values' size is f64 rounding noise
+/// (0.1 + 0.2 against 0.3), not data: such a column is constant to training. So is one
+/// f32 value written at both widths (`0.3` beside `0.30000001192092896`, as exports of
+/// f32 and f64 code mix): one number.
 pub struct ColumnMagnitudes(Vec<ColumnSeen>);
 
 /// One column's largest magnitude, its running mean and sum of squared deviations
-/// (Welford's, in f64), the largest change narrowing to f32 made to a value, and the
-/// smallest and largest value narrowed.
+/// (Welford's, in f64), the largest change narrowing to f32 made to a value, the
+/// smallest and largest value narrowed, and its first two distinct values (`more`: it
+/// has others).
 #[derive(Clone, Copy)]
 struct ColumnSeen {
     max: f64,
@@ -67,25 +69,24 @@ struct ColumnSeen {
     narrowing: f64,
     lo: f32,
     hi: f32,
+    first: [Option<f64>; 2],
+    more: bool,
 }
 
 /// The share of a column's spread that narrowing may change a value by (steps of a
 /// tenth of the spread: noise of 3% of it, which no fit notices).
 const MAX_NARROWING_SHARE: f64 = 0.05;
-/// A spread below this share of the values' size is f64 rounding noise.
-const NOISE_SHARE: f64 = 1e-10;
+/// A spread below this share of the values' size (a few hundred of f64's steps) is
+/// f64 rounding noise; 1e12 plus a few units is data.
+const NOISE_SHARE: f64 = 1e-13;
 
-/// Refuses a column f32 would flatten or blur, seen in `seen`, naming it (`label(j)`),
-/// and warns of each one whose values are all one in f32: the one check of a table's
-/// columns (features and targets) read for training.
+/// Refuses a column f32 would flatten or blur, seen in `seen`, naming it (`label(j)`):
+/// the one check of a table's columns (features and targets) read for training.
 pub(super) fn check_magnitudes(
     seen: &ColumnMagnitudes,
     label: impl Fn(usize) -> String,
     path: &Path,
 ) -> Result<()> {
-    for (j, why) in seen.flattened() {
-        tracing::warn!("{}: {}: {why}", path.display(), label(j));
-    }
     match seen.too_small() {
         Some((j, why)) => Err(AntError::data(path, format!("{}: {why}", label(j)))),
         None => Ok(()),
@@ -102,6 +103,8 @@ impl ColumnMagnitudes {
             narrowing: 0.0,
             lo: f32::INFINITY,
             hi: f32::NEG_INFINITY,
+            first: [None; 2],
+            more: false,
         };
         ColumnMagnitudes(vec![none; columns])
     }
@@ -119,6 +122,13 @@ impl ColumnMagnitudes {
         let v32 = v as f32;
         c.narrowing = c.narrowing.max((f64::from(v32) - v).abs());
         (c.lo, c.hi) = (c.lo.min(v32), c.hi.max(v32));
+        match c.first {
+            [Some(a), _] if a == v => {}
+            [Some(_), Some(b)] if b == v => {}
+            [None, _] => c.first[0] = Some(v),
+            [Some(_), None] => c.first[1] = Some(v),
+            [Some(_), Some(_)] => c.more = true,
+        }
     }
 
     /// The first column f32 would flatten or blur, and why (with what rescues it).
@@ -127,26 +137,6 @@ impl ColumnMagnitudes {
             .iter()
             .enumerate()
             .find_map(|(j, c)| c.lost_in_f32().map(|why| (j, why)))
-    }
-
-    /// The columns whose values differ but all narrow to one f32 value: constant to
-    /// training, and said, since that variation may be data (what a warning says).
-    pub fn flattened(&self) -> Vec<(usize, String)> {
-        let said = |c: &ColumnSeen| {
-            (c.blurred() && c.lo == c.hi).then(|| {
-                format!(
-                    "its values vary by {:.3e} around {}, but are all one value in f32 (ant computes in f32): it is trained as a constant; if that variation is data, subtract an offset such as {} first",
-                    c.std(),
-                    c.mean_text(),
-                    c.offset()
-                )
-            })
-        };
-        self.0
-            .iter()
-            .enumerate()
-            .filter_map(|(j, c)| said(c).map(|w| (j, w)))
-            .collect()
     }
 }
 
@@ -184,18 +174,33 @@ impl ColumnSeen {
         )
     }
 
+    /// Whether the values are one f32 value, written as f32 writes it (its shortest
+    /// digits) and as f64 holds it: `0.3` and `0.30000001192092896`.
+    fn one_value_at_two_widths(&self) -> bool {
+        let one = self.lo;
+        let widths = [one.to_string().parse::<f64>().ok(), Some(f64::from(one))];
+        self.lo == self.hi
+            && !self.more
+            && self
+                .first
+                .iter()
+                .flatten()
+                .all(|v| widths.contains(&Some(*v)))
+    }
+
     fn lost_in_f32(&self) -> Option<String> {
         let max = self.max;
         if max > 0.0 && max < f64::from(f32::MIN_POSITIVE) {
-            let factor = 10f64.powi((-max.log10()).ceil() as i32);
+            // As an exponent: 1e310 is no f64.
+            let factor = (-max.log10()).ceil() as i32;
             return Some(format!(
-                "every value is below f32's smallest normal magnitude ({:e}; the largest is {max:e}), where f32 keeps few digits or none: multiply the column by {factor:e}",
+                "every value is below f32's smallest normal magnitude ({:e}; the largest is {max:e}), where f32 keeps few digits or none: multiply the column by 1e{factor}",
                 f32::MIN_POSITIVE
             ));
         }
-        // Values that stay more than one in f32 but are moved about: refused. Values
-        // that all become one are a constant (see `flattened`).
-        (self.blurred() && self.lo < self.hi).then(|| {
+        // Values moved about by narrowing, whether they stay several or become one,
+        // unless they are one f32 value at two widths.
+        (self.blurred() && !self.one_value_at_two_widths()).then(|| {
             format!(
                 "its values vary by {:.3e} around {}, finer than f32's 7 digits hold at that size (ant computes in f32): narrowing changes them by up to {:.3e}, {:.0}% of their spread; subtract an offset such as {} first",
                 self.std(),
@@ -212,8 +217,10 @@ impl ColumnSeen {
 /// holds as a normal number (features in tiny units are real), so a smaller one was
 /// edited in.
 const MIN_STD: f32 = f32::MIN_POSITIVE;
-/// Beyond this a scale or offset leaves no room in f32 for the values it produces.
-const MAX_SCALE: f32 = 1e36;
+/// How many standard deviations from its mean a standardised column's values (and a
+/// model's outputs) may lie and still be f32 numbers once scaled back: a column is
+/// standardised when `|mean| + HEADROOM * std` is within f32 (3.4e38).
+const HEADROOM: f64 = 16.0;
 /// The largest input offset, in standard deviations, that normalisation can leave
 /// finite for the network to compute on.
 const MAX_OFFSET: f32 = 1e30;
@@ -227,24 +234,20 @@ pub(crate) fn check_standardisation(
     y_mean: &[f32],
     y_std: &[f32],
 ) -> std::result::Result<(), String> {
-    let columns = [
-        ("x_mean", x_mean, None),
-        ("x_std", x_std, Some(MIN_STD)),
-        ("y_mean", y_mean, None),
-        ("y_std", y_std, Some(MIN_STD)),
-    ];
-    for (name, v, min) in columns {
-        for (j, &x) in v.iter().enumerate() {
-            if min.is_some_and(|m| x < m) {
-                let m = min.unwrap_or_default();
+    for (name, mean, std) in [("x", x_mean, x_std), ("y", y_mean, y_std)] {
+        for (j, (&m, &s)) in mean.iter().zip(std).enumerate() {
+            if s < MIN_STD {
                 return Err(format!(
-                    "normalisation {name}[{j}] is {x:e}, too small to divide by (at least {m:e})"
+                    "normalisation {name}_std[{j}] is {s:e}, too small to divide by (at least {MIN_STD:e}){}",
+                    factor_to(f64::from(s), 1e-30)
                 ));
             }
-            if x.abs() > MAX_SCALE {
+            let reach = f64::from(m).abs() + HEADROOM * f64::from(s);
+            if !(reach <= f64::from(f32::MAX)) {
                 return Err(format!(
-                    "normalisation {name}[{j}] is {x:e}, beyond ±{MAX_SCALE:e}: the values it \
-                     scales would overflow f32"
+                    "normalisation {name}_mean[{j}] is {m:e} with {name}_std {s:e}: values {HEADROOM} \
+                     standard deviations from the mean would overflow f32{}",
+                    factor_to(reach, f64::from(f32::MAX) / 100.0)
                 ));
             }
         }
@@ -253,12 +256,24 @@ pub(crate) fn check_standardisation(
         if (m / s).abs() > MAX_OFFSET {
             return Err(format!(
                 "normalisation x_mean[{j}] is {m:e} with x_std {s:e}: normalised inputs near \
-                 {:e} overflow the network's f32",
+                 {:e} overflow the network's f32; subtract an offset such as {m:e} from the column",
                 m / s
             ));
         }
     }
     Ok(())
+}
+
+/// `: multiply the column by 1eK`, the power of ten that takes `size` to about `to`
+/// (as an exponent: 1e310 is no f64); nothing when `size` is 0 or not finite.
+fn factor_to(size: f64, to: f64) -> String {
+    match size > 0.0 && size.is_finite() {
+        true => format!(
+            ": multiply the column by 1e{}",
+            (to.log10() - size.log10()).floor() as i32
+        ),
+        false => String::new(),
+    }
 }
 
 #[cfg(test)]
@@ -274,16 +289,16 @@ mod tests {
 
     #[test]
     fn a_column_is_refused_only_when_f32_blurs_its_spread() {
-        // A few tens apart, Unix times are one f32 value: a constant, said in a warning.
-        let mut seen = ColumnMagnitudes::new(1);
-        (0..50).for_each(|i| seen.see(0, 1.7e9 + f64::from(i)));
-        assert_eq!(seen.too_small(), None);
-        let said = seen.flattened();
-        assert!(
-            said.len() == 1 && said[0].1.contains("trained as a constant"),
-            "{said:?}"
-        );
-        // 0.3 beside its own f32 value (exports of both widths mixed): the same.
+        // A few units apart, Unix times are one f32 value: refused as when they are
+        // several, at every offset.
+        for offset in [3e7, 1e8, 1.7e9, 1e12] {
+            let why = judged((0..50).map(|i| offset + f64::from(i % 5))).expect("refused");
+            assert!(
+                why.contains("subtract an offset such as"),
+                "{offset:e}: {why}"
+            );
+        }
+        // 0.3 beside its own f32 value (exports of both widths mixed): one number.
         assert_eq!(
             judged((0..50).map(|i| [0.3, f64::from(0.3f32)][i % 2])),
             None
@@ -315,8 +330,6 @@ mod tests {
     enum Fate {
         /// Read as it is, without a word.
         Kept,
-        /// Trained as a constant, said in a warning that holds this.
-        Constant(&'static str),
         /// Refused, the error holding this.
         Refused(&'static str),
     }
@@ -339,11 +352,9 @@ mod tests {
                 .err()
                 .map(|e| e.to_string())
         });
-        let said = seen.flattened();
         match (wanted, refused) {
             (Fate::Refused(text), Some(why)) => why.contains(text),
-            (Fate::Constant(text), None) => said.len() == 1 && said[0].1.contains(text),
-            (Fate::Kept, None) => said.is_empty(),
+            (Fate::Kept, None) => true,
             _ => false,
         }
     }
@@ -383,14 +394,19 @@ mod tests {
                 Fate::Refused("subtract an offset such as 1700000000"),
             ),
             (
-                "a 1.7e9 offset, a few tens apart",
+                "a 1.7e9 offset, a few tens apart (one f32 value)",
                 column(50, |i| 1.7e9 + i),
-                Fate::Constant("trained as a constant"),
+                Fate::Refused("subtract an offset such as 1700000000"),
+            ),
+            (
+                "0.3 plus a variation f32 cannot hold (one f32 value)",
+                column(50, |i| 0.3 + 1e-9 * (i % 2.0)),
+                Fate::Refused("finer than f32's 7 digits"),
             ),
             (
                 "0.3 beside its f32 value",
                 column(50, |i| [0.3, f64::from(0.3f32)][i as usize % 2]),
-                Fate::Constant("around 0.30000000"),
+                Fate::Kept,
             ),
             // The false alarms it must not raise.
             (
@@ -451,14 +467,21 @@ mod tests {
                 Some("y_std[0]"),
             ),
             (
-                "a target mean beyond 1e36",
-                ok(&[0.0], &[1.0], &[1e37], &[1.0]),
-                Some("y_mean[0] is 1e37, beyond ±1e36"),
+                "a target mean with no room for 16 deviations",
+                ok(&[0.0], &[1.0], &[3e38], &[1e37]),
+                Some(
+                    "y_mean[0] is 3e38 with y_std 1e37: values 16 standard deviations from the mean would overflow f32: multiply the column by 1e-3",
+                ),
             ),
             (
-                "an input spread beyond 1e36",
-                ok(&[0.0, 0.0], &[1.0, 2e36], &[], &[]),
-                Some("x_std[1] is 2e36"),
+                "an input spread of 3e37",
+                ok(&[0.0, 0.0], &[1.0, 3e37], &[], &[]),
+                Some("x_mean[1] is 0e0 with x_std 3e37"),
+            ),
+            (
+                "columns x1e36 and targets x1e37 (iris's scales)",
+                ok(&[5.8e36], &[8.3e35], &[5.8e37], &[8.3e36]),
+                None,
             ),
             (
                 "an input mean 1e31 spreads off",

@@ -51,9 +51,6 @@ pub fn parse_sarcos(bytes: &[u8], path: &Path, training: bool) -> Result<Dataset
         }
     }
     if training {
-        for (c, why) in seen.flattened() {
-            tracing::warn!("{}: {}: {why}", path.display(), column_name(c));
-        }
         if let Some((c, why)) = seen.too_small() {
             return Err(AntError::data(path, format!("{}: {why}", column_name(c))));
         }

@@ -564,7 +564,7 @@ fn load(spec: &RunSpec, cwd: &Path) -> Result<(TestSide, Dataset)> {
     // Checked here too, to name the file: a model that would not load is never trained.
     let norm = crate::normalise::Normalisation::from_data(&train, input, cfg.image_norm);
     norm.check_scales().map_err(|why| {
-        let msg = format!("its values cannot be standardised in f32 ({why}); rescale them");
+        let msg = format!("its values cannot be standardised in f32: {why}");
         AntError::data(cwd.join(&d.path), msg)
     })?;
     if let Some(start) = crate::model::start_model(&cfg.params(), &Device::flex())? {
