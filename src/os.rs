@@ -286,6 +286,44 @@ fn over_limit(bytes: u64, what: &str) -> Option<String> {
     })
 }
 
+/// `path` opened to read, never to wait: a regular file is opened non-blocking, so a
+/// kernel file that looks like one but waits for data (`/proc/kmsg`) answers at once
+/// with an error that [`waits_error`] words (a true regular file reads as ever).
+/// Pipes and other streams open as before: their writer ends them.
+pub(crate) fn open_to_read(path: &Path) -> std::io::Result<std::fs::File> {
+    #[cfg(unix)]
+    if std::fs::metadata(path).is_ok_and(|m| m.is_file()) {
+        use std::os::unix::fs::OpenOptionsExt;
+        return std::fs::OpenOptions::new()
+            .read(true)
+            .custom_flags(libc::O_NONBLOCK)
+            .open(path)
+            .map_err(waits_error);
+    }
+    std::fs::File::open(path)
+}
+
+/// A read of a file from [`open_to_read`] that would have waited, said as such.
+pub(crate) fn waits_error(e: std::io::Error) -> std::io::Error {
+    match e.kind() {
+        std::io::ErrorKind::WouldBlock => std::io::Error::new(
+            std::io::ErrorKind::WouldBlock,
+            "waits for data that may never come (a kernel or device file, not a data file)",
+        ),
+        _ => e,
+    }
+}
+
+/// `std::fs::read` through [`open_to_read`].
+pub(crate) fn read_file(path: &Path) -> std::io::Result<Vec<u8>> {
+    use std::io::Read;
+    let mut bytes = vec![];
+    open_to_read(path)?
+        .read_to_end(&mut bytes)
+        .map_err(waits_error)?;
+    Ok(bytes)
+}
+
 #[cfg(test)]
 mod tests {
     /// A running process is alive; one that ended and is not yet reaped is not.

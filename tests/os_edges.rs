@@ -372,3 +372,64 @@ fn paths_that_lead_nowhere_are_said_for_what_they_are() {
     }
     assert_eq!(std::fs::read_to_string(d.join("afile")).unwrap(), "mine");
 }
+
+/// A file that looks regular but waits for data (`/proc/kmsg`, readable by root) is
+/// refused at once by every command that reads a file, never waited on. Where the
+/// process may not open it, there is nothing to wait on: the check is then the open's
+/// own error, and a FIFO with a writer still reads as ever (tests/stdio.rs).
+#[test]
+fn a_file_that_waits_for_data_is_refused_at_once() {
+    let kmsg = Path::new("/proc/kmsg");
+    if std::fs::File::open(kmsg).is_err() {
+        eprintln!("/proc/kmsg cannot be opened here: nothing waits");
+        return;
+    }
+    let t = tempfile::tempdir().unwrap();
+    let data = table(t.path(), OsStr::new("train.csv"), 60);
+    let m = t.path().join("m");
+    assert!(
+        run(&quick_train(data.as_os_str(), m.as_os_str()))
+            .status
+            .success()
+    );
+    let (k, m, out) = (
+        kmsg.to_str().unwrap(),
+        m.to_str().unwrap(),
+        t.path().join("o"),
+    );
+    let (out, svg) = (out.to_str().unwrap(), t.path().join("t.svg"));
+    let svg = svg.to_str().unwrap();
+    let commands: [&[&str]; 5] = [
+        &[
+            "train",
+            "--preset",
+            "tabular",
+            "--target",
+            "y",
+            "--task",
+            "classification",
+            "--data",
+            k,
+            "--out",
+            out,
+        ],
+        &["eval", "--model", m, "--data", k],
+        &["predict", "--model", m, "--input", k],
+        &["plot", "--model", m, "--data", k, "--out", svg],
+        &[
+            "prune",
+            "--model",
+            m,
+            "--data",
+            k,
+            "--min-reach",
+            "0.1",
+            "--out",
+            out,
+        ],
+    ];
+    for args in commands {
+        let o = common::ant_bounded(args, 60);
+        common::assert_clean_error(&o, &["/proc/kmsg", "waits for data"]);
+    }
+}

@@ -145,7 +145,7 @@ pub fn holds(path: &Path) -> Option<Holds> {
 pub fn is_numpy_file(path: &Path) -> bool {
     use std::io::Read;
     let mut head = [0u8; 6];
-    std::fs::File::open(path).is_ok_and(|mut f| f.read_exact(&mut head).is_ok())
+    crate::os::open_to_read(path).is_ok_and(|mut f| f.read_exact(&mut head).is_ok())
         && (numpy::is_npy(&head) || head.starts_with(b"PK\x03\x04"))
 }
 
@@ -154,7 +154,7 @@ pub fn is_numpy_file(path: &Path) -> bool {
 pub fn is_a_mat_file(path: &Path) -> bool {
     use std::io::Read;
     let mut head = Vec::with_capacity(128);
-    let file = std::fs::File::open(path)
+    let file = crate::os::open_to_read(path)
         .ok()
         .filter(|f| f.metadata().is_ok_and(|m| m.is_file()));
     file.is_some_and(|f| f.take(128).read_to_end(&mut head).is_ok())

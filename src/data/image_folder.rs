@@ -333,13 +333,13 @@ fn head(path: &Path) -> Result<Head> {
 /// further: then the whole file).
 fn read_head(path: &Path) -> Result<Vec<u8>> {
     use std::io::Read;
-    let file = std::fs::File::open(path).map_err(|e| AntError::io(path, e))?;
+    let file = crate::os::open_to_read(path).map_err(|e| AntError::io(path, e))?;
     let mut bytes = vec![];
     file.take(1 << 16)
         .read_to_end(&mut bytes)
-        .map_err(|e| AntError::io(path, e))?;
+        .map_err(|e| AntError::io(path, crate::os::waits_error(e)))?;
     if image::guess_format(&bytes).is_ok_and(|f| f == ImageFormat::Tiff) {
-        return std::fs::read(path).map_err(|e| AntError::io(path, e));
+        return crate::os::read_file(path).map_err(|e| AntError::io(path, e));
     }
     Ok(bytes)
 }
@@ -439,7 +439,7 @@ fn check_decoding_fits(heads: &[Head], files: &[PathBuf], pixels: u64, at: &Path
 /// The image file `path` decoded (resized to `size`), and the MD5 of its bytes.
 fn decode(path: &Path, size: Option<ImageSize>) -> Result<(DynamicImage, [u8; 16])> {
     use md5::{Digest, Md5};
-    let bytes = std::fs::read(path).map_err(|e| AntError::io(path, e))?;
+    let bytes = crate::os::read_file(path).map_err(|e| AntError::io(path, e))?;
     let md5: [u8; 16] = Md5::digest(&bytes).into();
     let image = reader(path, &bytes)?
         .decode()

@@ -124,7 +124,7 @@ fn warn_of_stale_temp_files(path: &Path) {
 /// bytes have been read, and a device (`/dev/zero`) is refused before reading.
 pub fn read_bounded(path: &Path, limit: u64) -> std::io::Result<Vec<u8>> {
     use std::io::Read;
-    let file = std::fs::File::open(path)?;
+    let file = crate::os::open_to_read(path)?;
     let meta = file.metadata()?;
     #[cfg(unix)]
     {
@@ -157,7 +157,9 @@ pub fn read_bounded(path: &Path, limit: u64) -> std::io::Result<Vec<u8>> {
     } else {
         0
     });
-    file.take(limit.saturating_add(1)).read_to_end(&mut bytes)?;
+    file.take(limit.saturating_add(1))
+        .read_to_end(&mut bytes)
+        .map_err(crate::os::waits_error)?;
     if bytes.len() as u64 > limit {
         return Err(too_big());
     }

@@ -14,7 +14,8 @@ pub(crate) fn file_md5(path: &Path) -> Result<String> {
 /// Hex MD5 of the first `len` bytes of the file `path` (all of a shorter one), read as
 /// a stream.
 pub(crate) fn md5_of_first(path: &Path, len: u64) -> std::io::Result<String> {
-    md5_of_first_read(std::fs::File::open(path)?, len)
+    md5_of_first_read(crate::os::open_to_read(path)?, len)
+        .map_err(crate::os::waits_error)
 }
 
 /// [`md5_of_first`] of what `reader` reads from where it stands.
