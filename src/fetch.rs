@@ -277,9 +277,44 @@ fn unpacked_md5(path: &Path, limit: u64) -> Result<std::result::Result<String, S
 }
 
 fn part_path(path: &Path) -> PathBuf {
+    with_ending(path, ".part")
+}
+
+fn with_ending(path: &Path, ending: &str) -> PathBuf {
     let mut s = path.as_os_str().to_owned();
-    s.push(".part");
+    s.push(ending);
     PathBuf::from(s)
+}
+
+/// The stamp beside a `.part` ant started: `NAME.part.ant`, holding the URL it
+/// downloads. A `.part` without it (or for another URL) is not ant's: a file of the
+/// user's, or of a version before the stamp, which ant neither resumes nor replaces.
+fn stamp_path(part: &Path) -> PathBuf {
+    with_ending(part, ".ant")
+}
+
+/// Refuses a `.part` at `part` that ant did not start for `url`.
+fn check_part_is_ours(part: &Path, url: &str) -> Result<()> {
+    if std::fs::symlink_metadata(part).is_err() {
+        return Ok(());
+    }
+    let stamp = stamp_path(part);
+    let ours =
+        crate::store::atomic::read_bounded(&stamp, 1 << 16).is_ok_and(|b| b == url.as_bytes());
+    if ours && std::fs::symlink_metadata(part).is_ok_and(|m| m.is_file()) {
+        return Ok(());
+    }
+    let msg = format!(
+        "is where the download of {url} goes, and ant did not start it (no {} names that URL): move it or delete it, then run again",
+        stamp.file_name().unwrap_or_default().to_string_lossy()
+    );
+    Err(AntError::data(part, msg))
+}
+
+/// Removes ant's `.part` and its stamp (the part first: a stamp alone names nothing).
+fn remove_part(part: &Path) -> Result<()> {
+    remove(part)?;
+    remove(&stamp_path(part))
 }
 
 /// One file's download: where from, into which `.part`, within which limits.
@@ -303,12 +338,12 @@ fn download(job: &Job, progress: &mut dyn FetchProgress) -> Result<u64> {
     let mut have = std::fs::metadata(part).map(|m| m.len()).unwrap_or(0);
     if have >= job.max_bytes {
         // Whole already (it failed its check) or too long: start over.
-        remove(part)?;
+        remove_part(part)?;
         have = 0;
     }
     let Some(resp) = request(job, have)? else {
         // The partial file is already whole (or larger than the file): start over.
-        remove(part)?;
+        remove_part(part)?;
         return download(job, progress);
     };
     let resumed = have > 0 && resp.status() == 206;
@@ -329,6 +364,10 @@ fn download(job: &Job, progress: &mut dyn FetchProgress) -> Result<u64> {
             ),
         ));
     }
+    if !resumed {
+        // Stamped before its first byte: the `.part` is then provably ant's.
+        crate::store::atomic::write_atomic(&stamp_path(part), url.as_bytes())?;
+    }
     let mut file = if resumed {
         OpenOptions::new().append(true).open(part)
     } else {
@@ -347,7 +386,7 @@ fn download(job: &Job, progress: &mut dyn FetchProgress) -> Result<u64> {
         }
         Err(Cut::Remove(e)) => {
             drop(file);
-            remove(part)?;
+            remove_part(part)?;
             return Err(e);
         }
     };
@@ -739,11 +778,12 @@ fn fetch_file(
         opts,
         deadline: Instant::now() + opts.total_timeout,
     };
+    check_part_is_ours(&part, &url)?;
     // A whole `.part` (a run stopped before renaming it) needs no download.
     if !(part.is_file() && matches!(verify(&part, f)?, Verdict::Verified)) {
         download(&job, progress).map_err(kept)?;
         if let Verdict::Mismatch(why) = verify(&part, f)? {
-            remove(&part)?;
+            remove_part(&part)?;
             let old = match failing {
                 Some(_) => "; the file already there was left as it was",
                 None => "",
@@ -758,6 +798,7 @@ fn fetch_file(
         std::fs::rename(&path, aside).map_err(|e| AntError::io(&path, e))?;
     }
     std::fs::rename(&part, &path).map_err(|e| AntError::io(&path, e))?;
+    remove(&stamp_path(&part))?;
     progress.step(&path, Step::Downloaded);
     Ok(())
 }

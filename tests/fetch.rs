@@ -293,8 +293,12 @@ fn an_interrupted_download_resumes_with_range() {
 fn a_server_ignoring_range_means_starting_over() {
     let srv = serve(Behaviour::default());
     let d = tempfile::tempdir().unwrap();
-    // A stale partial file of junk: the server answers 200, so it is replaced.
-    std::fs::write(d.path().join("t10k-labels-idx1-ubyte.gz.part"), [7u8; 1000]).unwrap();
+    // A stale partial file of junk that ant started (stamped with its URL): the
+    // server answers 200, so it is replaced.
+    let part = d.path().join("t10k-labels-idx1-ubyte.gz.part");
+    std::fs::write(&part, [7u8; 1000]).unwrap();
+    let url = format!("{}t10k-labels-idx1-ubyte.gz", srv.url);
+    std::fs::write(d.path().join("t10k-labels-idx1-ubyte.gz.part.ant"), &url).unwrap();
     let o = fetch(d.path(), &srv.url);
     assert!(o.status.success(), "{}", String::from_utf8_lossy(&o.stderr));
     assert_complete(d.path());
@@ -609,4 +613,37 @@ fn a_dir_that_is_a_link_to_nowhere_is_named_as_such() {
         e.contains("symbolic link") && e.contains("leads to nothing"),
         "{e}"
     );
+}
+
+/// A `.part` ant did not start (no stamp beside it naming its URL, or one naming
+/// another) is a file of the user's: the fetch refuses it by name and leaves it as it
+/// was, for every file of the set; ant's own `.part` and stamp are gone once the file
+/// is in place.
+#[test]
+fn a_part_file_ant_did_not_start_is_left_as_it_is() {
+    let srv = serve(Behaviour {
+        honour_range: true,
+        ..Default::default()
+    });
+    for name in FILES {
+        for stamp in [None, Some("http://elsewhere/x")] {
+            let d = tempfile::tempdir().unwrap();
+            let part = d.path().join(format!("{name}.part"));
+            std::fs::write(&part, b"my notes").unwrap();
+            if let Some(url) = stamp {
+                std::fs::write(d.path().join(format!("{name}.part.ant")), url).unwrap();
+            }
+            let o = fetch(d.path(), &srv.url);
+            common::assert_clean_error(&o, &[&format!("{name}.part"), "ant did not start it"]);
+            assert_eq!(std::fs::read(&part).unwrap(), b"my notes", "{name}");
+        }
+    }
+    let d = tempfile::tempdir().unwrap();
+    let o = fetch(d.path(), &srv.url);
+    assert!(o.status.success(), "{}", String::from_utf8_lossy(&o.stderr));
+    for name in FILES {
+        for left in [format!("{name}.part"), format!("{name}.part.ant")] {
+            assert!(!d.path().join(&left).exists(), "{left} left");
+        }
+    }
 }
