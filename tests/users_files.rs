@@ -1,7 +1,8 @@
 //! `ant` deletes or replaces only what it can tell it wrote: a `checkpoint/` folder, a
 //! `.tmp` name, a report, records or pruning summary beside no model, a `tree.json` or
-//! weights under a name ant uses, another run's files, the training data, and a killed
-//! write's temporary file are the user's, kept, and named when they stop a command.
+//! weights under a name ant uses, another run's files, the training data, a killed
+//! write's temporary file, and where no manifest is, any file whose content does not
+//! show it ant's, are the user's, kept, and named when they stop a command.
 
 use std::path::Path;
 use std::process::Output;
@@ -275,4 +276,88 @@ fn a_killed_writes_temporary_file_is_named_by_the_next_write_never_removed() {
     std::fs::write(own.join("keep"), "mine").unwrap();
     assert!(ant(&args).status.success());
     assert_eq!(std::fs::read_to_string(own.join("keep")).unwrap(), "mine");
+}
+
+/// Where no manifest is (a model saved before manifests, or one whose manifest was
+/// deleted), a file is ant's only if its content shows it beside the model: for every
+/// name ant writes, in a model, a pruned model and an ensemble's member, a file of the
+/// user's under that name stops `train --force` and `prune --force`, named, and stays;
+/// the same directories untouched are adopted and replaced as before.
+#[test]
+fn without_a_manifest_only_what_the_content_proves_is_ants() {
+    let t = tempfile::tempdir().unwrap();
+    let data = cls_csv(t.path());
+    let model = t.path().join("m");
+    ok(&train_cls(&data, &model, &[]));
+    let prune = |out: &Path| {
+        ant_with(
+            "prune --min-reach 0.2 --force",
+            &["--model", s(&model), "--data", s(&data), "--out", s(out)],
+        )
+    };
+    let without_manifests = |dir: &Path| {
+        for d in [
+            dir.to_path_buf(),
+            dir.join("member-0"),
+            dir.join("member-1"),
+        ] {
+            let _ = std::fs::remove_file(d.join("ant-files.json"));
+        }
+    };
+    // Each layout: how to make it in `dir`, the folder of it that holds a model, and
+    // the command that replaces it.
+    type Make<'a> = Box<dyn Fn(&Path) -> Output + 'a>;
+    let layouts: [(&str, Make, &str); 3] = [
+        ("model", Box::new(|d: &Path| train_cls(&data, d, &[])), ""),
+        ("pruned", Box::new(|d: &Path| prune(d)), ""),
+        (
+            "member",
+            Box::new(|d: &Path| train_cls(&data, d, &["--ensemble", "2"])),
+            "member-1",
+        ),
+    ];
+    let names = ant::store::file_names::STAMPED_FILES
+        .iter()
+        .map(|n| n.to_string())
+        .chain(["model-0123456789abcdef.safetensors".to_string()]);
+    for name in names {
+        for (layout, make, part) in &layouts {
+            let dir = t.path().join(format!("{layout}-{name}"));
+            ok(&make(&dir));
+            without_manifests(&dir);
+            let replace = || match *layout {
+                "pruned" => prune(&dir),
+                _ if part.is_empty() => train_cls(&data, &dir, &["--force"]),
+                // Member 1 trained again into its place.
+                _ => train_cls(
+                    &data,
+                    &dir,
+                    &["--ensemble", "2", "--member", "1", "--force"],
+                ),
+            };
+            let file = dir.join(part).join(&name);
+            std::fs::write(&file, "my diary").unwrap();
+            let o = replace();
+            let what = format!("{layout}, {name}: {}", stderr(&o));
+            assert_eq!(o.status.code(), Some(2), "{what}");
+            assert!(stderr(&o).contains(&name), "{what}");
+            assert_eq!(std::fs::read(&file).unwrap(), b"my diary", "{what}");
+        }
+    }
+    // Untouched, the same directories are ant's: adopted and replaced.
+    for (layout, make, _) in &layouts {
+        let dir = t.path().join(format!("{layout}-untouched"));
+        ok(&make(&dir));
+        without_manifests(&dir);
+        let o = match *layout {
+            "pruned" => prune(&dir),
+            "member" => train_cls(
+                &data,
+                &dir,
+                &["--ensemble", "2", "--member", "1", "--force"],
+            ),
+            _ => train_cls(&data, &dir, &["--force"]),
+        };
+        ok(&o);
+    }
 }

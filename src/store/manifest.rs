@@ -304,29 +304,84 @@ fn stamped_present(dir: &Path) -> Result<Vec<String>> {
     Ok(names)
 }
 
-/// For a directory without a manifest: the files under `ant`'s names that an earlier
-/// version of `ant` did not write, told by their content. Beside a model, an ensemble
-/// or a run of `ant`'s: a `tree.json` or `ensemble.json` of no known format, and
-/// checksum-named weights whose bytes do not match their name. Beside none: every one.
+/// For a directory without a manifest (written before manifests, or whose manifest
+/// was deleted): the files under `ant`'s names that `ant` cannot prove it wrote, told
+/// by their content against the model, ensemble or run beside them. Beside one: a
+/// `tree.json` or `ensemble.json` of no known format, checksum-named weights whose
+/// bytes do not match their name, weights that are no safetensors file, a report of
+/// another preset or none, a pruning summary without its fields, records with a line
+/// that is no epoch record. Beside none: every one.
 pub(crate) fn legacy_foreign(dir: &Path) -> Result<Vec<String>> {
-    let reads = |name: &str, ok: fn(&[u8]) -> bool| {
-        read_bounded(&dir.join(name), 256 << 20).is_ok_and(|b| ok(&b))
+    let read = |name: &str| read_bounded(&dir.join(name), 256 << 20).ok();
+    let tree = read(TREE_FILE).filter(|b| format_is(b, MODEL_FORMAT));
+    let ensemble = read(ENSEMBLE_FILE).filter(|b| format_is(b, ENSEMBLE_FORMAT));
+    let run = read(&format!("{CHECKPOINT_DIR}/{RUN_FILE}")).is_some_and(|b| is_run_file(&b));
+    // The preset the model or ensemble here was trained with: a report names it.
+    let preset = tree.as_deref().or(ensemble.as_deref()).and_then(preset_of);
+    let beside_model = tree.is_some() || ensemble.is_some() || run;
+    let proven = |n: &str| match n {
+        TREE_FILE => tree.is_some(),
+        ENSEMBLE_FILE => ensemble.is_some(),
+        n if is_checksum_weights(n) => weights_match_name(&dir.join(n)),
+        LEGACY_WEIGHTS_FILE => read(n).is_some_and(|b| is_safetensors(&b)),
+        REPORT_FILE => read(n).is_some_and(|b| is_report(&b, preset.as_deref())),
+        PRUNE_FILE => read(n).is_some_and(|b| is_prune_summary(&b)),
+        RECORDS_FILE => read(n).is_some_and(|b| are_epoch_records(&b)),
+        _ => false,
     };
-    let tree = reads(TREE_FILE, |b| format_is(b, MODEL_FORMAT));
-    let ensemble = reads(ENSEMBLE_FILE, |b| format_is(b, ENSEMBLE_FORMAT));
-    let run = reads(&format!("{CHECKPOINT_DIR}/{RUN_FILE}"), is_run_file);
-    let beside_model = tree || ensemble || run;
     let foreign = stamped_present(dir)?
         .into_iter()
-        .filter(|n| match n.as_str() {
-            _ if !beside_model => true,
-            TREE_FILE => !tree,
-            ENSEMBLE_FILE => !ensemble,
-            n if is_checksum_weights(n) => !weights_match_name(&dir.join(n)),
-            _ => false,
-        })
+        .filter(|n| !beside_model || !proven(n))
         .collect();
     Ok(foreign)
+}
+
+/// The `preset` a `tree.json` or `ensemble.json` names.
+fn preset_of(bytes: &[u8]) -> Option<String> {
+    let v: serde_json::Value = serde_json::from_slice(bytes).ok()?;
+    v.get("preset")?.as_str().map(str::to_string)
+}
+
+/// Whether `bytes` are a report `ant` writes (`report.json`) of a model of `preset`.
+fn is_report(bytes: &[u8], preset: Option<&str>) -> bool {
+    let Ok(serde_json::Value::Object(v)) = serde_json::from_slice(bytes) else {
+        return false;
+    };
+    v.get("test_samples").is_some_and(serde_json::Value::is_u64)
+        && v.get("preset").and_then(|p| p.as_str()).is_some_and(|p| Some(p) == preset)
+}
+
+/// Whether `bytes` are a pruning summary `ant` writes (`prune.json`).
+fn is_prune_summary(bytes: &[u8]) -> bool {
+    let Ok(serde_json::Value::Object(v)) = serde_json::from_slice(bytes) else {
+        return false;
+    };
+    ["min_reach", "removed", "params_before", "params_after"]
+        .iter()
+        .all(|k| v.contains_key(*k))
+}
+
+/// Whether every line of `bytes` is an epoch record (`records.jsonl`).
+fn are_epoch_records(bytes: &[u8]) -> bool {
+    std::str::from_utf8(bytes).is_ok_and(|text| {
+        text.lines()
+            .filter(|l| !l.trim().is_empty())
+            .all(|l| serde_json::from_str::<crate::observe::EpochRecord>(l).is_ok())
+    })
+}
+
+/// Whether `bytes` are a safetensors file: a little-endian header length, then that
+/// many bytes of a JSON object.
+fn is_safetensors(bytes: &[u8]) -> bool {
+    let Some((len, rest)) = bytes.split_first_chunk::<8>() else {
+        return false;
+    };
+    let len = u64::from_le_bytes(*len);
+    len <= rest.len() as u64
+        && serde_json::from_slice::<serde_json::Map<String, serde_json::Value>>(
+            &rest[..len as usize],
+        )
+        .is_ok()
 }
 
 /// Whether the weights file `path` (`model-<16 hex digits>.safetensors`) holds bytes
