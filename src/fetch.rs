@@ -21,6 +21,7 @@ use std::time::{Duration, Instant};
 
 use crate::error::{AntError, Result};
 use crate::store::checksum::file_md5;
+use part::{check_part_is_ours, part_path, remove_part, stamp_path};
 
 /// The data sets `fetch` knows.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
@@ -276,47 +277,6 @@ fn unpacked_md5(path: &Path, limit: u64) -> Result<std::result::Result<String, S
         .collect()))
 }
 
-fn part_path(path: &Path) -> PathBuf {
-    with_ending(path, ".part")
-}
-
-fn with_ending(path: &Path, ending: &str) -> PathBuf {
-    let mut s = path.as_os_str().to_owned();
-    s.push(ending);
-    PathBuf::from(s)
-}
-
-/// The stamp beside a `.part` ant started: `NAME.part.ant`, holding the URL it
-/// downloads. A `.part` without it (or for another URL) is not ant's: a file of the
-/// user's, or of a version before the stamp, which ant neither resumes nor replaces.
-fn stamp_path(part: &Path) -> PathBuf {
-    with_ending(part, ".ant")
-}
-
-/// Refuses a `.part` at `part` that ant did not start for `url`.
-fn check_part_is_ours(part: &Path, url: &str) -> Result<()> {
-    if std::fs::symlink_metadata(part).is_err() {
-        return Ok(());
-    }
-    let stamp = stamp_path(part);
-    let ours =
-        crate::store::atomic::read_bounded(&stamp, 1 << 16).is_ok_and(|b| b == url.as_bytes());
-    if ours && std::fs::symlink_metadata(part).is_ok_and(|m| m.is_file()) {
-        return Ok(());
-    }
-    let msg = format!(
-        "is where the download of {url} goes, and ant did not start it (no {} names that URL): move it or delete it, then run again",
-        stamp.file_name().unwrap_or_default().to_string_lossy()
-    );
-    Err(AntError::data(part, msg))
-}
-
-/// Removes ant's `.part` and its stamp (the part first: a stamp alone names nothing).
-fn remove_part(part: &Path) -> Result<()> {
-    remove(part)?;
-    remove(&stamp_path(part))
-}
-
 /// One file's download: where from, into which `.part`, within which limits.
 struct Job<'a> {
     agent: &'a ureq::Agent,
@@ -402,7 +362,7 @@ fn download(job: &Job, progress: &mut dyn FetchProgress) -> Result<u64> {
     Ok(got)
 }
 
-fn remove(path: &Path) -> Result<()> {
+pub(super) fn remove(path: &Path) -> Result<()> {
     match std::fs::remove_file(path) {
         Err(e) if e.kind() != std::io::ErrorKind::NotFound => Err(AntError::io(path, e)),
         _ => Ok(()),
@@ -816,5 +776,6 @@ fn aside_name(path: &Path) -> PathBuf {
         .expect("a free name")
 }
 
+mod part;
 #[cfg(test)]
 mod tests;
