@@ -433,3 +433,80 @@ fn a_file_that_waits_for_data_is_refused_at_once() {
         common::assert_clean_error(&o, &["/proc/kmsg", "waits for data"]);
     }
 }
+
+/// A model of thousands of nodes and tensors loads as fast as its files are read: its
+/// weights' header is parsed once (not once per tensor: 8,000 tensors took minutes)
+/// and its tree's shapes are checked in one pass from the root (not node by node from
+/// the root: a chain of 64,000 nodes took two minutes).
+#[test]
+fn a_model_of_thousands_of_nodes_loads_at_once() {
+    use md5::{Digest, Md5};
+    let t = tempfile::tempdir().unwrap();
+    let data = table(t.path(), OsStr::new("train.csv"), 60);
+    let m = t.path().join("m");
+    assert!(
+        run(&quick_train(data.as_os_str(), m.as_os_str()))
+            .status
+            .success()
+    );
+    let mut tree: serde_json::Value =
+        serde_json::from_slice(&std::fs::read(m.join("tree.json")).unwrap()).unwrap();
+    let d = tree["topology"]["input"]["Flat"]["d"].as_u64().unwrap() as usize;
+    let lin = |o: usize| serde_json::json!({"layers": [{"op": "linear", "d_in": d, "d_out": o}]});
+    // A chain: router 2k has leaf 2k+1 on its left and router 2k+2 on its right.
+    let routers = 4000;
+    let mut nodes = vec![];
+    for k in 0..=routers {
+        let i = 2 * k;
+        let parent = (k > 0).then(|| i - 2);
+        match k < routers {
+            true => {
+                nodes.push(serde_json::json!({"parent": parent, "children": [i + 1, i + 2], "edge": [], "router": lin(1), "solver": null}));
+                nodes.push(serde_json::json!({"parent": i, "children": null, "edge": [], "router": null, "solver": lin(2)}));
+            }
+            false => nodes.push(serde_json::json!({"parent": parent, "children": null, "edge": [], "router": null, "solver": lin(2)})),
+        }
+    }
+    // Its weights: every module's weight and bias.
+    let mut weights: Vec<(String, Vec<usize>)> = vec![];
+    for (i, n) in nodes.iter().enumerate() {
+        let (module, out) = match n["router"].is_null() {
+            true => ("solver", 2),
+            false => ("router", 1),
+        };
+        weights.push((format!("nodes.{i}.{module}.linears.0.bias"), vec![out]));
+        weights.push((format!("nodes.{i}.{module}.linears.0.weight"), vec![d, out]));
+    }
+    let values: Vec<Vec<u8>> = weights
+        .iter()
+        .map(|(_, shape)| 0.01f32.to_le_bytes().repeat(shape.iter().product()))
+        .collect();
+    let views: Vec<(String, safetensors::tensor::TensorView)> = weights
+        .iter()
+        .zip(&values)
+        .map(|((name, shape), v)| {
+            let view =
+                safetensors::tensor::TensorView::new(safetensors::Dtype::F32, shape.clone(), v)
+                    .unwrap();
+            (name.clone(), view)
+        })
+        .collect();
+    let bytes = safetensors::serialize(views, None).unwrap();
+    let md5: String = Md5::digest(&bytes)
+        .iter()
+        .map(|b| format!("{b:02x}"))
+        .collect();
+    let big = t.path().join("big");
+    std::fs::create_dir(&big).unwrap();
+    let file = format!("model-{}.safetensors", &md5[..16]);
+    std::fs::write(big.join(&file), &bytes).unwrap();
+    tree["topology"]["nodes"] = serde_json::Value::Array(nodes);
+    tree["weights"] = serde_json::json!({"file": file, "md5": md5});
+    std::fs::write(big.join("tree.json"), tree.to_string()).unwrap();
+    let o = common::ant_bounded(&["inspect", "--model", big.to_str().unwrap()], 60);
+    assert!(o.status.success(), "{}", common::stderr(&o));
+    assert_eq!(
+        String::from_utf8_lossy(&o.stdout).matches("node ").count(),
+        2 * routers + 1
+    );
+}

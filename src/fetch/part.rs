@@ -46,4 +46,3 @@ pub(super) fn remove_part(part: &Path) -> Result<()> {
     remove(part)?;
     remove(&stamp_path(part))
 }
-

@@ -180,10 +180,10 @@ impl Ant {
         }
         let device = device.clone().without_autodiff();
         let mut modules = TreeModules::init(&topology, &device);
-        let mut store = SafetensorsStore::from_bytes(Some(bytes)).skip_enum_variants(true);
-        let res = modules
-            .load_from(&mut store)
-            .map_err(|e| AntError::data(wp, format!("bad weights: {e}")))?;
+        let tensors =
+            weight_tensors(&bytes).map_err(|e| AntError::data(wp, format!("bad weights: {e}")))?;
+        drop(bytes);
+        let res = modules.apply(tensors, None, None, true);
         if !res.missing.is_empty() || !res.errors.is_empty() {
             return Err(AntError::data(
                 wp,
@@ -396,4 +396,27 @@ pub(crate) fn take_back_save(model: &super::Ant, dir: &Path, described_by: &[&st
             let _ = crate::store::manifest::remove(dir, name);
         }
     }
+}
+
+/// The tensors of a safetensors file's `bytes`, its header parsed once. (burn's store
+/// parses the whole header again for each tensor it loads: a model of 8,000 tensors
+/// then took minutes, time growing with the square of their count.)
+fn weight_tensors(
+    bytes: &[u8],
+) -> std::result::Result<Vec<burn::store::burn_pack::Tensor>, String> {
+    let file = safetensors::SafeTensors::deserialize(bytes).map_err(|e| e.to_string())?;
+    file.tensors()
+        .into_iter()
+        .map(|(name, view)| {
+            if view.dtype() != safetensors::Dtype::F32 {
+                return Err(format!("{name} holds {:?}, not f32", view.dtype()));
+            }
+            let data = burn::tensor::TensorData::from_bytes_vec(
+                view.data().to_vec(),
+                view.shape().to_vec(),
+                burn::tensor::DType::F32,
+            );
+            Ok(burn::store::bridge::from_data(data, name, None))
+        })
+        .collect()
 }

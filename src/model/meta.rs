@@ -167,9 +167,10 @@ impl ModelMeta {
             return Err("normalisation: a standard deviation is not positive".into());
         }
         n.check_scales()?;
+        let shapes = topology.shapes();
         for leaf in topology.leaves() {
             let node = &topology.nodes[leaf];
-            let out = node.module().out_shape(topology.shape_at(leaf));
+            let out = node.module().out_shape(shapes[leaf]);
             if out.map(|s| s.numel()) != Some(task.outputs()) {
                 return Err(format!(
                     "node {leaf}'s solver does not give the task's {} outputs",

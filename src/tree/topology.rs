@@ -213,13 +213,13 @@ impl Topology {
             .count()
     }
 
-    /// Maximum leaf depth (in edges).
+    /// Maximum leaf depth (in edges), in one pass from the root.
     pub fn depth(&self) -> usize {
-        self.leaves()
-            .iter()
-            .map(|&l| self.depth_of(l))
-            .max()
-            .unwrap_or(0)
+        let mut depths: Vec<usize> = Vec::with_capacity(self.nodes.len());
+        for n in &self.nodes {
+            depths.push(n.parent.map_or(0, |p| depths[p] + 1));
+        }
+        depths.into_iter().max().unwrap_or(0)
     }
 
     /// Parameters of all modules.
@@ -265,6 +265,7 @@ impl Topology {
     /// One line per node, indented by depth: edge, router or solver, output shape.
     pub fn outline(&self) -> String {
         let mut s = String::new();
+        let shapes = self.shapes();
         depth_first(0usize, |i, depth| {
             let n = &self.nodes[i];
             s.push_str(&format!(
@@ -273,7 +274,7 @@ impl Topology {
                 n.edge_label(),
                 n.role(),
                 n.module().label(),
-                self.shape_at(i)
+                shapes[i]
             ));
             n.children()
                 .map_or(vec![], |[l, r]| vec![(l, depth + 1), (r, depth + 1)])
@@ -315,12 +316,8 @@ impl Topology {
             }
         }
         // Every module must accept the shape it receives.
-        for i in 0..self.nodes.len() {
-            let s = match self.nodes[i].parent {
-                Some(p) => self.shape_checked(p)?,
-                None => self.input,
-            };
-            let s = self.edge_checked(i, s)?;
+        let shapes = self.shapes_checked()?;
+        for (i, &s) in shapes.iter().enumerate() {
             if self.nodes[i].module().out_shape(s).is_none() {
                 return Err(TopologyError::ModuleMisfit { node: i, shape: s });
             }
@@ -328,11 +325,23 @@ impl Topology {
         Ok(())
     }
 
-    /// The representation shape at node `i`, each transformer on the way checked.
-    fn shape_checked(&self, i: usize) -> Result<Shape, TopologyError> {
-        self.path(i)
-            .into_iter()
-            .try_fold(self.input, |s, n| self.edge_checked(n, s))
+    /// The representation shape at every node, each transformer checked, in one pass
+    /// from the root (a parent comes before its children): time linear in the nodes,
+    /// not in nodes times depth, for a file of a deep tree.
+    fn shapes_checked(&self) -> Result<Vec<Shape>, TopologyError> {
+        let mut shapes: Vec<Shape> = Vec::with_capacity(self.nodes.len());
+        for (i, n) in self.nodes.iter().enumerate() {
+            let s = n.parent.map_or(self.input, |p| shapes[p]);
+            shapes.push(self.edge_checked(i, s)?);
+        }
+        Ok(shapes)
+    }
+
+    /// The representation shape at every node ([`Topology::shape_at`] of each), in one
+    /// pass.
+    pub(crate) fn shapes(&self) -> Vec<Shape> {
+        self.shapes_checked()
+            .expect("topology shapes are checked when grown or loaded")
     }
 
     /// Node `i`'s edge applied to shape `s`.
