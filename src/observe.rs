@@ -142,6 +142,13 @@ pub struct EpochRecord {
     pub seconds: f64,
 }
 
+impl EpochRecord {
+    /// The line of `records.jsonl` that holds this record, with its newline.
+    pub(crate) fn line(&self) -> String {
+        serde_json::to_string(self).expect("records serialise") + "\n"
+    }
+}
+
 /// A number, or NaN for the `null` that serde_json writes for a non-finite one.
 fn nan_if_null<'de, D: serde::Deserializer<'de>>(d: D) -> Result<f64, D::Error> {
     Ok(Option::<f64>::deserialize(d)?.unwrap_or(f64::NAN))

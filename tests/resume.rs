@@ -471,3 +471,72 @@ fn an_interrupted_run_read_as_a_model_says_how_to_resume() {
     let e = String::from_utf8_lossy(&o.stderr);
     assert!(e.contains("holds an interrupted run"), "--init-from: {e}");
 }
+
+/// `--resume` keeps the records its last checkpoint counted only if they are the lines
+/// the run wrote (their MD5 is in the checkpoint), and the lines after them only if
+/// they are epoch records: a line appended, put first, edited or removed is refused,
+/// naming the file, with what can be done (never "once this is fixed"), and the file
+/// stays as it is; untouched, the run resumes and its curves draw.
+#[test]
+fn resume_keeps_only_the_records_the_run_wrote() {
+    let t = tempfile::tempdir().unwrap();
+    let data = cls_csv(t.path());
+    let killed = |out: &Path| {
+        let o = bin()
+            .args([
+                "train",
+                "--preset",
+                "tabular",
+                "--data",
+                s(&data),
+                "--target",
+                "y",
+            ])
+            .args([
+                "--task",
+                "classification",
+                "--epochs-node",
+                "3",
+                "--refine-epochs",
+                "3",
+            ])
+            .args(["--max-depth", "2", "--out", s(out)])
+            .env("ANT_FAULT_AFTER_WRITES", "25")
+            .output()
+            .unwrap();
+        assert!(!o.status.success() && out.join("checkpoint").is_dir());
+        std::fs::read_to_string(out.join("records.jsonl")).unwrap()
+    };
+    type Edit = fn(&str) -> String;
+    let edits: [(&str, Edit); 5] = [
+        ("a line appended", |r| format!("{r}my line\n")),
+        ("a line put first", |r| format!("my line\n{r}")),
+        ("a value edited", |r| {
+            r.replacen("\"epoch\":1", "\"epoch\":7", 1)
+        }),
+        ("a line removed", |r| {
+            r.split_inclusive('\n').skip(1).collect()
+        }),
+        ("every line removed", |_| String::new()),
+    ];
+    for (what, edit) in edits {
+        let out = t.path().join(what.replace(' ', "-"));
+        let records = killed(&out);
+        let edited = edit(&records);
+        assert_ne!(edited, records, "{what}");
+        std::fs::write(out.join("records.jsonl"), &edited).unwrap();
+        let o = ant(&["train", "--resume", s(&out)]);
+        common::assert_clean_error(
+            &o,
+            &["records.jsonl", "restore the file as the run wrote it"],
+        );
+        assert!(!common::stderr(&o).contains("once this is fixed"), "{what}");
+        let now = std::fs::read_to_string(out.join("records.jsonl")).unwrap();
+        assert_eq!(now, edited, "{what}: the file was changed");
+    }
+    let out = t.path().join("untouched");
+    killed(&out);
+    common::ok(&ant(&["train", "--resume", s(&out)]));
+    let svg = t.path().join("c.svg");
+    common::ok(&ant(&["curves", "--run", s(&out), "--out", s(&svg)]));
+}

@@ -276,24 +276,62 @@ impl Run {
     /// The observer that appends every epoch to `records.jsonl`: a new run starts the
     /// file afresh; a resumed one keeps the records up to its last checkpoint.
     pub fn records_log(&self) -> Result<RecordsLog> {
+        let path = self.out.join(RECORDS_FILE);
+        if self.resumed && self.checkpoints.records() > 0 {
+            // Records that are not the run's cannot be fixed by resuming again: the
+            // error says what can be done instead.
+            let kept = self.kept_records(&path).map_err(|why| {
+                let msg = format!(
+                    "{why}: restore the file as the run wrote it, or train anew into another directory"
+                );
+                AntError::data(&path, msg)
+            })?;
+            self.checkpoints.records_kept(kept.as_bytes());
+            crate::store::manifest::write(&self.out, RECORDS_FILE, kept.as_bytes())
+                .map_err(|e| stopped(&self.out, e))?;
+        }
         self.open_records_log().map_err(|e| stopped(&self.out, e))
+    }
+
+    /// The records a resumed run keeps: the lines its last checkpoint counted, which
+    /// must be those it wrote (their MD5 is in the checkpoint); lines after them (the
+    /// epochs since, which the run trains again) must be epoch records. Else why not.
+    fn kept_records(&self, path: &Path) -> std::result::Result<String, String> {
+        let keep = self.checkpoints.records();
+        let bytes = crate::store::atomic::read_bounded(path, MAX_RECORDS_BYTES)
+            .map_err(|e| e.to_string())?;
+        let text = String::from_utf8(bytes).map_err(|_| "is not UTF-8 text".to_string())?;
+        let lines: Vec<&str> = text.split_inclusive('\n').collect();
+        if lines.len() < keep {
+            return Err(format!(
+                "has {} records, the checkpoint counted {keep}",
+                lines.len()
+            ));
+        }
+        let kept: String = lines[..keep].concat();
+        let md5 = crate::store::checksum::md5_hex(kept.as_bytes());
+        if self.checkpoints.records_md5().is_some_and(|m| m != md5) {
+            return Err(format!(
+                "its first {keep} records are not those the run wrote (a line changed, added or removed)"
+            ));
+        }
+        // A last line without its newline is a write cut short.
+        let whole = lines[keep..].iter().filter(|l| l.ends_with('\n'));
+        let later = whole
+            .into_iter()
+            .position(|l| serde_json::from_str::<EpochRecord>(l).is_err());
+        if let Some(k) = later {
+            return Err(format!(
+                "line {} is no epoch record of the run",
+                keep + k + 1
+            ));
+        }
+        Ok(kept)
     }
 
     fn open_records_log(&self) -> Result<RecordsLog> {
         let path = self.out.join(RECORDS_FILE);
-        let keep = self.checkpoints.records();
-        if self.resumed && keep > 0 {
-            let bytes = crate::store::atomic::read_bounded(&path, MAX_RECORDS_BYTES)
-                .map_err(|e| AntError::io(&path, e))?;
-            let text = String::from_utf8_lossy(&bytes);
-            let lines: Vec<&str> = text.lines().take(keep).collect();
-            if lines.len() < keep {
-                let msg = format!("has {} records, the checkpoint {keep}", lines.len());
-                return Err(AntError::data(&path, msg));
-            }
-            let kept: String = lines.iter().map(|l| format!("{l}\n")).collect();
-            crate::store::manifest::write(&self.out, RECORDS_FILE, kept.as_bytes())?;
-        } else {
+        if !(self.resumed && self.checkpoints.records() > 0) {
             crate::store::manifest::write(&self.out, RECORDS_FILE, b"")?;
         }
         let file = std::fs::OpenOptions::new()
@@ -619,8 +657,8 @@ pub struct RecordsLog {
 
 impl Observer for RecordsLog {
     fn epoch(&mut self, r: &EpochRecord) {
-        let line = serde_json::to_string(r).expect("records serialise");
-        if let Err(e) = append_line(&mut self.file, &self.path, &line) {
+        let line = r.line();
+        if let Err(e) = append_line(&mut self.file, &self.path, line.trim_end_matches('\n')) {
             self.failed.set(e);
         }
     }

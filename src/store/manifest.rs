@@ -495,12 +495,16 @@ mod tests {
     fn a_directory_of_an_earlier_version_is_adopted_and_user_files_beside_nothing_are_not() {
         let d = tempfile::tempdir().unwrap();
         let dir = d.path();
-        std::fs::write(dir.join(REPORT_FILE), "{\"multi_path_error\":1}").unwrap();
+        let report = "{\"multi_path_error\":1,\"preset\":\"tabular\",\"test_samples\":30}";
+        std::fs::write(dir.join(REPORT_FILE), report).unwrap();
         // Beside no model of ant's, nothing is ant's.
         assert_eq!(foreign(dir).unwrap(), [REPORT_FILE]);
         assert!(write(dir, TREE_FILE, b"x").is_err());
-        let tree = format!("{{\"format\":\"{MODEL_FORMAT}\"}}");
-        std::fs::write(dir.join(TREE_FILE), &tree).unwrap();
+        // Beside a model of another preset, the report is not its.
+        let tree = |preset: &str| format!("{{\"format\":\"{MODEL_FORMAT}\",\"preset\":\"{preset}\"}}");
+        std::fs::write(dir.join(TREE_FILE), tree("mnist-a")).unwrap();
+        assert_eq!(foreign(dir).unwrap(), [REPORT_FILE]);
+        std::fs::write(dir.join(TREE_FILE), tree("tabular")).unwrap();
         assert!(foreign(dir).unwrap().is_empty());
         remove(dir, REPORT_FILE).unwrap();
         assert!(!dir.join(REPORT_FILE).exists());

@@ -47,6 +47,9 @@ struct EpochHeader {
     has_best: bool,
     /// Epoch records written so far (records.jsonl lines).
     records: usize,
+    /// The MD5 of those lines, as written: a resumed run keeps them only if unchanged.
+    #[serde(default)]
+    records_md5: Option<String>,
     /// Position of the augmentation stream.
     aug_pos: Option<u128>,
     /// Training seconds so far, over every attempt.
@@ -63,6 +66,8 @@ struct FitHeader {
     epochs: usize,
     improved: bool,
     records: usize,
+    #[serde(default)]
+    records_md5: Option<String>,
     aug_pos: Option<u128>,
     #[serde(default)]
     seconds: f64,
@@ -93,6 +98,10 @@ struct State {
     current: Option<(EpochHeader, Vec<Vec<u8>>)>,
     /// Epoch records written so far.
     records: usize,
+    /// The MD5 of the records written so far, line by line as they are written.
+    records_hash: md5::Md5,
+    /// The MD5 of the records the last checkpoint before the interruption counted.
+    records_md5: Option<String>,
     augmenter: Option<Arc<Augmenter>>,
     /// Augmentation position to restore once replay is over.
     pending_aug: Option<u128>,
@@ -205,10 +214,10 @@ impl Checkpoints {
         current: Option<(EpochHeader, Vec<Vec<u8>>)>,
     ) -> Checkpoints {
         let last_fin = finished.values().next_back().map(|s| &s.header);
-        let (records, pending_aug, seconds_before) = match (&current, last_fin) {
-            (Some((h, _)), _) => (h.records, h.aug_pos, h.seconds),
-            (None, Some(h)) => (h.records, h.aug_pos, h.seconds),
-            (None, None) => (0, None, 0.0),
+        let (records, records_md5, pending_aug, seconds_before) = match (&current, last_fin) {
+            (Some((h, _)), _) => (h.records, h.records_md5.clone(), h.aug_pos, h.seconds),
+            (None, Some(h)) => (h.records, h.records_md5.clone(), h.aug_pos, h.seconds),
+            (None, None) => (0, None, None, 0.0),
         };
         Checkpoints {
             failed: FailedWrite::default(),
@@ -218,6 +227,8 @@ impl Checkpoints {
                 finished,
                 current,
                 records,
+                records_hash: md5::Md5::default(),
+                records_md5,
                 augmenter: None,
                 pending_aug,
                 seconds_before,
@@ -311,14 +322,32 @@ impl Checkpoints {
         Start::Fresh
     }
 
-    /// Count one epoch record (a line of records.jsonl); a write reported failed since
-    /// the last one (see [`Checkpoints::failed_writes`]) is returned instead.
-    pub fn record_written(&self) -> Result<()> {
+    /// Count one epoch record (a line of records.jsonl, `record` as written there); a
+    /// write reported failed since the last one (see [`Checkpoints::failed_writes`]) is
+    /// returned instead.
+    pub fn record_written(&self, record: &crate::observe::EpochRecord) -> Result<()> {
+        use md5::Digest;
         if let Some(e) = self.failed.take() {
             return Err(e);
         }
-        self.lock().records += 1;
+        let mut s = self.lock();
+        s.records += 1;
+        s.records_hash.update(record.line().as_bytes());
         Ok(())
+    }
+
+    /// The MD5 of the first [`Checkpoints::records`] lines of records.jsonl as the run
+    /// wrote them (`None`: a checkpoint of a version that did not record it).
+    pub fn records_md5(&self) -> Option<String> {
+        self.lock().records_md5.clone()
+    }
+
+    /// Continues the records' MD5 from the lines a resumed run keeps.
+    pub fn records_kept(&self, kept: &[u8]) {
+        use md5::Digest;
+        let mut s = self.lock();
+        s.records_hash = md5::Md5::default();
+        s.records_hash.update(kept);
     }
 
     /// Save the state after an epoch of the optimisation in progress.
@@ -332,6 +361,7 @@ impl Checkpoints {
             since_best: state.since_best,
             has_best: state.best.is_some(),
             records: s.records,
+            records_md5: Some(s.records_md5_now()),
             aug_pos: s.aug_pos(),
             seconds: s.seconds(),
         };
@@ -356,6 +386,7 @@ impl Checkpoints {
             epochs: f.epochs,
             improved: f.improved,
             records: s.records,
+            records_md5: Some(s.records_md5_now()),
             aug_pos: s.aug_pos(),
             seconds: s.seconds(),
         };
@@ -372,6 +403,13 @@ impl State {
 
     fn seconds(&self) -> f64 {
         self.seconds_before + self.started.elapsed().as_secs_f64()
+    }
+
+    /// The hex MD5 of the records written so far.
+    fn records_md5_now(&self) -> String {
+        use md5::Digest;
+        let digest = self.records_hash.clone().finalize();
+        digest.iter().map(|b| format!("{b:02x}")).collect()
     }
 }
 

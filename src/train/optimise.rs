@@ -116,7 +116,7 @@ pub fn optimise<M: Module>(
         let record = run_epoch(&mut state, obj, opts, &order, observer)?;
         observer.epoch(&record);
         if let Some(c) = ckpt {
-            c.record_written()?;
+            c.record_written(&record)?;
         }
         if !record.train_loss.is_finite() || opts.patience.is_some_and(|p| state.since_best >= p) {
             break;
