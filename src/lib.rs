@@ -176,7 +176,7 @@ pub use model::{
     Provenance, TestSplit, ValidRows, ValidSplit,
 };
 pub use named::Named;
-pub use os::file_size_limit_is_an_error;
+pub use os::{file_size_limit_is_an_error, out_of_memory_is_an_error};
 pub use params::{AntParams, TrainConfig};
 pub use pool::PoolRule;
 pub use store::outputs::stdin_input;

@@ -24,6 +24,7 @@ fn main() -> ExitCode {
     ant::keep_large_buffers();
     // A write beyond `ulimit -f` is then a failed write, reported, not a silent death.
     ant::file_size_limit_is_an_error();
+    ant::out_of_memory_is_an_error();
     cli::log::init();
     let res = match cli::args::Cli::try_parse() {
         Ok(cli) => cli::run(cli.cmd),

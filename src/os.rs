@@ -142,6 +142,31 @@ pub fn file_size_limit_is_an_error() {
     }
 }
 
+/// Ends the process with exit code 2 and one `error:` line where it would abort
+/// (SIGABRT). Rust aborts when an allocation fails, after a line saying how many bytes:
+/// under an address-space limit (`ulimit -v`), in a full machine or control group, the
+/// memory ant may use ran out. Sizes that grow with the data or an option are checked
+/// before they are allocated; this is the net under the rest. What was saved is kept
+/// (files are written atomically; a run's checkpoints resume).
+pub fn out_of_memory_is_an_error() {
+    #[cfg(all(target_os = "linux", target_env = "gnu"))]
+    // SAFETY: installs a handler that calls only write(2) and _exit(2), both
+    // async-signal-safe.
+    unsafe {
+        libc::signal(libc::SIGABRT, on_abort as *const () as libc::sighandler_t);
+    }
+}
+
+#[cfg(all(target_os = "linux", target_env = "gnu"))]
+extern "C" fn on_abort(_: libc::c_int) {
+    const LINE: &[u8] = b"error: out of memory: an allocation failed (above) beyond what this process may use (ulimit -v, the machine's memory or its control group's memory.max); what was saved is kept\n";
+    // SAFETY: writes a static buffer to stderr and ends the process.
+    unsafe {
+        libc::write(2, LINE.as_ptr().cast(), LINE.len());
+        libc::_exit(2);
+    }
+}
+
 /// Ends this process at once, as a power cut would (the crash tests' fault injection).
 pub(crate) fn kill_self() -> ! {
     #[cfg(all(target_os = "linux", target_env = "gnu"))]
@@ -162,6 +187,12 @@ pub(crate) fn keep_freed_buffers() -> bool {
         let a = libc::mallopt(libc::M_MMAP_MAX, 0);
         // ...and do not hand freed memory back to the kernel at every free.
         let b = libc::mallopt(libc::M_TRIM_THRESHOLD, i32::MAX);
+        // Under an address-space limit, one arena: each thread's own would reserve 64
+        // MiB mappings, and near the limit glibc retries them at every allocation (a
+        // million failed mmap calls, ten seconds of system time for an eval).
+        if address_space_left().is_some() {
+            libc::mallopt(libc::M_ARENA_MAX, 1);
+        }
         a == 1 && b == 1
     }
 }
@@ -176,22 +207,7 @@ pub(crate) fn memory_limit() -> Option<(u64, &'static str)> {
     #[cfg(all(target_os = "linux", target_env = "gnu"))]
     {
         let mut limits = Vec::new();
-        let mut rl = libc::rlimit {
-            rlim_cur: 0,
-            rlim_max: 0,
-        };
-        // SAFETY: getrlimit writes the limit into `rl`.
-        if unsafe { libc::getrlimit(libc::RLIMIT_AS, &mut rl) } == 0
-            && rl.rlim_cur != libc::RLIM_INFINITY
-        {
-            // What the process has mapped already (its first field, in pages).
-            let used = std::fs::read_to_string("/proc/self/statm")
-                .ok()
-                .and_then(|s| s.split_whitespace().next()?.parse::<u64>().ok())
-                .unwrap_or(0)
-                // SAFETY: sysconf only reads a system setting.
-                .saturating_mul(unsafe { libc::sysconf(libc::_SC_PAGESIZE) }.max(0) as u64);
-            let left = rl.rlim_cur.saturating_sub(used);
+        if let Some(left) = address_space_left() {
             limits.push((left, "this process may still map (ulimit -v)"));
         }
         // SAFETY: sysinfo fills the zeroed struct.
@@ -211,6 +227,34 @@ pub(crate) fn memory_limit() -> Option<(u64, &'static str)> {
             ));
         }
         limits.into_iter().min_by_key(|(l, _)| *l)
+    }
+    #[cfg(not(all(target_os = "linux", target_env = "gnu")))]
+    None
+}
+
+/// What this process may still map under its address-space limit (`ulimit -v`):
+/// `None` without one.
+pub(crate) fn address_space_left() -> Option<u64> {
+    #[cfg(all(target_os = "linux", target_env = "gnu"))]
+    {
+        let mut rl = libc::rlimit {
+            rlim_cur: 0,
+            rlim_max: 0,
+        };
+        // SAFETY: getrlimit writes the limit into `rl`.
+        let limited = unsafe { libc::getrlimit(libc::RLIMIT_AS, &mut rl) } == 0
+            && rl.rlim_cur != libc::RLIM_INFINITY;
+        if !limited {
+            return None;
+        }
+        // What the process has mapped already (its first field, in pages).
+        let used = std::fs::read_to_string("/proc/self/statm")
+            .ok()
+            .and_then(|s| s.split_whitespace().next()?.parse::<u64>().ok())
+            .unwrap_or(0)
+            // SAFETY: sysconf only reads a system setting.
+            .saturating_mul(unsafe { libc::sysconf(libc::_SC_PAGESIZE) }.max(0) as u64);
+        Some(rl.rlim_cur.saturating_sub(used))
     }
     #[cfg(not(all(target_os = "linux", target_env = "gnu")))]
     None

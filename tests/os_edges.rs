@@ -510,3 +510,85 @@ fn a_model_of_thousands_of_nodes_loads_at_once() {
         2 * routers + 1
     );
 }
+
+/// Under any address-space limit (`ulimit -v`), every command on data that needs
+/// memory ends with exit 0, or with exit 2 and one `error:` line: never an abort (134),
+/// whether the limit is met reading the data, building the growth cache or computing.
+#[test]
+fn no_memory_limit_ends_in_an_abort() {
+    let t = tempfile::tempdir().unwrap();
+    let mnist = Path::new(env!("CARGO_MANIFEST_DIR")).join("data/mnist");
+    let mnist = mnist.to_str().unwrap();
+    let m = t.path().join("m");
+    let quick = [
+        "train",
+        "--preset",
+        "mnist-c",
+        "--data",
+        mnist,
+        "--train-limit",
+        "1000",
+        "--epochs-node",
+        "1",
+        "--refine-epochs",
+        "1",
+        "--max-depth",
+        "1",
+    ];
+    let trained = Command::new(env!("CARGO_BIN_EXE_ant"))
+        .args(quick)
+        .args(["--out", m.to_str().unwrap()])
+        .output()
+        .unwrap();
+    assert!(trained.status.success(), "{}", common::stderr(&trained));
+    let images = format!("{mnist}/t10k-images-idx3-ubyte.gz");
+    let m = m.to_str().unwrap();
+    let (mut ended, mut refused) = (0, 0);
+    for mib in [60, 120, 250, 700] {
+        let out = t.path().join(format!("run-{mib}"));
+        let rows = t.path().join(format!("rows-{mib}.csv"));
+        let train: Vec<&str> = quick
+            .iter()
+            .copied()
+            .chain(["--out", out.to_str().unwrap()])
+            .collect();
+        let commands: [Vec<&str>; 3] = [
+            train,
+            vec!["eval", "--model", m, "--data", mnist],
+            vec![
+                "predict",
+                "--model",
+                m,
+                "--input",
+                &images,
+                "--output",
+                rows.to_str().unwrap(),
+            ],
+        ];
+        for args in commands {
+            let o = Command::new("sh")
+                .arg("-c")
+                .arg(format!("ulimit -v {}; exec \"$0\" \"$@\"", mib << 10))
+                .arg(env!("CARGO_BIN_EXE_ant"))
+                .args(&args)
+                .output()
+                .unwrap();
+            let e = common::stderr(&o);
+            let what = format!("{mib} MiB, {}: {:?}\n{e}", args[0], o.status);
+            match o.status.code() {
+                Some(0) => ended += 1,
+                Some(2) => {
+                    refused += 1;
+                    assert_eq!(
+                        e.lines().filter(|l| l.starts_with("error: ")).count(),
+                        1,
+                        "{what}"
+                    );
+                }
+                _ => panic!("{what}"),
+            }
+        }
+    }
+    // The ladder spans both ends: some runs fit, some are refused.
+    assert!(ended > 0 && refused > 0, "{ended} ended, {refused} refused");
+}

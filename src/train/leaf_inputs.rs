@@ -26,7 +26,8 @@ pub const CACHE_ENV: &str = crate::env::GROWTH_CACHE_MB;
 
 /// What growth may cache at a leaf (its validation and training rows run through the
 /// frozen tree): [`CACHE_ENV`] when set, else a quarter of the machine's memory (its
-/// RAM or its control group's limit: fixed, so a resumed run caches what it did), or
+/// RAM or its control group's limit: fixed, so a resumed run caches what it did) or of
+/// what an address-space limit (`ulimit -v`) leaves, or
 /// the training inputs' `data_bytes` where that is not known. On mnist-a (54,000 rows of
 /// 23 KB after the root's transformer, 6.6 times the images), caching every row rather
 /// than 256 MiB took growth from 738 to 537 s and its peak from 0.79 to 1.74 GB.
@@ -45,10 +46,15 @@ pub fn growth_cache_budget(data_bytes: usize) -> crate::error::Result<usize> {
             Ok(mb.saturating_mul(1 << 20))
         }
         Err(v) => Err(bad(&v)),
-        Ok(None) => Ok(match crate::os::memory_size() {
-            Some(size) => usize::try_from(size / 4).unwrap_or(usize::MAX),
-            None => data_bytes,
-        }),
+        // A quarter of the memory, and of what an address-space limit leaves: the
+        // cache shrinks to fit under `ulimit -v` rather than abort there.
+        Ok(None) => {
+            let sizes = [crate::os::memory_size(), crate::os::address_space_left()];
+            Ok(match sizes.into_iter().flatten().min() {
+                Some(size) => usize::try_from(size / 4).unwrap_or(usize::MAX),
+                None => data_bytes,
+            })
+        }
     }
 }
 
