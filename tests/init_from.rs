@@ -433,7 +433,7 @@ fn ensemble_members_start_each_from_their_own_cnn() {
         "{file}"
     );
     for k in 0..2 {
-        let m = Ant::load(&ens.join(format!("member-{k}")), &Device::flex()).unwrap();
+        let m = Ant::load(ens.join(format!("member-{k}")), &Device::flex()).unwrap();
         assert_eq!(m.meta().config.init_from(), Some(start(k).as_path()));
     }
     ok(&ant(&["eval", "--model", s(&ens), "--data", s(&data)]));

@@ -243,7 +243,7 @@ pub(crate) fn check_standardisation(
                 ));
             }
             let reach = f64::from(m).abs() + HEADROOM * f64::from(s);
-            if !(reach <= f64::from(f32::MAX)) {
+            if reach.is_nan() || reach > f64::from(f32::MAX) {
                 return Err(format!(
                     "normalisation {name}_mean[{j}] is {m:e} with {name}_std {s:e}: values {HEADROOM} \
                      standard deviations from the mean would overflow f32{}",

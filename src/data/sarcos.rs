@@ -50,10 +50,8 @@ pub fn parse_sarcos(bytes: &[u8], path: &Path, training: bool) -> Result<Dataset
             }
         }
     }
-    if training {
-        if let Some((c, why)) = seen.too_small() {
-            return Err(AntError::data(path, format!("{}: {why}", column_name(c))));
-        }
+    if training && let Some((c, why)) = seen.too_small() {
+        return Err(AntError::data(path, format!("{}: {why}", column_name(c))));
     }
     let targets = Targets::Values {
         values,

@@ -127,11 +127,11 @@ fn short(v: f64) -> String {
     let a = v.abs();
     if a == 0.0 || (100.0..1e6).contains(&a) {
         format!("{v:.0}")
-    } else if a >= 10.0 && a < 100.0 {
+    } else if (10.0..100.0).contains(&a) {
         format!("{v:.1}")
-    } else if a >= 1.0 && a < 10.0 {
+    } else if (1.0..10.0).contains(&a) {
         format!("{v:.2}")
-    } else if a >= 0.01 && a < 1.0 {
+    } else if (0.01..1.0).contains(&a) {
         format!("{v:.3}")
     } else {
         significant(v, 3)
