@@ -46,10 +46,10 @@ impl Floats<'_> {
                 })
             })
             .collect::<PyResult<Vec<f32>>>()?;
-        if let Some((seen, _)) = seen {
-            if let Some((j, why)) = seen.too_small() {
-                return Err(PyValueError::new_err(format!("{what}: column {j}: {why}")));
-            }
+        if let Some((seen, _)) = seen
+            && let Some((j, why)) = seen.too_small()
+        {
+            return Err(PyValueError::new_err(format!("{what}: column {j}: {why}")));
         }
         Ok(values)
     }
