@@ -364,9 +364,9 @@ mod tests {
         (0..n).map(|i| f(i as f64)).collect()
     }
 
-    #[test]
-    fn what_f32_does_to_a_column_row_by_row() {
-        let rows: Vec<(&str, Vec<f64>, Fate)> = vec![
+    /// One column per rule, and the false alarms the rules must not raise.
+    fn columns() -> Vec<(&'static str, Vec<f64>, Fate)> {
+        vec![
             // One row per rule.
             (
                 "a value beyond f32's range",
@@ -443,8 +443,12 @@ mod tests {
                 column(50, |i| 1.0 + 0.1 * i),
                 Fate::Kept,
             ),
-        ];
-        for (name, values, wanted) in rows {
+        ]
+    }
+
+    #[test]
+    fn what_f32_does_to_a_column_row_by_row() {
+        for (name, values, wanted) in columns() {
             assert!(fate(&values, &wanted), "{name}: not {wanted:?}");
         }
     }
