@@ -586,6 +586,11 @@ pub fn fetch(
     crate::store::outputs::check(dir, crate::store::outputs::Kind::Dir, &[])?;
     crate::store::atomic::create_dir_all(dir)?;
     let agent = agent(opts);
+    // Every file's `.part` is checked before the first download: a user's `.part` of
+    // the last file is named even when the network fails at the first.
+    for f in set.files() {
+        check_part_is_ours(&part_path(&dir.join(f.name)), &file_url(base, f))?;
+    }
     for f in set.files() {
         fetch_file(&agent, base, f, dir, opts, progress)?;
         check_unpacked_copy(f, dir, progress)?;
@@ -683,6 +688,12 @@ fn agent(opts: &FetchOptions) -> ureq::Agent {
         .build()
 }
 
+/// Where `f` is downloaded from under `base`.
+fn file_url(base: &str, f: &Remote) -> String {
+    let sep = if base.ends_with('/') { "" } else { "/" };
+    format!("{base}{sep}{}", f.name)
+}
+
 /// Makes `dir/f` a verified copy of `base/f`: kept when already verified, else
 /// downloaded (or a whole `.part` finished) and checked before it replaces anything.
 fn fetch_file(
@@ -727,8 +738,7 @@ fn fetch_file(
         },
         (_, e) => e,
     };
-    let sep = if base.ends_with('/') { "" } else { "/" };
-    let url = format!("{base}{sep}{}", f.name);
+    let url = file_url(base, f);
     let part = part_path(&path);
     let job = Job {
         agent,

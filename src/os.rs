@@ -344,7 +344,24 @@ pub(crate) fn open_to_read(path: &Path) -> std::io::Result<std::fs::File> {
             .open(path)
             .map_err(waits_error);
     }
+    #[cfg(unix)]
+    if is_named_pipe(path) {
+        // Opening it waits for a program to open it for writing: said, not silent.
+        tracing::warn!(
+            "{}: a named pipe: waiting for a program to write to it",
+            path.display()
+        );
+    }
     std::fs::File::open(path)
+}
+
+/// Whether `path` is a named pipe (`mkfifo`), not a pipe a shell made for one command
+/// (`<(cat x.csv)`, `/dev/fd/63`, `/dev/stdin`), whose writer is already there.
+#[cfg(unix)]
+fn is_named_pipe(path: &Path) -> bool {
+    use std::os::unix::fs::FileTypeExt;
+    let shell_made = ["/dev/", "/proc/"].iter().any(|p| path.starts_with(p));
+    !shell_made && std::fs::metadata(path).is_ok_and(|m| m.file_type().is_fifo())
 }
 
 /// A read of a file from [`open_to_read`] that would have waited, said as such.

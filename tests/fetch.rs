@@ -638,6 +638,13 @@ fn a_part_file_ant_did_not_start_is_left_as_it_is() {
             assert_eq!(std::fs::read(&part).unwrap(), b"my notes", "{name}");
         }
     }
+    // Named before any download: even where the network fails at the first file.
+    let d = tempfile::tempdir().unwrap();
+    let last = d.path().join(format!("{}.part", FILES[3]));
+    std::fs::write(&last, b"my notes").unwrap();
+    let o = fetch(d.path(), "http://127.0.0.1:9/");
+    common::assert_clean_error(&o, &[&format!("{}.part", FILES[3]), "ant did not start it"]);
+    assert_eq!(std::fs::read(&last).unwrap(), b"my notes");
     let d = tempfile::tempdir().unwrap();
     let o = fetch(d.path(), &srv.url);
     assert!(o.status.success(), "{}", String::from_utf8_lossy(&o.stderr));

@@ -363,7 +363,7 @@ fn paths_that_lead_nowhere_are_said_for_what_they_are() {
         ("afile", "afile"),
         ("afile/", "a file, not a folder"),
         ("afile/sub", "a file, not a folder"),
-        ("loop-a", "leads to nothing"),
+        ("loop-a", "loop of symbolic links"),
         ("dangling", "leads to nothing"),
     ] {
         let o = train(&data, &d.join(out));
@@ -591,4 +591,42 @@ fn no_memory_limit_ends_in_an_abort() {
     }
     // The ladder spans both ends: some runs fit, some are refused.
     assert!(ended > 0 && refused > 0, "{ended} ended, {refused} refused");
+}
+
+/// A named pipe as `--data` says that it waits for a writer (opening it waits until one
+/// comes), then reads what the writer gives as a file's rows.
+#[test]
+fn a_named_pipe_says_it_waits_for_a_writer() {
+    let t = tempfile::tempdir().unwrap();
+    let data = table(t.path(), OsStr::new("train.csv"), 60);
+    let m = t.path().join("m");
+    assert!(
+        run(&quick_train(data.as_os_str(), m.as_os_str()))
+            .status
+            .success()
+    );
+    let fifo = t.path().join("fifo");
+    assert!(
+        Command::new("mkfifo")
+            .arg(&fifo)
+            .status()
+            .unwrap()
+            .success()
+    );
+    let child = Command::new(env!("CARGO_BIN_EXE_ant"))
+        .args([OsStr::new("eval"), OsStr::new("--model"), m.as_os_str()])
+        .args([OsStr::new("--data"), fifo.as_os_str()])
+        .stdout(Stdio::piped())
+        .stderr(Stdio::piped())
+        .spawn()
+        .unwrap();
+    std::thread::sleep(std::time::Duration::from_millis(300));
+    std::fs::write(&fifo, std::fs::read(&data).unwrap()).unwrap();
+    let o = child.wait_with_output().unwrap();
+    let e = common::stderr(&o);
+    assert!(o.status.success(), "{e}");
+    assert!(
+        e.contains("a named pipe: waiting for a program to write to it"),
+        "{e}"
+    );
 }

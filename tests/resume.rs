@@ -508,7 +508,7 @@ fn resume_keeps_only_the_records_the_run_wrote() {
         std::fs::read_to_string(out.join("records.jsonl")).unwrap()
     };
     type Edit = fn(&str) -> String;
-    let edits: [(&str, Edit); 5] = [
+    let edits: [(&str, Edit); 6] = [
         ("a line appended", |r| format!("{r}my line\n")),
         ("a line put first", |r| format!("my line\n{r}")),
         ("a value edited", |r| {
@@ -518,6 +518,11 @@ fn resume_keeps_only_the_records_the_run_wrote() {
             r.split_inclusive('\n').skip(1).collect()
         }),
         ("every line removed", |_| String::new()),
+        // Records after the checkpoint's: a kill leaves one at most.
+        ("two records appended", |r| {
+            let last = r.lines().last().unwrap();
+            format!("{r}{last}\n{last}\n")
+        }),
     ];
     for (what, edit) in edits {
         let out = t.path().join(what.replace(' ', "-"));

@@ -344,6 +344,18 @@ fn without_a_manifest_only_what_the_content_proves_is_ants() {
             assert_eq!(std::fs::read(&file).unwrap(), b"my diary", "{what}");
         }
     }
+    // Records that are a run's lines out of a run's order (the last one repeated).
+    let dir = t.path().join("repeated");
+    ok(&train_cls(&data, &dir, &[]));
+    without_manifests(&dir);
+    let records = std::fs::read_to_string(dir.join("records.jsonl")).unwrap();
+    let repeated = format!("{records}{}\n", records.lines().last().unwrap());
+    std::fs::write(dir.join("records.jsonl"), &repeated).unwrap();
+    assert_clean_error(&train_cls(&data, &dir, &["--force"]), &["records.jsonl"]);
+    assert_eq!(
+        std::fs::read_to_string(dir.join("records.jsonl")).unwrap(),
+        repeated
+    );
     // Untouched, the same directories are ant's: adopted and replaced.
     for (layout, make, _) in &layouts {
         let dir = t.path().join(format!("{layout}-untouched"));

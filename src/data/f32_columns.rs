@@ -13,7 +13,7 @@
 //! | A column whose every non-zero value lies below f32's smallest normal magnitude (1.2e-38) is refused | f32 keeps few digits of it or none (`1e-50` becomes 0): multiplying it rescues it | `1e-50`, `3e-45` |
 //! | A column whose spread is finer than f32's 7 digits hold at its size, where narrowing moves a value by more than [`MAX_NARROWING_SHARE`] (5%) of the spread, is refused, at every offset and whether its values narrow to several f32 values or to one, features and targets alike | timestamps or identifiers with a large offset become a handful of values 128 apart, or one: subtracting the offset rescues them (trained as a constant, a target would be scored on nothing) | `1.7e9 + 7i`, `1.7e9 + i`, `1e8 + i`, `0.3 + 1e-9 i` |
 //! | ... except one f32 value written at both widths: a constant, without a word | it is one number, exported by f32 and by f64 code | `0.3` beside its f32 value `0.30000001192092896` |
-//! | A spread below [`NOISE_SHARE`] (1e-13) of the values' size is f64 rounding noise: a constant, without a word | it is no data | `0.1 + 0.2` beside `0.3` |
+//! | A spread below [`NOISE_SHARE`] (two of f64's steps) of the values' size is f64 rounding noise: a constant, without a word | it is no data | `0.1 + 0.2` beside `0.3` |
 //! | Columns at any scale whose spread f32 holds are kept | features and targets in tiny or huge units are as real as any | prices, coordinates, times days apart, values around `1e-30` |
 //! | A standard deviation below f32's smallest normal magnitude ([`MIN_STD`]) is refused | training never divides by less, so it was edited in | `x_std` of `1e-40` |
 //! | A column whose mean plus [`HEADROOM`] (16) standard deviations exceeds f32's largest value (3.4e38) is refused, with the power of ten that rescues it | standardised values, and outputs scaled back, would overflow f32 | targets of mean `2e38` |
@@ -50,7 +50,7 @@ pub fn to_f32(v: f64) -> std::result::Result<f32, String> {
 ///
 /// The second rule holds at every offset, whether narrowing leaves several values or
 /// one (1.7e9 plus a few units is one f32 value: as a constant target it would be
-/// scored on nothing). A spread below 1e-13 of the values' size is f64 rounding noise
+/// scored on nothing). A spread below two of f64's steps of the values' size is f64 rounding noise
 /// (0.1 + 0.2 against 0.3), not data: such a column is constant to training. So is one
 /// f32 value written at both widths (`0.3` beside `0.30000001192092896`, as exports of
 /// f32 and f64 code mix): one number.
@@ -76,9 +76,9 @@ struct ColumnSeen {
 /// The share of a column's spread that narrowing may change a value by (steps of a
 /// tenth of the spread: noise of 3% of it, which no fit notices).
 const MAX_NARROWING_SHARE: f64 = 0.05;
-/// A spread below this share of the values' size (a few hundred of f64's steps) is
-/// f64 rounding noise; 1e12 plus a few units is data.
-const NOISE_SHARE: f64 = 1e-13;
+/// A spread below this share of the values' size (two of f64's steps) is f64 rounding
+/// noise (`0.1 + 0.2` against `0.3` is one step); 1e15 plus a unit (8 steps) is data.
+const NOISE_SHARE: f64 = 2.0 * f64::EPSILON;
 
 /// Refuses a column f32 would flatten or blur, seen in `seen`, naming it (`label(j)`):
 /// the one check of a table's columns (features and targets) read for training.
@@ -291,7 +291,7 @@ mod tests {
     fn a_column_is_refused_only_when_f32_blurs_its_spread() {
         // A few units apart, Unix times are one f32 value: refused as when they are
         // several, at every offset.
-        for offset in [3e7, 1e8, 1.7e9, 1e12] {
+        for offset in [3e7, 1e8, 1.7e9, 1e12, 1e15] {
             let why = judged((0..50).map(|i| offset + f64::from(i % 5))).expect("refused");
             assert!(
                 why.contains("subtract an offset such as"),

@@ -165,7 +165,14 @@ impl Ant {
             (TestSplit::File { path: recorded }, given) => {
                 let test = given.unwrap_or(Path::new(recorded));
                 match unreadable(test).filter(|_| given.is_none()) {
-                    None => both(load_source(path, Some(test), 0.2, 0, target, size)?),
+                    None => {
+                        let (train, rows) =
+                            both(load_source(path, Some(test), 0.2, 0, target, size)?);
+                        let share = rows.as_ref().and_then(|t| self.trained_share(t));
+                        warning =
+                            share.map(|s| crate::data::source::trained_share_warning(test, s));
+                        (train, rows)
+                    }
                     Some(why) => {
                         warning = Some(format!(
                             "{}: the model's test file {why}: no test scores; give --test-data to score it",

@@ -315,12 +315,14 @@ impl Run {
                 "its first {keep} records are not those the run wrote (a line changed, added or removed)"
             ));
         }
-        // A last line without its newline is a write cut short.
-        let whole = lines[keep..].iter().filter(|l| l.ends_with('\n'));
+        // A last line without its newline is a write cut short. Whole lines after the
+        // checkpoint's: the run records an epoch, then checkpoints it, so a kill leaves
+        // one at most, an epoch record.
+        let whole: Vec<&&str> = lines[keep..].iter().filter(|l| l.ends_with('\n')).collect();
         let later = whole
-            .into_iter()
+            .iter()
             .position(|l| serde_json::from_str::<EpochRecord>(l).is_err());
-        if let Some(k) = later {
+        if let Some(k) = later.or((whole.len() > 1).then_some(1)) {
             return Err(format!(
                 "line {} is no epoch record of the run",
                 keep + k + 1

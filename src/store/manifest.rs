@@ -361,12 +361,26 @@ fn is_prune_summary(bytes: &[u8]) -> bool {
         .all(|k| v.contains_key(*k))
 }
 
-/// Whether every line of `bytes` is an epoch record (`records.jsonl`).
+/// Whether `bytes` are epoch records in the order a run writes them (`records.jsonl`):
+/// each the next epoch of the optimisation before it, or the first of another (never
+/// of the same one again: growth trains another candidate between two of a node's).
 fn are_epoch_records(bytes: &[u8]) -> bool {
-    std::str::from_utf8(bytes).is_ok_and(|text| {
-        text.lines()
-            .filter(|l| !l.trim().is_empty())
-            .all(|l| serde_json::from_str::<crate::observe::EpochRecord>(l).is_ok())
+    use crate::observe::EpochRecord;
+    let Ok(text) = std::str::from_utf8(bytes) else {
+        return false;
+    };
+    let mut before: Option<EpochRecord> = None;
+    text.lines().filter(|l| !l.trim().is_empty()).all(|l| {
+        let Ok(r) = serde_json::from_str::<EpochRecord>(l) else {
+            return false;
+        };
+        let same = before
+            .as_ref()
+            .is_some_and(|b| (b.phase, b.node, b.candidate) == (r.phase, r.node, r.candidate));
+        let next = same && before.as_ref().is_some_and(|b| b.epoch + 1 == r.epoch);
+        let first = !same && r.epoch <= 1;
+        before = Some(r);
+        next || first
     })
 }
 

@@ -492,6 +492,16 @@ fn check_kind(out: &Path, kind: Kind) -> Result<PathBuf> {
     };
     let meta = match std::fs::metadata(out) {
         Ok(m) => m,
+        // ELOOP: links that lead back to one another.
+        Err(e) if e.raw_os_error() == Some(40) => {
+            let to = std::fs::read_link(out)
+                .map(|t| format!(" (it points to {}, which leads back to it)", t.display()))
+                .unwrap_or_default();
+            let msg = format!(
+                "is a loop of symbolic links{to}: remove the link, or choose another path"
+            );
+            return Err(AntError::data(out, msg));
+        }
         Err(_) if link.file_type().is_symlink() => {
             let to = std::fs::read_link(out)
                 .map(|t| format!(" to {}", t.display()))
