@@ -145,7 +145,9 @@ pub fn holds(path: &Path) -> Option<Holds> {
 pub fn is_numpy_file(path: &Path) -> bool {
     use std::io::Read;
     let mut head = [0u8; 6];
-    crate::os::open_to_read(path).is_ok_and(|mut f| f.read_exact(&mut head).is_ok())
+    // A pipe is not opened here: it could be read only once.
+    std::fs::metadata(path).is_ok_and(|m| m.is_file())
+        && crate::os::open_to_read(path).is_ok_and(|mut f| f.read_exact(&mut head).is_ok())
         && (numpy::is_npy(&head) || head.starts_with(b"PK\x03\x04"))
 }
 
@@ -154,9 +156,11 @@ pub fn is_numpy_file(path: &Path) -> bool {
 pub fn is_a_mat_file(path: &Path) -> bool {
     use std::io::Read;
     let mut head = Vec::with_capacity(128);
-    let file = crate::os::open_to_read(path)
-        .ok()
-        .filter(|f| f.metadata().is_ok_and(|m| m.is_file()));
+    // Judged before it is opened: opening a named pipe waits for its writer.
+    let file = std::fs::metadata(path)
+        .is_ok_and(|m| m.is_file())
+        .then(|| crate::os::open_to_read(path).ok())
+        .flatten();
     file.is_some_and(|f| f.take(128).read_to_end(&mut head).is_ok())
         && (head.starts_with(b"MATLAB ") || mat::looks_like_v4(&head))
 }
